@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/spf13/cobra"
+)
+
+func newCatalogCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "catalog",
+		Short: "Validate, import and export catalogs in Coopr's JSON layout",
+	}
+	cmd.AddCommand(newCatalogValidateCmd())
+	addDatabaseCatalogCmds(cmd)
+	return cmd
+}
+
+// printIssues writes every issue, errors first, and a one-line summary.
+func printIssues(w io.Writer, issues catalog.Issues, c *catalog.Catalog) {
+	for _, i := range issues.Errors() {
+		fmt.Fprintln(w, i)
+	}
+	for _, i := range issues.Warnings() {
+		fmt.Fprintln(w, i)
+	}
+	n := 0
+	if c != nil {
+		n = c.Len()
+	}
+	fmt.Fprintf(w, "%d entities, %d errors, %d warnings\n", n, len(issues.Errors()), len(issues.Warnings()))
+}
+
+func newCatalogValidateCmd() *cobra.Command {
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "validate DIR|FILE",
+		Short: "Check a catalog without a server or database",
+		Long: `Validate reads a catalog directory (Coopr's layout: providers/, hardwaretypes/,
+imagetypes/, services/, clustertemplates/, partialtemplates/, providertypes/,
+automatortypes/) or one file, and prints every error and warning with its file
+and JSON path. It exits 1 when there is an error (or, with --strict, a warning).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, issues, err := catalog.LoadPath(args[0])
+			if err != nil {
+				return err
+			}
+			printIssues(cmd.OutOrStdout(), issues, c)
+			if issues.HasErrors() || (strict && len(issues) > 0) {
+				return exitCode(1)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
+	return cmd
+}

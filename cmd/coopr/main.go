@@ -1,0 +1,62 @@
+// Command coopr is the single binary of coopr: server, agent and the
+// offline tools for catalog authors.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// exitCode is an error that carries the process exit status after the
+// command already told the user what went wrong.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "coopr",
+		Short:         "Self-service cluster provisioning",
+		Long:          "coopr builds clusters from a catalog of templates: it solves node layouts, plans and runs the work over SSH.",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newSolveCmd(), newCatalogCmd())
+	return root
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		var code exitCode
+		if errors.As(err, &code) {
+			return int(code)
+		}
+		fmt.Fprintln(stderr, "coopr:", err)
+		return 1
+	}
+	return 0
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
