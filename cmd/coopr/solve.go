@@ -85,7 +85,7 @@ func runSolve(w io.Writer, f solveFlags) error {
 		if f.output == "json" {
 			_ = writeJSON(w, map[string]solveError{"error": {Kind: se.Kind, Message: se.Message, Reasons: se.Reasons}})
 		} else {
-			fmt.Fprintf(w, "no layout (%s):\n", se.Kind)
+			fmt.Fprintf(w, "cannot solve (%s):\n", se.Kind)
 			lines := se.Reasons
 			if len(lines) == 0 {
 				lines = []string{se.Message}
