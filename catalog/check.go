@@ -16,6 +16,15 @@ import (
 type checker struct {
 	file   string
 	issues Issues
+	// ignored lists the unknown keys warned about. They are kept out of
+	// decoding: encoding/json matches keys case-insensitively, so an ignored
+	// "MaxAttempts" would otherwise fill MaxAttempts unvalidated.
+	ignored []ignoredKey
+}
+
+type ignoredKey struct {
+	obj map[string]any
+	key string
 }
 
 func (c *checker) errf(path, format string, a ...any) {
@@ -65,6 +74,7 @@ func (c *checker) fields(path string, v any, known map[string]func(path string, 
 		fn, ok := known[k]
 		if !ok {
 			c.warnf(join(path, k), "unknown field, ignored")
+			c.ignored = append(c.ignored, ignoredKey{obj, k})
 			continue
 		}
 		if obj[k] == nil || fn == nil {

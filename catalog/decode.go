@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // SyntaxError is malformed JSON, located by line and column (1-based).
@@ -26,15 +27,33 @@ func decodeTree(data []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, locate(data, err, dec.InputOffset())
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		off := dec.InputOffset()
-		if err != nil {
-			return nil, locate(data, err, off)
+	// Located by hand: the decoder's offsets for errors after the first value
+	// are relative to its buffer, not the input.
+	for i := dec.InputOffset(); i < int64(len(data)); i++ {
+		b := data[i]
+		if b == ' ' || b == '\t' || b == '\n' || b == '\r' {
+			continue
 		}
-		line, col := lineCol(data, off)
-		return nil, &SyntaxError{Line: line, Column: col, Msg: "unexpected data after the JSON value"}
+		line, col := lineCol(data, i+1)
+		msg := "unexpected data after the JSON value"
+		if !bytes.ContainsRune([]byte(`{["-0123456789tfn`), rune(b)) {
+			msg = "invalid character " + quoteChar(b) + " looking for beginning of value"
+		}
+		return nil, &SyntaxError{Line: line, Column: col, Msg: msg}
 	}
 	return v, nil
+}
+
+// quoteChar formats a byte the way encoding/json's syntax errors do.
+func quoteChar(b byte) string {
+	switch b {
+	case '\'':
+		return `'\''`
+	case '"':
+		return `'"'`
+	}
+	q := strconv.Quote(string(rune(b)))
+	return "'" + q[1:len(q)-1] + "'"
 }
 
 func locate(data []byte, err error, fallback int64) error {
@@ -92,11 +111,22 @@ func parseTree(kind Kind, file, prefix string, tree any) (any, Issues) {
 	c.validate(kind, tree)
 	if prefix != "" {
 		for i := range c.issues {
-			c.issues[i].Path = join(prefix, c.issues[i].Path)
+			if c.issues[i].Path == "" {
+				c.issues[i].Path = prefix
+			} else {
+				c.issues[i].Path = join(prefix, c.issues[i].Path)
+			}
 		}
 	}
 	if c.issues.HasErrors() {
 		return nil, c.issues
+	}
+	// Ignored keys leave the tree only for decoding; the caller keeps the
+	// document whole for a lossless export.
+	for _, ig := range c.ignored {
+		v := ig.obj[ig.key]
+		delete(ig.obj, ig.key)
+		defer func() { ig.obj[ig.key] = v }()
 	}
 	raw, err := json.Marshal(tree)
 	if err != nil {

@@ -53,7 +53,13 @@ func Merge(name string, templates, partials map[string]*Template) (*Template, er
 	t := templates[name]
 	out := &Template{Base: t.Base, Extends: t.Extends, Includes: slices.Clone(t.Includes)}
 	out.Version = 0
-	var configOwner = map[string]string{} // config key -> immutable partial that froze it
+	// Cluster and partial templates are separate name spaces, so the owner is
+	// (partial?, name).
+	type owner struct {
+		partial bool
+		name    string
+	}
+	var configOwner = map[string]owner{} // config key -> immutable partial that froze it
 	var lastConstraintsTemplate *Template
 	for _, el := range seq {
 		e := el.t
@@ -89,17 +95,17 @@ func Merge(name string, templates, partials map[string]*Template) (*Template, er
 			}
 		}
 		for _, k := range sortedKeys(cfg) {
-			if owner, frozen := configOwner[k]; frozen && owner != e.Name {
+			if o, frozen := configOwner[k]; frozen && o != (owner{el.partial, e.Name}) {
 				return nil, &ResolveError{Code: CodeTemplateImmutable, Message: fmt.Sprintf(
 					"template %s: config key %q is set by immutable partial template %s and cannot be changed by %s",
-					name, k, owner, e.Name)}
+					name, k, o.name, e.Name)}
 			}
 			if out.Defaults.Config == nil {
 				out.Defaults.Config = map[string]any{}
 			}
 			out.Defaults.Config[k] = cfg[k]
 			if el.partial && e.Immutable {
-				configOwner[k] = e.Name
+				configOwner[k] = owner{true, e.Name}
 			}
 		}
 		c := e.Compatibility

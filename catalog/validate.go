@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
 	"regexp"
 	"slices"
 )
@@ -35,9 +34,7 @@ func (c *checker) validate(kind Kind, tree any) {
 	}
 	c.checkName(obj)
 	if v, ok := obj["version"]; ok && v != nil {
-		if _, isNum := v.(json.Number); !isNum {
-			c.errf("version", "must be an integer, not %s", typeName(v))
-		}
+		c.integer("version", v, 0)
 	}
 	switch kind {
 	case KindProvider:
@@ -296,9 +293,11 @@ func (c *checker) administration(p string, v any) {
 		for i, n := range names {
 			known[n] = func(np string, nv any) { d[i], ok[i] = c.duration(np, nv) }
 		}
-		c.fields(lp, lv, known)
+		obj, _ := c.fields(lp, lv, known)
+		// A missing or null initial is 0, unlimited (SPEC §1.5).
+		initialOK := ok[0] || obj["initial"] == nil
 		initial, maxd := d[0], d[1]
-		if ok[0] && ok[1] && maxd != 0 && (initial == 0 || initial > maxd) {
+		if initialOK && ok[1] && maxd != 0 && (initial == 0 || initial > maxd) {
 			if initial == 0 {
 				c.errf(join(lp, "initial"), "must not be 0 (unlimited) when max is finite (%d ms)", maxd)
 			} else {
