@@ -231,6 +231,40 @@ func (g *depGraph) closure(set bitset, dependents bool) {
 	}
 }
 
+func (g *depGraph) checkCycles() error {
+	for k, kind := range []string{"install", "runtime"} {
+		if c := g.cycle(k); c != nil {
+			return &CycleError{Services: c, Kind: kind}
+		}
+	}
+	return nil
+}
+
+// cycle returns one cycle of install (k 0) or runtime (k 1) dependencies
+// among the cluster's services, or nil.
+func (g *depGraph) cycle(k int) []string {
+	for a := range g.names {
+		if !g.reach[k][a].has(a) {
+			continue
+		}
+		// Walk from a, always to a dependency that leads back to a.
+		path := []string{g.names[a]}
+		for v := a; ; {
+			for _, w := range g.raw[k][v] {
+				if w == a || g.reach[k][w].has(a) {
+					v = w
+					break
+				}
+			}
+			if v == a {
+				return path
+			}
+			path = append(path, g.names[v])
+		}
+	}
+	return nil
+}
+
 // ActionDependency says that Action of Service waits for each of WaitsFor.
 type ActionDependency struct {
 	Action   Action       `json:"action"`
@@ -260,6 +294,9 @@ func ActionDependencies(services []*catalog.Service) ([]ActionDependency, error)
 	}
 	slices.Sort(names)
 	g := newDepGraph(names, defs)
+	if err := g.checkCycles(); err != nil {
+		return nil, err
+	}
 	var out []ActionDependency
 	for i, name := range names {
 		for _, x := range []Action{Install, Initialize, Start, Stop} {

@@ -46,13 +46,20 @@ func (r TaskRef) String() string {
 	return s
 }
 
-// CycleError is a plan whose tasks wait for each other; Tasks is one cycle,
-// each task waiting for the one before it and the first for the last.
+// CycleError is services that depend on each other, or a plan whose tasks
+// wait for each other. Services (or Tasks) is one cycle, each depending on
+// (waiting for) the next and the last on the first.
 type CycleError struct {
-	Tasks []TaskRef
+	Services []string // with Kind "install" or "runtime"
+	Kind     string
+	Tasks    []TaskRef
 }
 
 func (e *CycleError) Error() string {
+	if len(e.Services) > 0 {
+		return fmt.Sprintf("%s: services depend on each other in a cycle of %s dependencies: %s -> %s; remove one of these requires/uses",
+			CodeCycle, e.Kind, strings.Join(e.Services, " -> "), e.Services[0])
+	}
 	parts := make([]string, len(e.Tasks)+1)
 	for i, t := range e.Tasks {
 		parts[i] = t.String()

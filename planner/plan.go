@@ -186,6 +186,9 @@ func newBuilder(req *Request) (*builder, []group, error) {
 	}
 	slices.Sort(names)
 	b.g = newDepGraph(names, req.Services)
+	if err := b.g.checkCycles(); err != nil {
+		return nil, nil, err
+	}
 	b.svcOn = make([][]int, len(req.Nodes))
 	b.hosts = make([][]int, len(names))
 	for i, n := range req.Nodes {

@@ -325,26 +325,46 @@ func checkPlan(t *testing.T, p *Plan) {
 func TestCycle(t *testing.T) {
 	services := defs(
 		svc("a", []string{"start"}, "runtime:b"),
-		svc("b", []string{"start"}, "runtime:c"),
+		svc("b", nil, "runtime:c"),
 		svc("c", []string{"start"}, "runtime:a"),
+		svc("d", []string{"install"}, "install:e"),
+		svc("e", []string{"install"}, "provides:ee", "install:d"),
 	)
-	_, err := Build(&Request{Action: StartServices, Services: services, Nodes: []Node{{ID: "n1", Services: []string{"a", "b", "c"}}}})
-	var ce *CycleError
-	if !errors.As(err, &ce) || !errors.Is(err, ErrCycle) || ce.Code() != CodeCycle {
-		t.Fatalf("err = %v", err)
+	cases := []struct {
+		svcs []string
+		want string
+	}{
+		// Even through a service without the action, a cycle is an error.
+		{[]string{"a", "b", "c"}, "cycle of runtime dependencies: a -> b -> c -> a"},
+		{[]string{"d", "e"}, "cycle of install dependencies: d -> e -> d"},
 	}
-	if len(ce.Tasks) != 3 {
-		t.Errorf("cycle %v", ce.Tasks)
-	}
-	for _, s := range []string{"n1 START a", "n1 START b", "n1 START c", "PLAN_CYCLE"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("%q lacks %q", err, s)
+	for _, tc := range cases {
+		_, err := Build(&Request{Action: StartServices, Services: services, Nodes: []Node{{ID: "n1", Services: tc.svcs}}})
+		var ce *CycleError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrCycle) || ce.Code() != CodeCycle || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want %q", tc.svcs, err, tc.want)
 		}
 	}
-	// A cycle through services without the action orders no task.
-	services["b"] = svc("b", nil, "runtime:c")
-	services["c"] = svc("c", nil, "runtime:a")
-	if _, err := Build(&Request{Action: StartServices, Services: services, Nodes: []Node{{ID: "n1", Services: []string{"a", "b", "c"}}}}); err != nil {
+	// A cycle through a service off the cluster is no cycle of the cluster.
+	if _, err := Build(&Request{Action: StartServices, Services: services, Nodes: []Node{{ID: "n1", Services: []string{"a", "c"}}}}); err != nil {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestTaskCycle(t *testing.T) {
+	// Tasks cannot wait in a cycle when services do not, so the layering's
+	// own check is tested on a raw graph.
+	g := newDigraph(4, []edge{{0, 1}, {1, 2}, {2, 1}, {2, 3}})
+	_, _, cycle := g.layers()
+	if !slices.Equal(cycle, []int32{1, 2}) && !slices.Equal(cycle, []int32{2, 1}) {
+		t.Errorf("cycle %v", cycle)
+	}
+	b := &builder{verts: []vkey{{0, Start, 0}, {0, Start, 1}}, nodes: []Node{{ID: "n"}}, g: &depGraph{names: []string{"a", "b"}}}
+	b.edges = []edge{{0, 1}, {1, 0}}
+	_, err := b.plan()
+	var ce *CycleError
+	if !errors.As(err, &ce) || len(ce.Tasks) != 2 || !strings.Contains(err.Error(), "n START a -> n START b -> n START a") &&
+		!strings.Contains(err.Error(), "n START b -> n START a -> n START b") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -192,7 +192,7 @@ func TestPlanCycle(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "nodes.json"), []planNode{{ID: "n1", Services: []string{"a", "b"}}})
 	out, _, code := runCLI(t, "plan", "--catalog", dir, "--nodes", filepath.Join(dir, "nodes.json"), "--action", "START_SERVICES", "-o", "json")
-	if code != 1 || !strings.Contains(out, `"code": "PLAN_CYCLE"`) || !strings.Contains(out, "n1 START a") {
+	if code != 1 || !strings.Contains(out, `"code": "PLAN_CYCLE"`) || !strings.Contains(out, "a -> b -> a") {
 		t.Errorf("exit %d: %s", code, out)
 	}
 	writeFile(t, filepath.Join(dir, "nodes.json"), []planNode{{ID: "n1", Services: []string{"a", "zzz"}}})
