@@ -100,7 +100,9 @@ func TestPlanAcceptance(t *testing.T) {
 			for _, task := range p.Tasks {
 				byID[task.ID] = task
 			}
-			str := func(node, action, service string) string { return strings.TrimSpace(node + " " + action + " " + service) }
+			str := func(node, action, service string) string {
+				return strings.TrimSpace(node + " " + action + " " + service)
+			}
 			var got, want []string
 			for _, e := range p.Edges {
 				a, b := byID[e[0]], byID[e[1]]
