@@ -1,0 +1,290 @@
+// Package engine runs jobs: it turns a plan into task rows, queues each task
+// the moment it is ready, hands tasks to agents under leases, and settles
+// jobs and clusters (SPEC §5, §7.4–§7.6). Postgres holds every decision;
+// Redis streams only wake agents.
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/queue"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Queue is what the engine needs of the task queue.
+type Queue interface {
+	PublishMany(ctx context.Context, tenant string, items []queue.Item) error
+	Next(ctx context.Context, tenant, consumer string, max int, wait time.Duration) ([]queue.Entry, error)
+	Ack(ctx context.Context, tenant string, ids ...string) error
+	Pending(ctx context.Context, tenant string) (map[queue.Item]int, error)
+}
+
+// Config tunes the engine; zero fields take SPEC defaults.
+type Config struct {
+	LeaseTTL          time.Duration // 30 s
+	ReapInterval      time.Duration // 5 s
+	ReconcileInterval time.Duration // 10 s
+	BackoffBase       time.Duration // 5 s: attempt n waits base·2^(n−1)
+	BackoffMax        time.Duration // 2 min
+	MaxAttempts       int           // 3
+	// Timeouts per action override SPEC §5.7's defaults.
+	Timeouts map[planner.Action]time.Duration
+	Logger   *slog.Logger
+}
+
+var defaultTimeouts = map[planner.Action]time.Duration{
+	planner.Create: 10 * time.Minute, planner.Confirm: 20 * time.Minute, planner.Delete: 10 * time.Minute,
+	planner.NetworkAllocate: 10 * time.Minute, planner.NetworkRelease: 10 * time.Minute,
+	planner.NetworkConfigure: 10 * time.Minute, planner.NetworkUnconfigure: 10 * time.Minute,
+	planner.Bootstrap: 20 * time.Minute, planner.Install: 30 * time.Minute, planner.Configure: 30 * time.Minute,
+	planner.Initialize: 30 * time.Minute, planner.Start: 10 * time.Minute, planner.Stop: 10 * time.Minute,
+	planner.Remove: 30 * time.Minute,
+}
+
+func (c *Config) fill() {
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 30 * time.Second
+	}
+	if c.ReapInterval <= 0 {
+		c.ReapInterval = 5 * time.Second
+	}
+	if c.ReconcileInterval <= 0 {
+		c.ReconcileInterval = 10 * time.Second
+	}
+	if c.BackoffBase <= 0 {
+		c.BackoffBase = 5 * time.Second
+	}
+	if c.BackoffMax <= 0 {
+		c.BackoffMax = 2 * time.Minute
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 3
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Errors callers test with errors.Is.
+var (
+	ErrStaleClaim = errors.New("STALE_CLAIM: the claim is no longer current (finished, timed out or reaped)")
+	ErrConflict   = errors.New("CONFLICT")
+	ErrNotFound   = errors.New("NOT_FOUND")
+)
+
+// Engine runs jobs. Claim, Heartbeat, Finish and the job controls may be
+// called from any goroutine; Run drives the scheduler and must run in one
+// process at a time per database schema (it waits for an advisory lock).
+type Engine struct {
+	db    *sqlx.DB
+	q     Queue
+	cfg   Config
+	log   *slog.Logger
+	notes chan note
+}
+
+// note tells the scheduler that a job's rows changed.
+type note struct {
+	job string
+	// task changes already committed; reload asks for the whole job again.
+	task    *taskChange
+	reload  bool
+	onReady chan struct{} // closed when the note is applied (tests, shutdown)
+}
+
+type taskChange struct {
+	id        string
+	state     string
+	retryAt   time.Time
+	jobFailed bool
+}
+
+// New returns an engine over db (migrated) and q.
+func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
+	cfg.fill()
+	return &Engine{db: db, q: q, cfg: cfg, log: cfg.Logger, notes: make(chan note, 4096)}
+}
+
+func (e *Engine) notify(n note) {
+	// The scheduler also rescans every job on its reconcile tick, so a note
+	// dropped while it is busy or stopped delays work but loses nothing.
+	select {
+	case e.notes <- n:
+	default:
+	}
+}
+
+// JobSpec is a planned operation to run.
+type JobSpec struct {
+	TenantID, ClusterID string
+	Action              planner.ClusterAction
+	Plan                *planner.Plan
+	// Services holds the definitions of the cluster's services, for
+	// payloads, maxAttempts and timeouts.
+	Services map[string]*catalog.Service
+}
+
+// statuses gives the cluster status after success and after failure
+// (SPEC §4.1, §5.2).
+func statuses(a planner.ClusterAction) (success, failure string) {
+	switch a {
+	case planner.ClusterCreate:
+		return "ACTIVE", "INCOMPLETE"
+	case planner.ClusterDelete:
+		return "TERMINATED", "INCOMPLETE"
+	}
+	return "ACTIVE", "INCONSISTENT"
+}
+
+func (e *Engine) limits(t planner.Task, services map[string]*catalog.Service) (attempts int, timeout time.Duration) {
+	attempts, timeout = e.cfg.MaxAttempts, defaultTimeouts[t.Action]
+	if d, ok := e.cfg.Timeouts[t.Action]; ok {
+		timeout = d
+	}
+	if s := services[t.Service]; s != nil {
+		if a, ok := s.Provisioner.Actions[t.Action.CatalogName()]; ok {
+			if a.MaxAttempts > 0 {
+				attempts = a.MaxAttempts
+			}
+			if a.Timeout > 0 {
+				timeout = time.Duration(a.Timeout) * time.Millisecond
+			}
+		}
+	}
+	if timeout < time.Second {
+		timeout = time.Second
+	}
+	return attempts, timeout
+}
+
+// Submit writes a job and its tasks and makes the cluster PENDING, in one
+// transaction. A plan with no task completes at once and leaves the cluster
+// as it was (SPEC §4.6).
+func (e *Engine) Submit(ctx context.Context, spec JobSpec) (string, error) {
+	success, failure := statuses(spec.Action)
+	services, err := json.Marshal(spec.Services)
+	if err != nil {
+		return "", fmt.Errorf("engine: submit: %w", err)
+	}
+	var jobID string
+	err = e.tx(ctx, func(tx *sqlx.Tx) error {
+		var status string
+		if err := tx.GetContext(ctx, &status, `SELECT status FROM clusters WHERE id = $1 AND tenant_id = $2 FOR UPDATE`,
+			spec.ClusterID, spec.TenantID); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("cluster %s: %w", spec.ClusterID, ErrNotFound)
+			}
+			return err
+		}
+		if status == "PENDING" {
+			return fmt.Errorf("%w: cluster %s has a job running; wait for it, or abort it", ErrConflict, spec.ClusterID)
+		}
+		state := JobRunning
+		if len(spec.Plan.Tasks) == 0 {
+			state = JobComplete
+		}
+		p := spec.Plan
+		if err := tx.GetContext(ctx, &jobID, `INSERT INTO jobs (tenant_id, cluster_id, action, state, prev_status,
+			success_status, failure_status, settled, plan_hash, edges, stages, services)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+			spec.TenantID, spec.ClusterID, string(spec.Action), state, status, success, failure, state == JobComplete,
+			p.Hash(), encodeEdges(p.Edges), len(p.Stages), services); err != nil {
+			return err
+		}
+		n := len(p.Tasks)
+		idx, stage, attempts, timeouts := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		nodes, actions, svcs := make([]string, n), make([]string, n), make([]string, n)
+		for i, t := range p.Tasks {
+			a, to := e.limits(t, spec.Services)
+			idx[i], stage[i], attempts[i], timeouts[i] = int64(i), int64(t.Stage), int64(a), int64(to/time.Second)
+			nodes[i], actions[i], svcs[i] = t.Node, t.Action.String(), t.Service
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (job_id, tenant_id, idx, node_id, action, service, stage,
+			state, max_attempts, timeout_seconds)
+			SELECT $1, $2, i, n, a, s, st, 'NOT_SUBMITTED', ma, ts
+			FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[], $9::int[]) AS u(i, n, a, s, st, ma, ts)`,
+			jobID, spec.TenantID, pq.Array(idx), pq.Array(nodes), pq.Array(actions), pq.Array(svcs),
+			pq.Array(stage), pq.Array(attempts), pq.Array(timeouts)); err != nil {
+			return err
+		}
+		clusterStatus := "PENDING"
+		if state == JobComplete {
+			clusterStatus = status
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE clusters SET status = $2, latest_job_id = $3, updated_at = now() WHERE id = $1`,
+			spec.ClusterID, clusterStatus, jobID); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "job", state: state},
+			event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "cluster", state: clusterStatus})
+	})
+	if err != nil {
+		return "", fmt.Errorf("engine: submit %s: %w", spec.Action, err)
+	}
+	e.notify(note{job: jobID, reload: true})
+	return jobID, nil
+}
+
+type event struct {
+	tenant, cluster, job, task, kind, state, message string
+	attempt                                          int
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func insertEvents(ctx context.Context, tx *sqlx.Tx, evs ...event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	n := len(evs)
+	tenant, cluster, job, task := make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullString, n)
+	kind, state, msg := make([]string, n), make([]string, n), make([]string, n)
+	attempt := make([]sql.NullInt64, n)
+	ns := func(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+	for i, ev := range evs {
+		tenant[i], cluster[i], job[i], task[i] = ns(ev.tenant), ns(ev.cluster), ns(ev.job), ns(ev.task)
+		kind[i], state[i], msg[i] = ev.kind, ev.state, ev.message
+		attempt[i] = sql.NullInt64{Int64: int64(ev.attempt), Valid: ev.attempt > 0}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
+		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::int[], $8::text[])`,
+		pq.Array(tenant), pq.Array(cluster), pq.Array(job), pq.Array(task), pq.Array(kind), pq.Array(state), pq.Array(attempt), pq.Array(msg))
+	return err
+}
+
+func (e *Engine) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {
+	tx, err := e.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// backoff is min(base·2^(n−1), max) ± 20% (SPEC §5.3), n the failures so far.
+func (e *Engine) backoff(n int) time.Duration {
+	d := e.cfg.BackoffBase
+	for i := 1; i < n && d < e.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, e.cfg.BackoffMax)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}

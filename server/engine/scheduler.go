@@ -1,0 +1,440 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/queue"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Run drives the scheduler until ctx ends: it takes the engine lock of the
+// database schema (waiting while another engine holds it), loads every
+// unsettled job, re-publishes queued tasks whose stream entries are gone,
+// and then queues ready tasks, re-queues retries, reaps expired leases and
+// settles finished jobs.
+func (e *Engine) Run(ctx context.Context) error {
+	conn, err := e.db.Connx(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	defer conn.Close()
+	// A session advisory lock dies with its connection, so a crashed
+	// engine releases it at once; a stopped one unlocks before its
+	// connection goes back to the pool.
+	const lockKey = `hashtext(current_schema() || ':coopr-engine')`
+	for {
+		var ok bool
+		if err := conn.GetContext(ctx, &ok, `SELECT pg_try_advisory_lock(`+lockKey+`)`); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("engine: lock: %w", err)
+		}
+		if ok {
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`)
+			}()
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	s := &scheduler{Engine: e, jobs: map[string]*jobState{}}
+	return s.run(ctx)
+}
+
+type scheduler struct {
+	*Engine
+	jobs    map[string]*jobState
+	pending []note // changes of a reap transaction, applied after commit
+}
+
+func (s *scheduler) run(ctx context.Context) error {
+	if err := s.loadAll(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	s.reconcile(ctx)
+	reap := time.NewTicker(s.cfg.ReapInterval)
+	defer reap.Stop()
+	reconcile := time.NewTicker(s.cfg.ReconcileInterval)
+	defer reconcile.Stop()
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
+	for {
+		dirty := map[string]bool{}
+		for id := range s.jobs {
+			dirty[id] = true
+		}
+		s.step(ctx, dirty)
+		retry.Reset(s.untilNextRetry())
+		select {
+		case <-ctx.Done():
+			return nil
+		case n := <-s.notes:
+			s.apply(ctx, n)
+			// Take every note waiting so a burst of finishes becomes one
+			// dispatch transaction.
+			for more := true; more; {
+				select {
+				case n := <-s.notes:
+					s.apply(ctx, n)
+				default:
+					more = false
+				}
+			}
+		case <-reap.C:
+			s.reap(ctx)
+		case <-reconcile.C:
+			s.reconcile(ctx)
+			// Jobs changed by another process (or a lost note) are read anew.
+			if err := s.loadAll(ctx); err != nil {
+				s.logError(ctx, "engine: reload jobs", "err", err)
+			}
+		case <-retry.C:
+		}
+	}
+}
+
+func (s *scheduler) untilNextRetry() time.Duration {
+	next := time.Hour
+	now := time.Now()
+	for _, js := range s.jobs {
+		if t := js.nextRetry(); !t.IsZero() {
+			next = min(next, max(t.Sub(now), time.Millisecond))
+		}
+	}
+	return next
+}
+
+func (s *scheduler) apply(ctx context.Context, n note) {
+	defer func() {
+		if n.onReady != nil {
+			close(n.onReady)
+		}
+	}()
+	js := s.jobs[n.job]
+	if n.reload || js == nil || n.task == nil {
+		if err := s.load(ctx, n.job); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			s.logError(ctx, "engine: load job", "job", n.job, "err", err)
+		}
+		return
+	}
+	t := js.byID[n.task.id]
+	if t == nil {
+		// A task the scheduler has not seen: a CONFIRM rollback added it.
+		if err := s.load(ctx, n.job); err != nil {
+			s.logError(ctx, "engine: load job", "job", n.job, "err", err)
+		}
+		return
+	}
+	t.retryAt = n.task.retryAt
+	js.setState(t, n.task.state)
+	if n.task.jobFailed {
+		// The failure failed the job in the same transaction, dropping
+		// what was queued.
+		js.state = JobFailed
+		for _, o := range js.tasks {
+			if o.state == NotSubmitted || o.state == Queued {
+				js.setState(o, Dropped)
+			}
+			o.retryAt = time.Time{}
+		}
+	}
+}
+
+// step dispatches ready tasks and settles finished jobs.
+func (s *scheduler) step(ctx context.Context, dirty map[string]bool) {
+	now := time.Now()
+	for id := range dirty {
+		js := s.jobs[id]
+		if js == nil {
+			continue
+		}
+		if js.state == JobRunning && js.allComplete() {
+			s.finishJob(ctx, js)
+		}
+		if js.state == JobFailed || js.state == JobComplete {
+			if js.inFlightCount() == 0 {
+				s.settle(ctx, js)
+			}
+			continue
+		}
+		if ready := js.ready(now); len(ready) > 0 {
+			s.dispatch(ctx, js, ready)
+		}
+	}
+}
+
+// dispatch queues tasks: the state change and its events in one
+// transaction, conditional on the job still running, then the stream
+// entries. A crash between the two leaves QUEUED rows without entries,
+// which the reconciler re-publishes.
+func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskState) {
+	ids := make([]string, len(ready))
+	for i, t := range ready {
+		ids[i] = t.id
+	}
+	type row struct {
+		ID      string `db:"id"`
+		Attempt int    `db:"attempt"`
+	}
+	var rows []row
+	err := s.tx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.SelectContext(ctx, &rows, `UPDATE tasks SET state = 'QUEUED', attempt = attempt + 1, retry_at = NULL
+			WHERE id = ANY($1) AND state IN ('NOT_SUBMITTED', 'FAILED')
+			AND EXISTS (SELECT 1 FROM jobs WHERE id = $2 AND state = 'RUNNING')
+			RETURNING id, attempt`, pq.Array(ids), js.id); err != nil {
+			return err
+		}
+		evs := make([]event, len(rows))
+		for i, r := range rows {
+			evs[i] = event{tenant: js.tenant, cluster: js.cluster, job: js.id, task: r.ID, kind: "task", state: Queued, attempt: r.Attempt}
+		}
+		return insertEvents(ctx, tx, evs...)
+	})
+	if err != nil {
+		s.logError(ctx, "engine: dispatch", "job", js.id, "err", err)
+		return
+	}
+	if len(rows) < len(ready) {
+		// The job changed under us (paused, aborted): read it again.
+		if err := s.load(ctx, js.id); err != nil {
+			s.logError(ctx, "engine: load job", "job", js.id, "err", err)
+		}
+		return
+	}
+	items := make([]queue.Item, len(rows))
+	for i, r := range rows {
+		t := js.byID[r.ID]
+		t.attempt = r.Attempt
+		t.retryAt = time.Time{}
+		js.setState(t, Queued)
+		items[i] = queue.Item{TaskID: r.ID, Attempt: r.Attempt}
+	}
+	if err := s.q.PublishMany(ctx, js.tenant, items); err != nil {
+		s.log.Warn("engine: publish failed; the reconciler will retry", "job", js.id, "tasks", len(items), "err", err)
+	}
+}
+
+func (s *scheduler) finishJob(ctx context.Context, js *jobState) {
+	err := s.tx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'COMPLETE', updated_at = now() WHERE id = $1 AND state = 'RUNNING'`, js.id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		return insertEvents(ctx, tx, event{tenant: js.tenant, cluster: js.cluster, job: js.id, kind: "job", state: JobComplete})
+	})
+	if err != nil {
+		s.logError(ctx, "engine: complete job", "job", js.id, "err", err)
+		return
+	}
+	js.state = JobComplete
+}
+
+// nothingCreatedMessage is SPEC §5.2's message for a create that made nothing.
+const nothingCreatedMessage = "Unable to create nodes, please check your provider settings"
+
+// settle sets the cluster status for an ended job with nothing in flight.
+func (s *scheduler) settle(ctx context.Context, js *jobState) {
+	err := s.tx(ctx, func(tx *sqlx.Tx) error {
+		var j struct {
+			State   string `db:"state"`
+			Action  string `db:"action"`
+			Message string `db:"message"`
+			Success string `db:"success_status"`
+			Failure string `db:"failure_status"`
+			Settled bool   `db:"settled"`
+		}
+		if err := tx.GetContext(ctx, &j, `SELECT state, action, message, success_status, failure_status, settled
+			FROM jobs WHERE id = $1 FOR UPDATE`, js.id); err != nil {
+			return err
+		}
+		if j.Settled || (j.State != JobComplete && j.State != JobFailed) {
+			return nil
+		}
+		var inFlight int
+		if err := tx.GetContext(ctx, &inFlight, `SELECT count(*) FROM tasks WHERE job_id = $1 AND state IN ('QUEUED', 'IN_PROGRESS')`, js.id); err != nil {
+			return err
+		}
+		if inFlight > 0 {
+			return nil
+		}
+		status, msg := j.Success, ""
+		if j.State == JobFailed {
+			status, msg = j.Failure, j.Message
+			if j.Action == string(planner.ClusterCreate) {
+				nothing, err := nothingCreated(ctx, tx, js.id)
+				if err != nil {
+					return err
+				}
+				if nothing {
+					status = "TERMINATED"
+					if msg != abortMessage {
+						msg = nothingCreatedMessage
+					}
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET settled = true, updated_at = now() WHERE id = $1`, js.id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE clusters SET status = $2, message = $3, updated_at = now()
+			WHERE id = $1 AND latest_job_id = $4`, js.cluster, status, msg, js.id); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, event{tenant: js.tenant, cluster: js.cluster, job: js.id, kind: "cluster", state: status, message: msg})
+	})
+	if err != nil {
+		s.logError(ctx, "engine: settle job", "job", js.id, "err", err)
+		return
+	}
+	delete(s.jobs, js.id)
+}
+
+// nothingCreated: no CREATE or NETWORK_ALLOCATE ever succeeded and every
+// failed attempt reported a 200–299 status (SPEC §5.2).
+func nothingCreated(ctx context.Context, tx *sqlx.Tx, job string) (bool, error) {
+	var bad int
+	err := tx.GetContext(ctx, &bad, `SELECT count(*) FROM task_attempts a JOIN tasks t ON t.id = a.task_id
+		WHERE t.job_id = $1 AND a.finished_at IS NOT NULL AND (
+			(a.status = 0 AND t.action IN ('CREATE', 'NETWORK_ALLOCATE'))
+			OR (a.status <> 0 AND (a.status < 200 OR a.status > 299)))`, job)
+	return bad == 0, err
+}
+
+func (s *scheduler) loadAll(ctx context.Context) error {
+	var ids []string
+	if err := s.db.SelectContext(ctx, &ids, `SELECT id FROM jobs WHERE NOT settled ORDER BY created_at`); err != nil {
+		return fmt.Errorf("engine: list jobs: %w", err)
+	}
+	for _, id := range ids {
+		if err := s.load(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load reads a job and its tasks into the scheduler.
+func (s *scheduler) load(ctx context.Context, id string) error {
+	var j struct {
+		Tenant  string `db:"tenant_id"`
+		Cluster string `db:"cluster_id"`
+		State   string `db:"state"`
+		Settled bool   `db:"settled"`
+		Edges   []byte `db:"edges"`
+	}
+	if err := s.db.GetContext(ctx, &j, `SELECT tenant_id, cluster_id, state, settled, edges FROM jobs WHERE id = $1`, id); err != nil {
+		return err
+	}
+	if j.Settled {
+		delete(s.jobs, id)
+		return nil
+	}
+	var rows []struct {
+		ID         string        `db:"id"`
+		Idx        int           `db:"idx"`
+		Node       string        `db:"node_id"`
+		Action     string        `db:"action"`
+		Service    string        `db:"service"`
+		State      string        `db:"state"`
+		Attempt    int           `db:"attempt"`
+		RetryAt    sql.NullTime  `db:"retry_at"`
+		RollbackOf sql.NullInt64 `db:"rollback_of"`
+		After      sql.NullInt64 `db:"after_idx"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, idx, node_id, action, service, state, attempt, retry_at,
+		rollback_of, after_idx FROM tasks WHERE job_id = $1 ORDER BY idx`, id); err != nil {
+		return err
+	}
+	tasks := make([]*taskState, len(rows))
+	rollbackOf, after := map[int]int{}, map[int]int{}
+	planned := 0
+	for i, r := range rows {
+		a, ok := planner.ParseAction(r.Action)
+		if !ok || r.Idx != i {
+			return fmt.Errorf("engine: job %s: bad task row %d (%s)", id, r.Idx, r.Action)
+		}
+		tasks[i] = &taskState{id: r.ID, idx: r.Idx, node: r.Node, action: a, service: r.Service, state: r.State, attempt: r.Attempt}
+		if r.RetryAt.Valid {
+			tasks[i].retryAt = r.RetryAt.Time
+		}
+		if r.RollbackOf.Valid {
+			rollbackOf[i] = int(r.RollbackOf.Int64)
+			if r.After.Valid {
+				after[i] = int(r.After.Int64)
+			}
+		} else {
+			planned++
+		}
+	}
+	edges, err := decodeEdges(j.Edges, planned)
+	if err != nil {
+		return fmt.Errorf("engine: job %s: %w", id, err)
+	}
+	s.jobs[id] = newJobState(id, j.Tenant, j.Cluster, j.State, j.Settled, tasks, edges, rollbackOf, after)
+	return nil
+}
+
+// reconcile re-publishes QUEUED attempts that have no stream entry, e.g.
+// after Redis lost its data or a dispatch crashed before publishing.
+func (s *scheduler) reconcile(ctx context.Context) {
+	var rows []struct {
+		Tenant  string `db:"tenant_id"`
+		ID      string `db:"id"`
+		Attempt int    `db:"attempt"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT tenant_id, id, attempt FROM tasks WHERE state = 'QUEUED' ORDER BY tenant_id, idx`); err != nil {
+		s.logError(ctx, "engine: reconcile", "err", err)
+		return
+	}
+	byTenant := map[string][]queue.Item{}
+	for _, r := range rows {
+		byTenant[r.Tenant] = append(byTenant[r.Tenant], queue.Item{TaskID: r.ID, Attempt: r.Attempt})
+	}
+	for tenant, items := range byTenant {
+		have, err := s.q.Pending(ctx, tenant)
+		if err != nil {
+			s.logError(ctx, "engine: reconcile", "tenant", tenant, "err", err)
+			continue
+		}
+		var missing []queue.Item
+		for _, it := range items {
+			if have[it] == 0 {
+				missing = append(missing, it)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		s.log.Info("engine: re-publishing queued tasks without a stream entry", "tenant", tenant, "tasks", len(missing))
+		if err := s.q.PublishMany(ctx, tenant, missing); err != nil {
+			s.logError(ctx, "engine: reconcile publish", "tenant", tenant, "err", err)
+		}
+	}
+}
+
+// logError logs a failed step unless the engine is stopping, when every
+// statement in flight fails with the cancelled context.
+func (s *scheduler) logError(ctx context.Context, msg string, args ...any) {
+	if ctx.Err() == nil {
+		s.log.Error(msg, args...)
+	}
+}

@@ -1,0 +1,644 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/queue"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// ClaimRequest asks for the next task of a tenant for one agent slot.
+type ClaimRequest struct {
+	TenantID string
+	AgentID  string
+	Slot     int
+	Wait     time.Duration // long poll; at most 20 s is sensible
+}
+
+// Assignment is a claimed task: the agent runs it and finishes it with the
+// claim token before the lease (renewed by heartbeats) or the timeout ends.
+type Assignment struct {
+	TaskID         string          `json:"taskId"`
+	JobID          string          `json:"jobId"`
+	ClusterID      string          `json:"clusterId"`
+	TenantID       string          `json:"tenantId"`
+	Attempt        int             `json:"attempt"`
+	ClaimToken     string          `json:"claimToken"`
+	LeaseExpiresAt time.Time       `json:"leaseExpiresAt"`
+	TimeoutAt      time.Time       `json:"timeoutAt"`
+	TaskName       string          `json:"taskName"` // the action, upper case
+	Action         planner.Action  `json:"-"`
+	Service        *ServicePayload `json:"service"` // nil for node-level tasks
+	Node           *NodePayload    `json:"node"`    // nil for cluster-scoped tasks
+	TimeoutSeconds int             `json:"timeoutSeconds"`
+}
+
+// ServicePayload is the service action a task runs.
+type ServicePayload struct {
+	Name   string         `json:"name"`
+	Action catalog.Action `json:"action"`
+}
+
+// NodePayload is the node a task runs on, with the facts gathered so far.
+type NodePayload struct {
+	ID          string            `json:"id"`
+	NodeNum     int               `json:"nodenum"`
+	Hostname    string            `json:"hostname"`
+	IPAddresses map[string]string `json:"ipaddresses"`
+	Services    []string          `json:"services"`
+	Facts       map[string]any    `json:"facts"`
+}
+
+// Result is how an attempt ended (SPEC §7.6).
+type Result struct {
+	Status      int               `json:"status"` // 0 success; 200–299 failed and nothing created
+	Message     string            `json:"message"`
+	Retryable   *bool             `json:"retryable,omitempty"` // default true
+	Hostname    string            `json:"hostname,omitempty"`
+	IPAddresses map[string]string `json:"ipaddresses,omitempty"`
+	Facts       map[string]any    `json:"facts,omitempty"`
+	StdoutTail  string            `json:"stdoutTail,omitempty"`
+	StderrTail  string            `json:"stderrTail,omitempty"`
+}
+
+func (r Result) retryable() bool { return r.Retryable == nil || *r.Retryable }
+
+// Claim hands the slot the next task of its tenant, waiting up to req.Wait;
+// it returns nil when none came. The stream entry is acknowledged only after
+// the claim is committed, so a crash in between re-delivers it.
+func (e *Engine) Claim(ctx context.Context, req ClaimRequest) (*Assignment, error) {
+	consumer := fmt.Sprintf("%s:%d", req.AgentID, req.Slot)
+	deadline := time.Now().Add(req.Wait)
+	for {
+		entries, err := e.q.Next(ctx, req.TenantID, consumer, 1, max(time.Until(deadline), 0))
+		if errors.Is(err, queue.ErrEmpty) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("engine: claim: %w", err)
+		}
+		for _, en := range entries {
+			a, err := e.claimOne(ctx, req, en.Item)
+			if err != nil {
+				return nil, fmt.Errorf("engine: claim task %s: %w", en.TaskID, err)
+			}
+			if err := e.q.Ack(ctx, req.TenantID, en.ID); err != nil {
+				e.log.Warn("engine: ack failed; the entry will be re-delivered and skipped", "task", en.TaskID, "err", err)
+			}
+			if a != nil {
+				return a, nil
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return nil, nil
+		}
+	}
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
+}
+
+func (e *Engine) claimOne(ctx context.Context, req ClaimRequest, it queue.Item) (*Assignment, error) {
+	token := newToken()
+	var a *Assignment
+	var change *taskChange
+	var jobID string
+	err := e.tx(ctx, func(tx *sqlx.Tx) error {
+		a, change = nil, nil
+		var r struct {
+			Job      string    `db:"job_id"`
+			Cluster  string    `db:"cluster_id"`
+			Node     string    `db:"node_id"`
+			Action   string    `db:"action"`
+			Service  string    `db:"service"`
+			Timeout  int       `db:"timeout_seconds"`
+			Lease    time.Time `db:"lease_expires_at"`
+			Deadline time.Time `db:"timeout_at"`
+			Services []byte    `db:"services"`
+		}
+		err := tx.GetContext(ctx, &r, `UPDATE tasks t SET state = 'IN_PROGRESS', claim_token = $3, agent_id = $4,
+				lease_expires_at = now() + $5 * interval '1 millisecond',
+				timeout_at = now() + t.timeout_seconds * interval '1 second'
+			FROM jobs j
+			WHERE t.id = $1 AND t.attempt = $2 AND t.state = 'QUEUED' AND t.tenant_id = $6
+				AND j.id = t.job_id AND j.state = 'RUNNING'
+			RETURNING t.job_id, j.cluster_id, t.node_id, t.action, t.service, t.timeout_seconds,
+				t.lease_expires_at, t.timeout_at, j.services`,
+			it.TaskID, it.Attempt, mustHex(token), req.AgentID, e.cfg.LeaseTTL.Milliseconds(), req.TenantID)
+		if errors.Is(err, sql.ErrNoRows) {
+			change, jobID, err = e.unclaimable(ctx, tx, req.TenantID, it)
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		jobID = r.Job
+		if _, err := tx.ExecContext(ctx, `INSERT INTO task_attempts (task_id, attempt, agent_id, claimed_at)
+			VALUES ($1, $2, $3, now()) ON CONFLICT (task_id, attempt) DO UPDATE SET agent_id = $3, claimed_at = now()`,
+			it.TaskID, it.Attempt, req.AgentID); err != nil {
+			return err
+		}
+		if err := insertEvents(ctx, tx, event{tenant: req.TenantID, cluster: r.Cluster, job: r.Job, task: it.TaskID,
+			kind: "task", state: InProgress, attempt: it.Attempt, message: "claimed by " + req.AgentID}); err != nil {
+			return err
+		}
+		action, _ := planner.ParseAction(r.Action)
+		a = &Assignment{TaskID: it.TaskID, JobID: r.Job, ClusterID: r.Cluster, TenantID: req.TenantID, Attempt: it.Attempt,
+			ClaimToken: token, LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action, Action: action,
+			TimeoutSeconds: r.Timeout}
+		if r.Service != "" {
+			var defs map[string]*catalog.Service
+			if err := json.Unmarshal(r.Services, &defs); err != nil {
+				return fmt.Errorf("job services: %w", err)
+			}
+			if d := defs[r.Service]; d != nil {
+				a.Service = &ServicePayload{Name: r.Service, Action: d.Provisioner.Actions[action.CatalogName()]}
+			}
+		}
+		if r.Node != "" {
+			n, err := nodePayload(ctx, tx, r.Node)
+			if err != nil {
+				return err
+			}
+			if n == nil {
+				n = &NodePayload{ID: r.Node}
+			}
+			a.Node = n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if change != nil {
+		e.notify(note{job: jobID, task: change})
+	}
+	return a, nil
+}
+
+func mustHex(s string) []byte {
+	b, _ := hex.DecodeString(s)
+	return b
+}
+
+// unclaimable handles an entry whose task cannot be claimed (SPEC §7.4): a
+// task of a paused job goes back to NOT_SUBMITTED, one of a failed job is
+// DROPPED, and a stale entry (finished task, older attempt) is skipped.
+func (e *Engine) unclaimable(ctx context.Context, tx *sqlx.Tx, tenant string, it queue.Item) (*taskChange, string, error) {
+	var r struct {
+		State    string `db:"state"`
+		Attempt  int    `db:"attempt"`
+		Job      string `db:"job_id"`
+		JobState string `db:"job_state"`
+		Cluster  string `db:"cluster_id"`
+	}
+	err := tx.GetContext(ctx, &r, `SELECT t.state, t.attempt, t.job_id, j.state AS job_state, j.cluster_id
+		FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE t.id = $1 AND t.tenant_id = $2 FOR UPDATE OF t`, it.TaskID, tenant)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", nil
+	}
+	if err != nil || r.State != Queued || r.Attempt != it.Attempt {
+		return nil, "", err
+	}
+	next := ""
+	switch r.JobState {
+	case JobPaused:
+		next = NotSubmitted
+	case JobFailed, JobComplete:
+		next = Dropped
+	default:
+		return nil, "", nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = $2 WHERE id = $1`, it.TaskID, next); err != nil {
+		return nil, "", err
+	}
+	return &taskChange{id: it.TaskID, state: next}, r.Job, insertEvents(ctx, tx,
+		event{tenant: tenant, cluster: r.Cluster, job: r.Job, task: it.TaskID, kind: "task", state: next, attempt: it.Attempt})
+}
+
+func nodePayload(ctx context.Context, tx *sqlx.Tx, id string) (*NodePayload, error) {
+	var r struct {
+		NodeNum  int            `db:"nodenum"`
+		Hostname string         `db:"hostname"`
+		IPs      []byte         `db:"ipaddresses"`
+		Services pq.StringArray `db:"services"`
+		Facts    []byte         `db:"facts"`
+	}
+	err := tx.GetContext(ctx, &r, `SELECT nodenum, hostname, ipaddresses, services, facts FROM nodes WHERE id = $1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	n := &NodePayload{ID: id, NodeNum: r.NodeNum, Hostname: r.Hostname, Services: r.Services}
+	if err := json.Unmarshal(r.IPs, &n.IPAddresses); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(r.Facts, &n.Facts); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// attemptRow is a task being finished, locked.
+type attemptRow struct {
+	ID          string `db:"id"`
+	Job         string `db:"job_id"`
+	Tenant      string `db:"tenant_id"`
+	Cluster     string `db:"cluster_id"`
+	Idx         int    `db:"idx"`
+	Node        string `db:"node_id"`
+	Action      string `db:"action"`
+	Service     string `db:"service"`
+	State       string `db:"state"`
+	Attempt     int    `db:"attempt"`
+	Failures    int    `db:"failures"`
+	MaxAttempts int    `db:"max_attempts"`
+	Token       []byte `db:"claim_token"`
+	JobState    string `db:"job_state"`
+	Agent       string `db:"agent_id"`
+}
+
+const attemptColumns = `t.id, t.job_id, t.tenant_id, j.cluster_id, t.idx, t.node_id, t.action, t.service, t.state,
+	t.attempt, t.failures, t.max_attempts, t.claim_token, j.state AS job_state, coalesce(t.agent_id, '') AS agent_id`
+
+// Finish records how a claimed attempt ended. A token that is not the
+// attempt's current claim, or an attempt no longer IN_PROGRESS, gives
+// ErrStaleClaim and changes nothing.
+func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token string, r Result) error {
+	var change *taskChange
+	var reload bool
+	var job string
+	err := e.tx(ctx, func(tx *sqlx.Tx) error {
+		var row attemptRow
+		err := tx.GetContext(ctx, &row, `SELECT `+attemptColumns+` FROM tasks t JOIN jobs j ON j.id = t.job_id
+			WHERE t.id = $1 FOR UPDATE OF t`, taskID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrStaleClaim
+		}
+		if err != nil {
+			return err
+		}
+		want, herr := hex.DecodeString(token)
+		if row.State != InProgress || row.Attempt != attempt || herr != nil || subtle.ConstantTimeCompare(want, row.Token) != 1 {
+			return ErrStaleClaim
+		}
+		job = row.Job
+		change, reload, err = e.closeAttempt(ctx, tx, row, r)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrStaleClaim) {
+			return err
+		}
+		return fmt.Errorf("engine: finish task %s: %w", taskID, err)
+	}
+	e.notify(note{job: job, task: change, reload: reload})
+	return nil
+}
+
+// closeAttempt ends an IN_PROGRESS attempt and decides what follows: done,
+// retry after backoff, CONFIRM rollback, or a failed job (SPEC §5.3, §5.4).
+func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) (*taskChange, bool, error) {
+	ev := func(kind, state, msg string) event {
+		return event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, task: row.ID, kind: kind, state: state, attempt: row.Attempt, message: msg}
+	}
+	retryable := r.retryable()
+	if _, err := tx.ExecContext(ctx, `UPDATE task_attempts SET finished_at = now(), status = $3, message = $4,
+		retryable = $5, stdout_tail = $6, stderr_tail = $7 WHERE task_id = $1 AND attempt = $2`,
+		row.ID, row.Attempt, r.Status, r.Message, r.Status == 0 || retryable, tail(r.StdoutTail), tail(r.StderrTail)); err != nil {
+		return nil, false, err
+	}
+	if err := mergeFacts(ctx, tx, row, r); err != nil {
+		return nil, false, err
+	}
+	if r.Status == 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'COMPLETE', claim_token = NULL, lease_expires_at = NULL,
+			timeout_at = NULL, message = $2 WHERE id = $1`, row.ID, r.Message); err != nil {
+			return nil, false, err
+		}
+		return &taskChange{id: row.ID, state: Complete}, false, insertEvents(ctx, tx, ev("task", Complete, r.Message))
+	}
+	failures := row.Failures + 1
+	live := row.JobState == JobRunning || row.JobState == JobPaused
+	msg := fmt.Sprintf("%s failed (attempt %d, status %d): %s", row.Action, row.Attempt, r.Status, r.Message)
+	if live && retryable && failures < row.MaxAttempts {
+		if row.Action == planner.Confirm.String() {
+			// The node is deleted and created again before CONFIRM runs
+			// again; CONFIRM is due as soon as the rollback is done.
+			if err := e.addRollback(ctx, tx, row); err != nil {
+				return nil, false, err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'FAILED', failures = $2, claim_token = NULL,
+				lease_expires_at = NULL, timeout_at = NULL, retry_at = now(), message = $3 WHERE id = $1`, row.ID, failures, msg); err != nil {
+				return nil, false, err
+			}
+			return nil, true, insertEvents(ctx, tx, ev("task", Failed, msg+"; rolling back: DELETE, CREATE, then CONFIRM again"))
+		}
+		var retryAt time.Time
+		if err := tx.GetContext(ctx, &retryAt, `UPDATE tasks SET state = 'FAILED', failures = $2, claim_token = NULL,
+			lease_expires_at = NULL, timeout_at = NULL, retry_at = now() + $3 * interval '1 millisecond', message = $4
+			WHERE id = $1 RETURNING retry_at`, row.ID, failures, e.backoff(failures).Milliseconds(), msg); err != nil {
+			return nil, false, err
+		}
+		return &taskChange{id: row.ID, state: Failed, retryAt: retryAt}, false,
+			insertEvents(ctx, tx, ev("task", Failed, fmt.Sprintf("%s; retrying at %s", msg, retryAt.UTC().Format(time.RFC3339))))
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'FAILED', failures = $2, claim_token = NULL,
+		lease_expires_at = NULL, timeout_at = NULL, retry_at = NULL, message = $3 WHERE id = $1`, row.ID, failures, msg); err != nil {
+		return nil, false, err
+	}
+	evs := []event{ev("task", Failed, msg)}
+	change := &taskChange{id: row.ID, state: Failed}
+	if live {
+		if err := failJob(ctx, tx, row.Job, msg); err != nil {
+			return nil, false, err
+		}
+		change.jobFailed = true
+		evs = append(evs, event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, kind: "job", state: JobFailed, message: msg})
+	}
+	return change, false, insertEvents(ctx, tx, evs...)
+}
+
+// failJob fails a live job: nothing new is dispatched and queued tasks are
+// dropped; in-flight tasks finish (SPEC §5.1).
+func failJob(ctx context.Context, tx *sqlx.Tx, job, msg string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'FAILED', message = $2, updated_at = now()
+		WHERE id = $1 AND state IN ('RUNNING', 'PAUSED')`, job, msg); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE tasks SET state = CASE WHEN state = 'FAILED' THEN 'FAILED' ELSE 'DROPPED' END,
+		retry_at = NULL WHERE job_id = $1 AND (state IN ('NOT_SUBMITTED', 'QUEUED') OR retry_at IS NOT NULL)`, job)
+	return err
+}
+
+// addRollback adds DELETE then CREATE of the node before its CONFIRM.
+func (e *Engine) addRollback(ctx context.Context, tx *sqlx.Tx, row attemptRow) error {
+	var next int
+	if err := tx.GetContext(ctx, &next, `SELECT max(idx) + 1 FROM tasks WHERE job_id = $1`, row.Job); err != nil {
+		return err
+	}
+	var stage int
+	if err := tx.GetContext(ctx, &stage, `SELECT stage FROM tasks WHERE id = $1`, row.ID); err != nil {
+		return err
+	}
+	for i, a := range []planner.Action{planner.Delete, planner.Create} {
+		attempts, timeout := e.limits(planner.Task{Action: a}, nil)
+		var after any
+		if i > 0 {
+			after = next
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (job_id, tenant_id, idx, node_id, action, service, stage, state,
+			max_attempts, timeout_seconds, rollback_of, after_idx) VALUES ($1, $2, $3, $4, $5, '', $6, 'NOT_SUBMITTED', $7, $8, $9, $10)`,
+			row.Job, row.Tenant, next+i, row.Node, a.String(), stage, attempts, int(timeout/time.Second), row.Idx, after); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeFacts applies a result's facts, hostname and addresses to the node
+// (SPEC §7.5: facts on success and failure alike).
+func mergeFacts(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) error {
+	if row.Node == "" || (len(r.Facts) == 0 && (r.Status != 0 || (r.Hostname == "" && r.IPAddresses == nil))) {
+		return nil
+	}
+	ns := "service:" + row.Service
+	if row.Service == "" {
+		a, _ := planner.ParseAction(row.Action)
+		ns = a.Role()
+	}
+	facts, err := json.Marshal(r.Facts)
+	if err != nil {
+		return err
+	}
+	var host, ips any
+	if r.Status == 0 {
+		host = nullable(r.Hostname)
+		if r.IPAddresses != nil {
+			b, err := json.Marshal(r.IPAddresses)
+			if err != nil {
+				return err
+			}
+			ips = b
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE nodes SET
+		facts = facts || jsonb_build_object($2::text, coalesce(facts -> $2::text, '{}') || coalesce($3::jsonb, '{}')),
+		hostname = coalesce($4, hostname), ipaddresses = coalesce($5::jsonb, ipaddresses) WHERE id = $1`,
+		row.Node, ns, facts, host, ips)
+	return err
+}
+
+// tail keeps the last 2048 characters of output (SPEC §7.6).
+func tail(s string) string {
+	const keep = 2048
+	if len(s) <= keep {
+		return s
+	}
+	cut := s[len(s)-keep:]
+	for len(cut) > 0 && !utf8.RuneStart(cut[0]) {
+		cut = cut[1:]
+	}
+	return "[snipped]" + cut
+}
+
+// ClaimRef names a claim an agent holds.
+type ClaimRef struct {
+	TaskID  string
+	Attempt int
+	Token   string
+}
+
+// Heartbeat renews the leases of the agent's claims and returns the task
+// ids it must cancel: claims no longer current (reaped, timed out) or of a
+// job that failed (aborted).
+func (e *Engine) Heartbeat(ctx context.Context, agentID string, claims []ClaimRef) ([]string, error) {
+	if len(claims) == 0 {
+		return nil, nil
+	}
+	ids, attempts, tokens := make([]string, len(claims)), make([]int64, len(claims)), make([][]byte, len(claims))
+	for i, c := range claims {
+		ids[i], attempts[i], tokens[i] = c.TaskID, int64(c.Attempt), mustHex(c.Token)
+	}
+	var renewed []string
+	err := e.db.SelectContext(ctx, &renewed, `UPDATE tasks t SET lease_expires_at = now() + $5 * interval '1 millisecond'
+		FROM unnest($1::uuid[], $2::int[], $3::bytea[]) AS c(id, attempt, token), jobs j
+		WHERE t.id = c.id AND t.attempt = c.attempt AND t.claim_token = c.token AND t.state = 'IN_PROGRESS'
+			AND t.agent_id = $4 AND j.id = t.job_id AND j.state <> 'FAILED'
+		RETURNING t.id`, pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), agentID, e.cfg.LeaseTTL.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("engine: heartbeat: %w", err)
+	}
+	ok := map[string]bool{}
+	for _, id := range renewed {
+		ok[id] = true
+	}
+	var cancel []string
+	for _, c := range claims {
+		if !ok[c.TaskID] {
+			cancel = append(cancel, c.TaskID)
+		}
+	}
+	return cancel, nil
+}
+
+// reap fails attempts whose lease expired (lost agent) or whose timeout
+// passed; each counts as an attempt and is retried (SPEC §5.7).
+func (s *scheduler) reap(ctx context.Context) {
+	for {
+		var changed bool
+		err := s.tx(ctx, func(tx *sqlx.Tx) error {
+			var rows []struct {
+				attemptRow
+				Expired  bool `db:"expired"`
+				TimedOut bool `db:"timed_out"`
+				Timeout  int  `db:"timeout_seconds"`
+			}
+			if err := tx.SelectContext(ctx, &rows, `SELECT `+attemptColumns+`, t.lease_expires_at < now() AS expired,
+				t.timeout_at < now() AS timed_out, t.timeout_seconds
+				FROM tasks t JOIN jobs j ON j.id = t.job_id
+				WHERE t.state = 'IN_PROGRESS' AND (t.lease_expires_at < now() OR t.timeout_at < now())
+				ORDER BY t.lease_expires_at LIMIT 100 FOR UPDATE OF t SKIP LOCKED`); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				msg := fmt.Sprintf("lease expired: agent %s lost", r.Agent)
+				if r.TimedOut {
+					msg = fmt.Sprintf("timed out after %d s", r.Timeout)
+				}
+				change, reload, err := s.closeAttempt(ctx, tx, r.attemptRow, Result{Status: -1, Message: msg})
+				if err != nil {
+					return err
+				}
+				s.pending = append(s.pending, note{job: r.Job, task: change, reload: reload})
+			}
+			changed = len(rows) == 100
+			return nil
+		})
+		if err != nil {
+			s.logError(ctx, "engine: reap", "err", err)
+			s.pending = nil
+			return
+		}
+		for _, n := range s.pending {
+			s.apply(ctx, n)
+		}
+		s.pending = nil
+		if !changed {
+			return
+		}
+	}
+}
+
+// abortMessage is the message of an aborted job.
+const abortMessage = "Aborted by user"
+
+// Pause stops dispatching the job's tasks; in-flight tasks finish.
+func (e *Engine) Pause(ctx context.Context, jobID string) error {
+	return e.control(ctx, jobID, []string{JobRunning}, JobPaused, "", nil)
+}
+
+// Resume runs a paused job again.
+func (e *Engine) Resume(ctx context.Context, jobID string) error {
+	return e.control(ctx, jobID, []string{JobPaused}, JobRunning, "", nil)
+}
+
+// Abort fails a running or paused job: queued tasks are dropped and
+// in-flight ones are cancelled at their next heartbeat.
+func (e *Engine) Abort(ctx context.Context, jobID string) error {
+	return e.control(ctx, jobID, []string{JobRunning, JobPaused}, JobFailed, abortMessage, func(tx *sqlx.Tx) error {
+		return failJob(ctx, tx, jobID, abortMessage)
+	})
+}
+
+// RetryJob runs a failed job again from its unfinished tasks, with fresh
+// attempt budgets (SPEC §5.6).
+func (e *Engine) RetryJob(ctx context.Context, jobID string) error {
+	return e.control(ctx, jobID, []string{JobFailed}, JobRunning, "", func(tx *sqlx.Tx) error {
+		var r struct {
+			Settled bool   `db:"settled"`
+			Status  string `db:"status"`
+			Latest  string `db:"latest"`
+		}
+		if err := tx.GetContext(ctx, &r, `SELECT j.settled, c.status, coalesce(c.latest_job_id::text, '') AS latest
+			FROM jobs j JOIN clusters c ON c.id = j.cluster_id WHERE j.id = $1 FOR UPDATE OF c`, jobID); err != nil {
+			return err
+		}
+		if !r.Settled || r.Latest != jobID || (r.Status != "INCOMPLETE" && r.Status != "INCONSISTENT") {
+			return fmt.Errorf("%w: retry needs the cluster's latest job failed with no task in flight and the cluster INCOMPLETE or INCONSISTENT (it is %s)",
+				ErrConflict, r.Status)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'NOT_SUBMITTED', failures = 0, retry_at = NULL
+			WHERE job_id = $1 AND state IN ('FAILED', 'DROPPED', 'NOT_SUBMITTED')`, jobID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET settled = false, message = '' WHERE id = $1`, jobID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE clusters c SET status = 'PENDING', message = '', updated_at = now()
+			FROM jobs j WHERE j.id = $1 AND c.id = j.cluster_id`, jobID)
+		return err
+	})
+}
+
+func (e *Engine) control(ctx context.Context, jobID string, from []string, to, msg string, more func(*sqlx.Tx) error) error {
+	err := e.tx(ctx, func(tx *sqlx.Tx) error {
+		var j struct {
+			State   string `db:"state"`
+			Tenant  string `db:"tenant_id"`
+			Cluster string `db:"cluster_id"`
+		}
+		err := tx.GetContext(ctx, &j, `SELECT state, tenant_id, cluster_id FROM jobs WHERE id = $1 FOR UPDATE`, jobID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("job %s: %w", jobID, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		ok := false
+		for _, f := range from {
+			ok = ok || j.State == f
+		}
+		if !ok {
+			return fmt.Errorf("%w: job %s is %s; this needs it %s", ErrConflict, jobID, j.State, strings.Join(from, " or "))
+		}
+		if more != nil {
+			if err := more(tx); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = $2, message = CASE WHEN $3 = '' THEN message ELSE $3 END,
+			updated_at = now() WHERE id = $1`, jobID, to, msg); err != nil {
+			return err
+		}
+		evs := []event{{tenant: j.Tenant, cluster: j.Cluster, job: jobID, kind: "job", state: to, message: msg}}
+		if to == JobRunning && j.State == JobFailed {
+			evs = append(evs, event{tenant: j.Tenant, cluster: j.Cluster, job: jobID, kind: "cluster", state: "PENDING"})
+		}
+		return insertEvents(ctx, tx, evs...)
+	})
+	if err != nil {
+		return fmt.Errorf("engine: job %s -> %s: %w", jobID, to, err)
+	}
+	e.notify(note{job: jobID, reload: true})
+	return nil
+}
