@@ -48,7 +48,22 @@ type Queue struct {
 	opts Options
 
 	mu    sync.Mutex
-	known map[string]bool // tenants whose group was created by this process
+	known map[string]bool      // tenants whose group was created by this process
+	swept map[string]time.Time // last XAUTOCLAIM per tenant
+}
+
+// autoClaimDue rate-limits the search for abandoned entries: they are at
+// least ClaimIdle old anyway, so looking a few times per ClaimIdle finds
+// them in time while most reads cost one round trip.
+func (q *Queue) autoClaimDue(tenant string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := time.Now()
+	if now.Sub(q.swept[tenant]) < max(q.opts.ClaimIdle/4, 10*time.Millisecond) {
+		return false
+	}
+	q.swept[tenant] = now
+	return true
 }
 
 // New returns a queue over rdb.
@@ -62,7 +77,7 @@ func New(rdb redis.UniversalClient, opts Options) *Queue {
 	if opts.ClaimIdle <= 0 {
 		opts.ClaimIdle = 15 * time.Second
 	}
-	return &Queue{rdb: rdb, opts: opts, known: map[string]bool{}}
+	return &Queue{rdb: rdb, opts: opts, known: map[string]bool{}, swept: map[string]time.Time{}}
 }
 
 // Key is the stream of a tenant.
@@ -126,19 +141,24 @@ func (q *Queue) Next(ctx context.Context, tenant, consumer string, max int, wait
 	key := q.Key(tenant)
 	deadline := time.Now().Add(wait)
 	for {
-		msgs, _, err := q.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: key, Group: q.opts.Group, Consumer: consumer,
-			MinIdle: q.opts.ClaimIdle, Start: "0-0", Count: int64(max)}).Result()
-		if isNoGroup(err) || errors.Is(err, redis.Nil) {
-			if err := q.ensureGroup(ctx, tenant, true); err != nil {
+		if q.autoClaimDue(tenant) {
+			msgs, _, err := q.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: key, Group: q.opts.Group, Consumer: consumer,
+				MinIdle: q.opts.ClaimIdle, Start: "0-0", Count: int64(max)}).Result()
+			if isNoGroup(err) || errors.Is(err, redis.Nil) {
+				if err := q.ensureGroup(ctx, tenant, true); err != nil {
+					return nil, fmt.Errorf("queue: next tenant %s: %w", tenant, err)
+				}
+				continue
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
 				return nil, fmt.Errorf("queue: next tenant %s: %w", tenant, err)
 			}
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("queue: next tenant %s: %w", tenant, err)
-		}
-		if out := q.entries(ctx, tenant, msgs); len(out) > 0 {
-			return out, nil
+			if out := q.entries(ctx, tenant, msgs); len(out) > 0 {
+				return out, nil
+			}
 		}
 		block := min(time.Until(deadline), time.Second)
 		if block < time.Millisecond {

@@ -46,7 +46,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	// may share one database, so keep each pool modest; recycling bounds the
 	// life of a connection across failovers and server-side memory growth.
 	db.SetMaxOpenConns(20)
-	db.SetMaxIdleConns(5)
+	// As many idle as open: agents claim and finish in bursts, and a pool
+	// that closes connections between bursts pays a Postgres fork per claim.
+	db.SetMaxIdleConns(20)
 	db.SetConnMaxLifetime(time.Hour)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {

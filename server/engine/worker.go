@@ -116,78 +116,82 @@ func newToken() string {
 
 func (e *Engine) claimOne(ctx context.Context, req ClaimRequest, it queue.Item) (*Assignment, error) {
 	token := newToken()
-	var a *Assignment
-	var change *taskChange
-	var jobID string
-	err := e.tx(ctx, func(tx *sqlx.Tx) error {
-		a, change = nil, nil
-		var r struct {
-			Job      string    `db:"job_id"`
-			Cluster  string    `db:"cluster_id"`
-			Node     string    `db:"node_id"`
-			Action   string    `db:"action"`
-			Service  string    `db:"service"`
-			Timeout  int       `db:"timeout_seconds"`
-			Lease    time.Time `db:"lease_expires_at"`
-			Deadline time.Time `db:"timeout_at"`
-			Services []byte    `db:"services"`
-		}
-		err := tx.GetContext(ctx, &r, `UPDATE tasks t SET state = 'IN_PROGRESS', claim_token = $3, agent_id = $4,
+	// One statement claims, records the attempt and its event, and reads
+	// the payload: a claim costs one round trip to Postgres.
+	var r struct {
+		Job       string         `db:"job_id"`
+		Cluster   string         `db:"cluster_id"`
+		Node      string         `db:"node_id"`
+		Action    string         `db:"action"`
+		Service   string         `db:"service"`
+		Timeout   int            `db:"timeout_seconds"`
+		Lease     time.Time      `db:"lease_expires_at"`
+		Deadline  time.Time      `db:"timeout_at"`
+		SvcAction []byte         `db:"svc_action"`
+		NodeNum   sql.NullInt64  `db:"nodenum"`
+		Hostname  sql.NullString `db:"hostname"`
+		IPs       []byte         `db:"ipaddresses"`
+		Services  pq.StringArray `db:"services"`
+		Facts     []byte         `db:"facts"`
+	}
+	err := e.db.GetContext(ctx, &r, `WITH c AS (
+			UPDATE tasks t SET state = 'IN_PROGRESS', claim_token = $3, agent_id = $4,
 				lease_expires_at = now() + $5 * interval '1 millisecond',
 				timeout_at = now() + t.timeout_seconds * interval '1 second'
 			FROM jobs j
 			WHERE t.id = $1 AND t.attempt = $2 AND t.state = 'QUEUED' AND t.tenant_id = $6
 				AND j.id = t.job_id AND j.state = 'RUNNING'
-			RETURNING t.job_id, j.cluster_id, t.node_id, t.action, t.service, t.timeout_seconds,
-				t.lease_expires_at, t.timeout_at, j.services`,
-			it.TaskID, it.Attempt, mustHex(token), req.AgentID, e.cfg.LeaseTTL.Milliseconds(), req.TenantID)
-		if errors.Is(err, sql.ErrNoRows) {
+			RETURNING t.id, t.job_id, j.cluster_id, t.node_id, t.action, t.service, t.timeout_seconds,
+				t.lease_expires_at, t.timeout_at,
+				j.services -> t.service -> 'provisioner' -> 'actions' -> lower(t.action) AS svc_action),
+		a AS (INSERT INTO task_attempts (task_id, attempt, agent_id, claimed_at)
+			SELECT id, $2, $4, now() FROM c
+			ON CONFLICT (task_id, attempt) DO UPDATE SET agent_id = $4, claimed_at = now()),
+		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
+			SELECT $6, cluster_id, job_id, id, 'task', 'IN_PROGRESS', $2, 'claimed by ' || $4 FROM c)
+		SELECT c.job_id, c.cluster_id, c.node_id, c.action, c.service, c.timeout_seconds, c.lease_expires_at,
+			c.timeout_at, c.svc_action, n.nodenum, n.hostname, n.ipaddresses, n.services, n.facts
+		FROM c LEFT JOIN nodes n ON n.id = c.node_id AND c.node_id <> ''`,
+		it.TaskID, it.Attempt, mustHex(token), req.AgentID, e.cfg.LeaseTTL.Milliseconds(), req.TenantID)
+	if errors.Is(err, sql.ErrNoRows) {
+		var change *taskChange
+		var jobID string
+		err := e.tx(ctx, func(tx *sqlx.Tx) error {
+			var err error
 			change, jobID, err = e.unclaimable(ctx, tx, req.TenantID, it)
 			return err
+		})
+		if err == nil && change != nil {
+			e.notify(note{job: jobID, task: change})
 		}
-		if err != nil {
-			return err
-		}
-		jobID = r.Job
-		if _, err := tx.ExecContext(ctx, `INSERT INTO task_attempts (task_id, attempt, agent_id, claimed_at)
-			VALUES ($1, $2, $3, now()) ON CONFLICT (task_id, attempt) DO UPDATE SET agent_id = $3, claimed_at = now()`,
-			it.TaskID, it.Attempt, req.AgentID); err != nil {
-			return err
-		}
-		if err := insertEvents(ctx, tx, event{tenant: req.TenantID, cluster: r.Cluster, job: r.Job, task: it.TaskID,
-			kind: "task", state: InProgress, attempt: it.Attempt, message: "claimed by " + req.AgentID}); err != nil {
-			return err
-		}
-		action, _ := planner.ParseAction(r.Action)
-		a = &Assignment{TaskID: it.TaskID, JobID: r.Job, ClusterID: r.Cluster, TenantID: req.TenantID, Attempt: it.Attempt,
-			ClaimToken: token, LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action, Action: action,
-			TimeoutSeconds: r.Timeout}
-		if r.Service != "" {
-			var defs map[string]*catalog.Service
-			if err := json.Unmarshal(r.Services, &defs); err != nil {
-				return fmt.Errorf("job services: %w", err)
-			}
-			if d := defs[r.Service]; d != nil {
-				a.Service = &ServicePayload{Name: r.Service, Action: d.Provisioner.Actions[action.CatalogName()]}
-			}
-		}
-		if r.Node != "" {
-			n, err := nodePayload(ctx, tx, r.Node)
-			if err != nil {
-				return err
-			}
-			if n == nil {
-				n = &NodePayload{ID: r.Node}
-			}
-			a.Node = n
-		}
-		return nil
-	})
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
-	if change != nil {
-		e.notify(note{job: jobID, task: change})
+	action, _ := planner.ParseAction(r.Action)
+	a := &Assignment{TaskID: it.TaskID, JobID: r.Job, ClusterID: r.Cluster, TenantID: req.TenantID, Attempt: it.Attempt,
+		ClaimToken: token, LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action, Action: action,
+		TimeoutSeconds: r.Timeout}
+	if r.Service != "" {
+		a.Service = &ServicePayload{Name: r.Service}
+		if len(r.SvcAction) > 0 {
+			if err := json.Unmarshal(r.SvcAction, &a.Service.Action); err != nil {
+				return nil, fmt.Errorf("service %s action %s: %w", r.Service, r.Action, err)
+			}
+		}
+	}
+	if r.Node != "" {
+		a.Node = &NodePayload{ID: r.Node}
+		if r.NodeNum.Valid {
+			a.Node.NodeNum, a.Node.Hostname, a.Node.Services = int(r.NodeNum.Int64), r.Hostname.String, r.Services
+			if err := json.Unmarshal(r.IPs, &a.Node.IPAddresses); err != nil {
+				return nil, err
+			}
+			if err := json.Unmarshal(r.Facts, &a.Node.Facts); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return a, nil
 }
@@ -232,31 +236,6 @@ func (e *Engine) unclaimable(ctx context.Context, tx *sqlx.Tx, tenant string, it
 		event{tenant: tenant, cluster: r.Cluster, job: r.Job, task: it.TaskID, kind: "task", state: next, attempt: it.Attempt})
 }
 
-func nodePayload(ctx context.Context, tx *sqlx.Tx, id string) (*NodePayload, error) {
-	var r struct {
-		NodeNum  int            `db:"nodenum"`
-		Hostname string         `db:"hostname"`
-		IPs      []byte         `db:"ipaddresses"`
-		Services pq.StringArray `db:"services"`
-		Facts    []byte         `db:"facts"`
-	}
-	err := tx.GetContext(ctx, &r, `SELECT nodenum, hostname, ipaddresses, services, facts FROM nodes WHERE id = $1`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	n := &NodePayload{ID: id, NodeNum: r.NodeNum, Hostname: r.Hostname, Services: r.Services}
-	if err := json.Unmarshal(r.IPs, &n.IPAddresses); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(r.Facts, &n.Facts); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
-
 // attemptRow is a task being finished, locked.
 type attemptRow struct {
 	ID          string `db:"id"`
@@ -283,6 +262,18 @@ const attemptColumns = `t.id, t.job_id, t.tenant_id, j.cluster_id, t.idx, t.node
 // attempt's current claim, or an attempt no longer IN_PROGRESS, gives
 // ErrStaleClaim and changes nothing.
 func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token string, r Result) error {
+	if r.Status == 0 && len(r.Facts) == 0 && r.Hostname == "" && r.IPAddresses == nil {
+		// The common case in one statement: success with nothing to merge.
+		job, err := e.finishFast(ctx, taskID, attempt, token, r)
+		if err != nil {
+			if errors.Is(err, ErrStaleClaim) {
+				return err
+			}
+			return fmt.Errorf("engine: finish task %s: %w", taskID, err)
+		}
+		e.notify(note{job: job, task: &taskChange{id: taskID, state: Complete}})
+		return nil
+	}
 	var change *taskChange
 	var reload bool
 	var job string
@@ -312,6 +303,27 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 	}
 	e.notify(note{job: job, task: change, reload: reload})
 	return nil
+}
+
+func (e *Engine) finishFast(ctx context.Context, taskID string, attempt int, token string, r Result) (string, error) {
+	tok, err := hex.DecodeString(token)
+	if err != nil || len(tok) == 0 {
+		return "", ErrStaleClaim
+	}
+	var job string
+	err = e.db.GetContext(ctx, &job, `WITH t AS (
+			UPDATE tasks SET state = 'COMPLETE', claim_token = NULL, lease_expires_at = NULL, timeout_at = NULL, message = $4
+			WHERE id = $1 AND attempt = $2 AND claim_token = $3 AND state = 'IN_PROGRESS'
+			RETURNING id, job_id, tenant_id),
+		a AS (UPDATE task_attempts SET finished_at = now(), status = 0, message = $4, retryable = true,
+			stdout_tail = $5, stderr_tail = $6 WHERE task_id = $1 AND attempt = $2 AND EXISTS (SELECT 1 FROM t)),
+		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
+			SELECT t.tenant_id, j.cluster_id, t.job_id, t.id, 'task', 'COMPLETE', $2, $4 FROM t JOIN jobs j ON j.id = t.job_id)
+		SELECT job_id FROM t`, taskID, attempt, tok, r.Message, tail(r.StdoutTail), tail(r.StderrTail))
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrStaleClaim
+	}
+	return job, err
 }
 
 // closeAttempt ends an IN_PROGRESS attempt and decides what follows: done,

@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/queue"
+	"github.com/cooprhq/coopr/queue/queuetest"
+	"github.com/cooprhq/coopr/store/storetest"
+)
+
+// BenchmarkEndToEnd runs no-op tasks through Postgres, Redis and
+// claim/finish with 1, 10 and 100 concurrent claimers: a START_SERVICES job
+// over 2,000 nodes is 2,000 independent tasks. It reports tasks/s and the
+// enqueue-to-claim latency (p50, p99) measured in Postgres.
+func BenchmarkEndToEnd(b *testing.B) {
+	const nodes = 2000
+	for _, claimers := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("claimers=%d", claimers), func(b *testing.B) {
+			st := storetest.New(b)
+			rdb, prefix := queuetest.New(b)
+			q := queue.New(rdb, queue.Options{Prefix: prefix})
+			db := st.DB()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ten, err := st.EnsureTenant(ctx, "bench")
+			must(b, err)
+			eng := New(db, q, Config{})
+			go func() { _ = eng.Run(ctx) }()
+			svc := &catalog.Service{Base: catalog.Base{Name: "s"}}
+			svc.Provisioner.Actions = map[string]catalog.Action{"start": {Type: "shell"}}
+			services := map[string]*catalog.Service{"s": svc}
+			ns := make([]planner.Node, nodes)
+			for i := range ns {
+				ns[i] = planner.Node{ID: fmt.Sprintf("n%d", i), NodeNum: 1000 + i, Services: []string{"s"}}
+			}
+			p, err := planner.Build(&planner.Request{Action: planner.StartServices, Services: services, Nodes: ns})
+			must(b, err)
+
+			var total atomic.Int64
+			var elapsed time.Duration
+			b.ResetTimer()
+			for range b.N {
+				var cluster string
+				must(b, db.GetContext(ctx, &cluster, `INSERT INTO clusters (tenant_id, name, status) VALUES ($1, 'c', 'ACTIVE') RETURNING id`, ten.ID))
+				start := time.Now()
+				if _, err := eng.Submit(ctx, JobSpec{TenantID: ten.ID, ClusterID: cluster, Action: planner.StartServices, Plan: p, Services: services}); err != nil {
+					b.Fatal(err)
+				}
+				var done atomic.Int64
+				var wg sync.WaitGroup
+				for c := range claimers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for done.Load() < nodes {
+							a, err := eng.Claim(ctx, ClaimRequest{TenantID: ten.ID, AgentID: "bench", Slot: c, Wait: 100 * time.Millisecond})
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							if a == nil {
+								continue
+							}
+							if err := eng.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, Result{}); err != nil {
+								b.Error(err)
+								return
+							}
+							done.Add(1)
+						}
+					}()
+				}
+				wg.Wait()
+				elapsed += time.Since(start)
+				total.Add(nodes)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(total.Load())/elapsed.Seconds(), "tasks/s")
+			var lat struct {
+				P50 float64 `db:"p50"`
+				P99 float64 `db:"p99"`
+			}
+			must(b, db.GetContext(ctx, &lat, `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
+				percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
+				FROM (SELECT extract(epoch FROM a.claimed_at - e.created_at) * 1000 AS ms
+					FROM task_attempts a JOIN events e ON e.task_id = a.task_id AND e.attempt = a.attempt
+					AND e.kind = 'task' AND e.state = 'QUEUED') x`))
+			b.ReportMetric(lat.P50, "p50-ms")
+			b.ReportMetric(lat.P99, "p99-ms")
+		})
+	}
+}
