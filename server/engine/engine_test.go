@@ -650,3 +650,38 @@ func TestEdgeEncoding(t *testing.T) {
 		t.Error("truncated encoding accepted")
 	}
 }
+
+// TestTaskTimeout: a service action's own timeout fails an attempt whose
+// agent is alive and heartbeating; the retry succeeds and the late finish
+// of the timed-out attempt is rejected.
+func TestTaskTimeout(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fast)
+	services := testServices()
+	start := services["db"].Provisioner.Actions["start"]
+	start.Timeout = catalog.Duration(time.Second / time.Millisecond)
+	services["db"].Provisioner.Actions["start"] = start
+	ag := h.agent("a1", 4, func(a *Assignment, n int) (Result, time.Duration) {
+		if a.TaskName == "START" && a.Service.Name == "db" && n == 0 {
+			return Result{}, 2500 * time.Millisecond
+		}
+		return Result{}, time.Millisecond
+	})
+	ag.heartbeat = true
+	h.submit(planner.ClusterCreate, h.nodes(2), services)
+	h.waitStatus("ACTIVE", 20*time.Second)
+	var msgs []string
+	must(t, h.db.Select(&msgs, `SELECT a.message FROM task_attempts a JOIN tasks t ON t.id = a.task_id
+		WHERE t.action = 'START' AND t.service = 'db' ORDER BY a.attempt`))
+	if len(msgs) != 2 || msgs[0] != "timed out after 1 s" {
+		t.Errorf("attempts %q", msgs)
+	}
+	waitFor(t, func() bool {
+		ag.mu.Lock()
+		defer ag.mu.Unlock()
+		return len(ag.stale) == 1
+	})
+	if !errors.Is(ag.stale[0], ErrStaleClaim) {
+		t.Errorf("late finish: %v", ag.stale[0])
+	}
+}
