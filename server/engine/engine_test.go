@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ type harness struct {
 	q       *queue.Queue
 	tenant  string
 	cluster string
-	eng     *Engine
+	eng     atomic.Pointer[Engine] // swapped by start while agents run
 	stop    func() // stops the running engine and waits for it
 }
 
@@ -58,15 +59,18 @@ func must(t testing.TB, err error) {
 	}
 }
 
+func (h *harness) engine() *Engine { return h.eng.Load() }
+
 // start runs a new engine instance, as a restarted server would.
 func (h *harness) start(cfg Config) {
 	if h.stop != nil {
 		h.stop()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h.eng = New(h.db, h.q, cfg)
+	eng := New(h.db, h.q, cfg)
+	h.eng.Store(eng)
 	done := make(chan error, 1)
-	go func() { done <- h.eng.Run(ctx) }()
+	go func() { done <- eng.Run(ctx) }()
 	var once sync.Once
 	h.stop = func() {
 		once.Do(func() {
@@ -118,7 +122,7 @@ func (h *harness) submit(action planner.ClusterAction, nodes []planner.Node, ser
 	h.t.Helper()
 	p, err := planner.Build(&planner.Request{Action: action, Services: services, Nodes: nodes})
 	must(h.t, err)
-	job, err := h.eng.Submit(context.Background(), JobSpec{TenantID: h.tenant, ClusterID: h.cluster, Action: action, Plan: p, Services: services})
+	job, err := h.engine().Submit(context.Background(), JobSpec{TenantID: h.tenant, ClusterID: h.cluster, Action: action, Plan: p, Services: services})
 	must(h.t, err)
 	return job, p
 }
@@ -215,7 +219,7 @@ func key(a *Assignment) string {
 
 func (ag *agent) loop(ctx context.Context, slot int) {
 	for ctx.Err() == nil {
-		a, err := ag.h.eng.Claim(ctx, ClaimRequest{TenantID: ag.h.tenant, AgentID: ag.id, Slot: slot, Wait: 200 * time.Millisecond})
+		a, err := ag.h.engine().Claim(ctx, ClaimRequest{TenantID: ag.h.tenant, AgentID: ag.id, Slot: slot, Wait: 200 * time.Millisecond})
 		if err != nil || a == nil {
 			continue
 		}
@@ -251,14 +255,14 @@ func (ag *agent) loop(ctx context.Context, slot int) {
 		stopHB := make(chan struct{})
 		if ag.heartbeat {
 			go func() {
-				tick := time.NewTicker(ag.h.eng.cfg.LeaseTTL / 3)
+				tick := time.NewTicker(ag.h.engine().cfg.LeaseTTL / 3)
 				defer tick.Stop()
 				for {
 					select {
 					case <-stopHB:
 						return
 					case <-tick.C:
-						_, _ = ag.h.eng.Heartbeat(ctx, ag.id, []ClaimRef{{a.TaskID, a.Attempt, a.ClaimToken}})
+						_, _ = ag.h.engine().Heartbeat(ctx, ag.id, []ClaimRef{{a.TaskID, a.Attempt, a.ClaimToken}})
 					}
 				}
 			}()
@@ -275,7 +279,7 @@ func (ag *agent) loop(ctx context.Context, slot int) {
 		}
 		ag.runs = append(ag.runs, r)
 		ag.mu.Unlock()
-		if err := ag.h.eng.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, res); err != nil {
+		if err := ag.h.engine().Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, res); err != nil {
 			ag.mu.Lock()
 			ag.stale = append(ag.stale, err)
 			ag.mu.Unlock()
@@ -469,10 +473,10 @@ func TestLostAgent(t *testing.T) {
 		t.Errorf("attempt message %q", msg)
 	}
 	before := h.dump()
-	if err := h.eng.Finish(context.Background(), lost.TaskID, lost.Attempt, lost.ClaimToken, Result{Status: 1}); !errors.Is(err, ErrStaleClaim) {
+	if err := h.engine().Finish(context.Background(), lost.TaskID, lost.Attempt, lost.ClaimToken, Result{Status: 1}); !errors.Is(err, ErrStaleClaim) {
 		t.Errorf("late finish: %v", err)
 	}
-	if err := h.eng.Finish(context.Background(), lost.TaskID, lost.Attempt+1, newToken(), Result{}); !errors.Is(err, ErrStaleClaim) {
+	if err := h.engine().Finish(context.Background(), lost.TaskID, lost.Attempt+1, newToken(), Result{}); !errors.Is(err, ErrStaleClaim) {
 		t.Errorf("forged finish: %v", err)
 	}
 	if after := h.dump(); after != before {
@@ -533,7 +537,7 @@ func TestPauseResumeAbort(t *testing.T) {
 		must(t, h.db.Get(&n, `SELECT count(*) FROM tasks WHERE action = 'BOOTSTRAP' AND state = 'COMPLETE'`))
 		return n == 3
 	})
-	must(t, h.eng.Pause(context.Background(), job))
+	must(t, h.engine().Pause(context.Background(), job))
 	close(gate)
 	time.Sleep(300 * time.Millisecond)
 	var open int
@@ -546,12 +550,12 @@ func TestPauseResumeAbort(t *testing.T) {
 	if len(ag.snapshot()) != ran {
 		t.Error("tasks ran while paused")
 	}
-	if err := h.eng.Pause(context.Background(), job); !errors.Is(err, ErrConflict) {
+	if err := h.engine().Pause(context.Background(), job); !errors.Is(err, ErrConflict) {
 		t.Errorf("pause twice: %v", err)
 	}
-	must(t, h.eng.Resume(context.Background(), job))
+	must(t, h.engine().Resume(context.Background(), job))
 	waitFor(t, func() bool { return len(ag.snapshot()) > ran })
-	must(t, h.eng.Abort(context.Background(), job))
+	must(t, h.engine().Abort(context.Background(), job))
 	h.waitStatus("INCOMPLETE", 20*time.Second)
 	var msg string
 	must(t, h.db.Get(&msg, `SELECT message FROM jobs WHERE id = $1`, job))
@@ -579,11 +583,11 @@ func TestRetryJob(t *testing.T) {
 	fixed.Lock()
 	broken = false
 	fixed.Unlock()
-	must(t, h.eng.RetryJob(context.Background(), job))
+	must(t, h.engine().RetryJob(context.Background(), job))
 	h.waitStatus("ACTIVE", 20*time.Second)
 	// Tasks done before the failure did not run again.
 	checkOrder(t, h, ag, p)
-	if err := h.eng.RetryJob(context.Background(), job); !errors.Is(err, ErrConflict) {
+	if err := h.engine().RetryJob(context.Background(), job); !errors.Is(err, ErrConflict) {
 		t.Errorf("retry of a complete job: %v", err)
 	}
 }
@@ -601,7 +605,7 @@ func TestEmptyPlanCompletesAtOnce(t *testing.T) {
 		t.Errorf("job %+v", r)
 	}
 	h.waitStatus("ACTIVE", time.Second)
-	if _, err := h.eng.Submit(context.Background(), JobSpec{TenantID: h.tenant, ClusterID: h.cluster, Action: planner.StartServices,
+	if _, err := h.engine().Submit(context.Background(), JobSpec{TenantID: h.tenant, ClusterID: h.cluster, Action: planner.StartServices,
 		Plan: &planner.Plan{}, Services: testServices()}); err != nil {
 		t.Error(err)
 	}
@@ -614,7 +618,7 @@ func TestSubmitConflict(t *testing.T) {
 	h.submit(planner.ClusterCreate, nodes, testServices())
 	p, err := planner.Build(&planner.Request{Action: planner.ClusterDelete, Services: testServices(), Nodes: nodes})
 	must(t, err)
-	_, err = h.eng.Submit(context.Background(), JobSpec{TenantID: h.tenant, ClusterID: h.cluster, Action: planner.ClusterDelete, Plan: p})
+	_, err = h.engine().Submit(context.Background(), JobSpec{TenantID: h.tenant, ClusterID: h.cluster, Action: planner.ClusterDelete, Plan: p})
 	if !errors.Is(err, ErrConflict) {
 		t.Errorf("second job on a PENDING cluster: %v", err)
 	}
