@@ -33,7 +33,7 @@ type harness struct {
 	tenant  string
 	cluster string
 	eng     atomic.Pointer[Engine] // swapped by start while agents run
-	stop    func() // stops the running engine and waits for it
+	stop    func()                 // stops the running engine and waits for it
 }
 
 func newHarness(t *testing.T, cfg Config) *harness {
