@@ -46,11 +46,16 @@ func New(t testing.TB) (*redis.Client, string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		defer rdb.Close()
 		iter := rdb.Scan(ctx, 0, prefix+":*", 1000).Iterator()
 		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
+			if err := rdb.Del(ctx, iter.Val()).Err(); err != nil {
+				t.Errorf("queuetest: cleanup of %s: %v", iter.Val(), err)
+			}
 		}
-		_ = rdb.Close()
+		if err := iter.Err(); err != nil {
+			t.Errorf("queuetest: cleanup scan of %s:*: %v", prefix, err)
+		}
 	})
 	return rdb, prefix
 }
