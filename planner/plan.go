@@ -588,7 +588,7 @@ func (b *builder) plan() (*Plan, error) {
 	for i, v := range order {
 		pos[v] = i
 		k := b.verts[v]
-		t := Task{NodeNum: 0, Action: k.action, Service: svcName(v), Stage: stageOf[v]}
+		t := Task{Action: k.action, Service: svcName(v), Stage: stageOf[v]}
 		if k.node >= 0 {
 			t.Node = b.nodes[k.node].ID
 			t.NodeNum = b.nodeNums[k.node]

@@ -137,10 +137,11 @@ func TestPlanScaleFromSolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		size, action, created, deleted string
+		size, action     string
+		created, deleted int
 	}{
-		{"6", "SCALE_OUT", "2", "0"},
-		{"3", "SCALE_IN", "0", "1"},
+		{"6", "SCALE_OUT", 2, 0},
+		{"3", "SCALE_IN", 0, 1},
 	} {
 		t.Run(tc.action, func(t *testing.T) {
 			changed, _, code := runCLI(t, "solve", "--catalog", templatesDir, "--template", "hadoop-distributed", "--existing", layout, "--size", tc.size, "-o", "json")
@@ -163,25 +164,17 @@ func TestPlanScaleFromSolve(t *testing.T) {
 			for _, task := range p.Tasks {
 				count[task.Action]++
 			}
-			if got := count["CREATE"]; got != atoi(tc.created) {
-				t.Errorf("CREATE x%d, want %s", got, tc.created)
+			if got := count["CREATE"]; got != tc.created {
+				t.Errorf("CREATE x%d, want %d", got, tc.created)
 			}
-			if got := count["DELETE"]; got != atoi(tc.deleted) {
-				t.Errorf("DELETE x%d, want %s", got, tc.deleted)
+			if got := count["DELETE"]; got != tc.deleted {
+				t.Errorf("DELETE x%d, want %d", got, tc.deleted)
 			}
 			if count["CONFIGURE"] == 0 {
 				t.Error("the nodes that stay are not reconfigured")
 			}
 		})
 	}
-}
-
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
-	return n
 }
 
 func TestPlanCycle(t *testing.T) {

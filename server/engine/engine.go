@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/cooprhq/coopr/catalog"
@@ -91,6 +92,9 @@ type Engine struct {
 	cfg   Config
 	log   *slog.Logger
 	notes chan note
+	// dropped is set when a note did not fit the channel; the scheduler
+	// then reloads every job on its next reconcile tick.
+	dropped atomic.Bool
 }
 
 // note tells the scheduler that a job's rows changed.
@@ -116,11 +120,12 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 }
 
 func (e *Engine) notify(n note) {
-	// The scheduler also rescans every job on its reconcile tick, so a note
-	// dropped while it is busy or stopped delays work but loses nothing.
+	// Never block a claim or finish on the scheduler: a dropped note only
+	// delays work until the next reconcile tick reloads every job.
 	select {
 	case e.notes <- n:
 	default:
+		e.dropped.Store(true)
 	}
 }
 

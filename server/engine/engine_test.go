@@ -13,7 +13,6 @@ import (
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/queue"
 	"github.com/cooprhq/coopr/queue/queuetest"
-	"github.com/cooprhq/coopr/store"
 	"github.com/cooprhq/coopr/store/storetest"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -49,8 +48,6 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	h.start(cfg)
 	return h
 }
-
-var _ = store.ErrNotFound
 
 func must(t testing.TB, err error) {
 	t.Helper()

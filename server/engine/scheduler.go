@@ -75,11 +75,7 @@ func (s *scheduler) run(ctx context.Context) error {
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
 	for {
-		dirty := map[string]bool{}
-		for id := range s.jobs {
-			dirty[id] = true
-		}
-		s.step(ctx, dirty)
+		s.step(ctx)
 		retry.Reset(s.untilNextRetry())
 		select {
 		case <-ctx.Done():
@@ -100,9 +96,11 @@ func (s *scheduler) run(ctx context.Context) error {
 			s.reap(ctx)
 		case <-reconcile.C:
 			s.reconcile(ctx)
-			// Jobs changed by another process (or a lost note) are read anew.
-			if err := s.loadAll(ctx); err != nil {
-				s.logError(ctx, "engine: reload jobs", "err", err)
+			// A dropped note left the scheduler's copy stale: read it anew.
+			if s.dropped.Swap(false) {
+				if err := s.loadAll(ctx); err != nil {
+					s.logError(ctx, "engine: reload jobs", "err", err)
+				}
 			}
 		case <-retry.C:
 		}
@@ -157,13 +155,9 @@ func (s *scheduler) apply(ctx context.Context, n note) {
 }
 
 // step dispatches ready tasks and settles finished jobs.
-func (s *scheduler) step(ctx context.Context, dirty map[string]bool) {
+func (s *scheduler) step(ctx context.Context) {
 	now := time.Now()
-	for id := range dirty {
-		js := s.jobs[id]
-		if js == nil {
-			continue
-		}
+	for _, js := range s.jobs {
 		if js.state == JobRunning && js.allComplete() {
 			s.finishJob(ctx, js)
 		}

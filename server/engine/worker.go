@@ -358,23 +358,19 @@ func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, 
 			if err := e.addRollback(ctx, tx, row); err != nil {
 				return nil, false, err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'FAILED', failures = $2, claim_token = NULL,
-				lease_expires_at = NULL, timeout_at = NULL, retry_at = now(), message = $3 WHERE id = $1`, row.ID, failures, msg); err != nil {
+			if _, err := failTask(ctx, tx, row.ID, failures, msg, 0); err != nil {
 				return nil, false, err
 			}
 			return nil, true, insertEvents(ctx, tx, ev("task", Failed, msg+"; rolling back: DELETE, CREATE, then CONFIRM again"))
 		}
-		var retryAt time.Time
-		if err := tx.GetContext(ctx, &retryAt, `UPDATE tasks SET state = 'FAILED', failures = $2, claim_token = NULL,
-			lease_expires_at = NULL, timeout_at = NULL, retry_at = now() + $3 * interval '1 millisecond', message = $4
-			WHERE id = $1 RETURNING retry_at`, row.ID, failures, e.backoff(failures).Milliseconds(), msg); err != nil {
+		retryAt, err := failTask(ctx, tx, row.ID, failures, msg, e.backoff(failures))
+		if err != nil {
 			return nil, false, err
 		}
 		return &taskChange{id: row.ID, state: Failed, retryAt: retryAt}, false,
 			insertEvents(ctx, tx, ev("task", Failed, fmt.Sprintf("%s; retrying at %s", msg, retryAt.UTC().Format(time.RFC3339))))
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'FAILED', failures = $2, claim_token = NULL,
-		lease_expires_at = NULL, timeout_at = NULL, retry_at = NULL, message = $3 WHERE id = $1`, row.ID, failures, msg); err != nil {
+	if _, err := failTask(ctx, tx, row.ID, failures, msg, -1); err != nil {
 		return nil, false, err
 	}
 	evs := []event{ev("task", Failed, msg)}
@@ -387,6 +383,20 @@ func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, 
 		evs = append(evs, event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, kind: "job", state: JobFailed, message: msg})
 	}
 	return change, false, insertEvents(ctx, tx, evs...)
+}
+
+// failTask records a failed attempt. The task is retried after retryIn
+// (0: as soon as its predecessors allow); a negative retryIn means never.
+func failTask(ctx context.Context, tx *sqlx.Tx, id string, failures int, msg string, retryIn time.Duration) (time.Time, error) {
+	var ms sql.NullInt64
+	if retryIn >= 0 {
+		ms = sql.NullInt64{Int64: retryIn.Milliseconds(), Valid: true}
+	}
+	var retryAt sql.NullTime
+	err := tx.GetContext(ctx, &retryAt, `UPDATE tasks SET state = 'FAILED', failures = $2, claim_token = NULL,
+		lease_expires_at = NULL, timeout_at = NULL, retry_at = now() + $3 * interval '1 millisecond', message = $4
+		WHERE id = $1 RETURNING retry_at`, id, failures, ms, msg)
+	return retryAt.Time, err
 }
 
 // failJob fails a live job: nothing new is dispatched and queued tasks are
