@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cooprhq/coopr/planner"
@@ -107,6 +108,11 @@ type jobState struct {
 	busy                map[string]int // node -> tasks QUEUED or IN_PROGRESS
 	bringUpLeft         int            // bring-up tasks not COMPLETE (the address gate)
 	doneCount           int
+	inFlight            int
+	// cand holds the indexes of tasks whose predecessors are complete and
+	// that wait to be queued (NOT_SUBMITTED, or FAILED awaiting a retry), so
+	// that a wake-up looks at those, not at every task of a large job.
+	cand map[int]struct{}
 }
 
 func (t *taskState) bringUp() bool { return t.rollback || t.action.BringUp() }
@@ -117,7 +123,7 @@ func (t *taskState) inFlight() bool { return t.state == Queued || t.state == InP
 // tasks chain after one another (after) and before their CONFIRM (of).
 func newJobState(id, tenant, cluster, state string, settled bool, tasks []*taskState, edges [][2]int32, rollbackOf, after map[int]int) *jobState {
 	js := &jobState{id: id, tenant: tenant, cluster: cluster, state: state, settled: settled,
-		tasks: tasks, byID: make(map[string]*taskState, len(tasks)), busy: map[string]int{}}
+		tasks: tasks, byID: make(map[string]*taskState, len(tasks)), busy: map[string]int{}, cand: map[int]struct{}{}}
 	for _, t := range tasks {
 		js.byID[t.id] = t
 	}
@@ -150,8 +156,10 @@ func newJobState(id, tenant, cluster, state string, settled bool, tasks []*taskS
 		}
 	}
 	for _, t := range tasks {
+		js.track(t)
 		if t.inFlight() {
 			js.busy[t.node]++
+			js.inFlight++
 		}
 		if t.bringUp() && t.state != Complete {
 			js.bringUpLeft++
@@ -170,12 +178,15 @@ func (js *jobState) ready(now time.Time) []*taskState {
 	if js.state != JobRunning {
 		return nil
 	}
+	idxs := make([]int, 0, len(js.cand))
+	for i := range js.cand {
+		idxs = append(idxs, i)
+	}
+	slices.Sort(idxs)
 	taken := map[string]bool{}
 	var out []*taskState
-	for _, t := range js.tasks {
-		if t.predsLeft > 0 {
-			continue
-		}
+	for _, i := range idxs {
+		t := js.tasks[i]
 		switch t.state {
 		case NotSubmitted:
 		case Failed:
@@ -202,7 +213,8 @@ func (js *jobState) ready(now time.Time) []*taskState {
 // nextRetry is the earliest time a waiting retry becomes due.
 func (js *jobState) nextRetry() time.Time {
 	var next time.Time
-	for _, t := range js.tasks {
+	for i := range js.cand {
+		t := js.tasks[i]
 		if t.state == Failed && !t.retryAt.IsZero() && (next.IsZero() || t.retryAt.Before(next)) {
 			next = t.retryAt
 		}
@@ -212,14 +224,19 @@ func (js *jobState) nextRetry() time.Time {
 
 // setState moves a task to state, keeping the counters right.
 func (js *jobState) setState(t *taskState, state string) {
-	if t.inFlight() && js.busy[t.node] > 0 {
-		js.busy[t.node]--
+	if t.inFlight() {
+		js.inFlight--
+		if js.busy[t.node] > 0 {
+			js.busy[t.node]--
+		}
 	}
 	wasDone := t.state == Complete
 	t.state = state
 	if t.inFlight() {
 		js.busy[t.node]++
+		js.inFlight++
 	}
+	js.track(t)
 	if state == Complete && !wasDone {
 		js.doneCount++
 		if t.bringUp() {
@@ -227,18 +244,20 @@ func (js *jobState) setState(t *taskState, state string) {
 		}
 		for _, s := range t.succ {
 			js.tasks[s].predsLeft--
+			js.track(js.tasks[s])
 		}
 	}
 }
 
-func (js *jobState) inFlightCount() int {
-	n := 0
-	for _, t := range js.tasks {
-		if t.inFlight() {
-			n++
-		}
+// track keeps t's membership of the candidate set right.
+func (js *jobState) track(t *taskState) {
+	if t.predsLeft == 0 && (t.state == NotSubmitted || t.state == Failed) {
+		js.cand[t.idx] = struct{}{}
+	} else {
+		delete(js.cand, t.idx)
 	}
-	return n
 }
+
+func (js *jobState) inFlightCount() int { return js.inFlight }
 
 func (js *jobState) allComplete() bool { return js.doneCount == len(js.tasks) }

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,6 +97,15 @@ type Engine struct {
 	// dropped is set when a note did not fit the channel; the scheduler
 	// then reloads every job on its next reconcile tick.
 	dropped atomic.Bool
+
+	// consumer names this engine in the tenant streams' consumer group.
+	consumer  string
+	fetchMu   sync.Mutex
+	fetchers  map[string]*fetcher // tenant -> its waiting slots
+	finishes  *batcher[finishIn, string]
+	stmts     sync.Map // query -> *sqlx.Stmt
+	claimMu   sync.Mutex
+	claimIdle []*claimSession
 }
 
 // note tells the scheduler that a job's rows changed.
@@ -116,7 +127,11 @@ type taskChange struct {
 // New returns an engine over db (migrated) and q.
 func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 	cfg.fill()
-	return &Engine{db: db, q: q, cfg: cfg, log: cfg.Logger, notes: make(chan note, 4096)}
+	host, _ := os.Hostname()
+	e := &Engine{db: db, q: q, cfg: cfg, log: cfg.Logger, notes: make(chan note, 4096),
+		consumer: fmt.Sprintf("engine:%s:%d:%s", host, os.Getpid(), newToken()[:8]), fetchers: map[string]*fetcher{}}
+	e.finishes = &batcher[finishIn, string]{run: e.finishBatch, max: 256, workers: 2}
+	return e
 }
 
 func (e *Engine) notify(n note) {
@@ -270,6 +285,24 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, evs ...event) error {
 		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::int[], $8::text[])`,
 		pq.Array(tenant), pq.Array(cluster), pq.Array(job), pq.Array(task), pq.Array(kind), pq.Array(state), pq.Array(attempt), pq.Array(msg))
 	return err
+}
+
+// prepared returns query prepared once for the pool: the hot statements
+// (claim, finish) then skip the extra round trip of an unnamed prepare and,
+// once Postgres settles on a generic plan, planning too.
+func (e *Engine) prepared(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if s, ok := e.stmts.Load(query); ok {
+		return s.(*sqlx.Stmt), nil
+	}
+	s, err := e.db.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := e.stmts.LoadOrStore(query, s); loaded {
+		_ = s.Close()
+		return prev.(*sqlx.Stmt), nil
+	}
+	return s, nil
 }
 
 func (e *Engine) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {

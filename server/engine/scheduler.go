@@ -395,7 +395,7 @@ func (s *scheduler) reconcile(ctx context.Context) {
 		ID      string `db:"id"`
 		Attempt int    `db:"attempt"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, `SELECT tenant_id, id, attempt FROM tasks WHERE state = 'QUEUED' ORDER BY tenant_id, idx`); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, `SELECT tenant_id, id, attempt FROM tasks WHERE queued ORDER BY tenant_id, idx`); err != nil {
 		s.logError(ctx, "engine: reconcile", "err", err)
 		return
 	}
@@ -415,6 +415,15 @@ func (s *scheduler) reconcile(ctx context.Context) {
 				missing = append(missing, it)
 			}
 		}
+		if len(missing) > 0 {
+			// A claim may have committed and deleted its entry between the
+			// two reads: publish only what is still queued.
+			missing, err = s.stillQueued(ctx, missing)
+			if err != nil {
+				s.logError(ctx, "engine: reconcile", "tenant", tenant, "err", err)
+				continue
+			}
+		}
 		if len(missing) == 0 {
 			continue
 		}
@@ -423,6 +432,25 @@ func (s *scheduler) reconcile(ctx context.Context) {
 			s.logError(ctx, "engine: reconcile publish", "tenant", tenant, "err", err)
 		}
 	}
+}
+
+func (s *scheduler) stillQueued(ctx context.Context, items []queue.Item) ([]queue.Item, error) {
+	ids, attempts := make([]string, len(items)), make([]int64, len(items))
+	for i, it := range items {
+		ids[i], attempts[i] = it.TaskID, int64(it.Attempt)
+	}
+	var rows []struct {
+		ID      string `db:"id"`
+		Attempt int    `db:"attempt"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT t.id, t.attempt FROM tasks t
+		JOIN unnest($1::uuid[], $2::int[]) AS i(id, attempt) ON t.id = i.id AND t.attempt = i.attempt
+		WHERE t.state = 'QUEUED'`, pq.Array(ids), pq.Array(attempts))
+	out := make([]queue.Item, len(rows))
+	for i, r := range rows {
+		out[i] = queue.Item{TaskID: r.ID, Attempt: r.Attempt}
+	}
+	return out, err
 }
 
 // logError logs a failed step unless the engine is stopping, when every

@@ -76,124 +76,10 @@ type Result struct {
 
 func (r Result) retryable() bool { return r.Retryable == nil || *r.Retryable }
 
-// Claim hands the slot the next task of its tenant, waiting up to req.Wait;
-// it returns nil when none came. The stream entry is acknowledged only after
-// the claim is committed, so a crash in between re-delivers it.
-func (e *Engine) Claim(ctx context.Context, req ClaimRequest) (*Assignment, error) {
-	consumer := fmt.Sprintf("%s:%d", req.AgentID, req.Slot)
-	deadline := time.Now().Add(req.Wait)
-	for {
-		entries, err := e.q.Next(ctx, req.TenantID, consumer, 1, max(time.Until(deadline), 0))
-		if errors.Is(err, queue.ErrEmpty) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("engine: claim: %w", err)
-		}
-		for _, en := range entries {
-			a, err := e.claimOne(ctx, req, en.Item)
-			if err != nil {
-				return nil, fmt.Errorf("engine: claim task %s: %w", en.TaskID, err)
-			}
-			if err := e.q.Ack(ctx, req.TenantID, en.ID); err != nil {
-				e.log.Warn("engine: ack failed; the entry will be re-delivered and skipped", "task", en.TaskID, "err", err)
-			}
-			if a != nil {
-				return a, nil
-			}
-		}
-		if !time.Now().Before(deadline) {
-			return nil, nil
-		}
-	}
-}
-
 func newToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	return hex.EncodeToString(b)
-}
-
-func (e *Engine) claimOne(ctx context.Context, req ClaimRequest, it queue.Item) (*Assignment, error) {
-	token := newToken()
-	// One statement claims, records the attempt and its event, and reads
-	// the payload: a claim costs one round trip to Postgres.
-	var r struct {
-		Job       string         `db:"job_id"`
-		Cluster   string         `db:"cluster_id"`
-		Node      string         `db:"node_id"`
-		Action    string         `db:"action"`
-		Service   string         `db:"service"`
-		Timeout   int            `db:"timeout_seconds"`
-		Lease     time.Time      `db:"lease_expires_at"`
-		Deadline  time.Time      `db:"timeout_at"`
-		SvcAction []byte         `db:"svc_action"`
-		NodeNum   sql.NullInt64  `db:"nodenum"`
-		Hostname  sql.NullString `db:"hostname"`
-		IPs       []byte         `db:"ipaddresses"`
-		Services  pq.StringArray `db:"services"`
-		Facts     []byte         `db:"facts"`
-	}
-	err := e.db.GetContext(ctx, &r, `WITH c AS (
-			UPDATE tasks t SET state = 'IN_PROGRESS', claim_token = $3, agent_id = $4,
-				lease_expires_at = now() + $5 * interval '1 millisecond',
-				timeout_at = now() + t.timeout_seconds * interval '1 second'
-			FROM jobs j
-			WHERE t.id = $1 AND t.attempt = $2 AND t.state = 'QUEUED' AND t.tenant_id = $6
-				AND j.id = t.job_id AND j.state = 'RUNNING'
-			RETURNING t.id, t.job_id, j.cluster_id, t.node_id, t.action, t.service, t.timeout_seconds,
-				t.lease_expires_at, t.timeout_at,
-				j.services -> t.service -> 'provisioner' -> 'actions' -> lower(t.action) AS svc_action),
-		a AS (INSERT INTO task_attempts (task_id, attempt, agent_id, claimed_at)
-			SELECT id, $2, $4, now() FROM c
-			ON CONFLICT (task_id, attempt) DO UPDATE SET agent_id = $4, claimed_at = now()),
-		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
-			SELECT $6, cluster_id, job_id, id, 'task', 'IN_PROGRESS', $2, 'claimed by ' || $4 FROM c)
-		SELECT c.job_id, c.cluster_id, c.node_id, c.action, c.service, c.timeout_seconds, c.lease_expires_at,
-			c.timeout_at, c.svc_action, n.nodenum, n.hostname, n.ipaddresses, n.services, n.facts
-		FROM c LEFT JOIN nodes n ON n.id = c.node_id AND c.node_id <> ''`,
-		it.TaskID, it.Attempt, mustHex(token), req.AgentID, e.cfg.LeaseTTL.Milliseconds(), req.TenantID)
-	if errors.Is(err, sql.ErrNoRows) {
-		var change *taskChange
-		var jobID string
-		err := e.tx(ctx, func(tx *sqlx.Tx) error {
-			var err error
-			change, jobID, err = e.unclaimable(ctx, tx, req.TenantID, it)
-			return err
-		})
-		if err == nil && change != nil {
-			e.notify(note{job: jobID, task: change})
-		}
-		return nil, err
-	}
-	if err != nil {
-		return nil, err
-	}
-	action, _ := planner.ParseAction(r.Action)
-	a := &Assignment{TaskID: it.TaskID, JobID: r.Job, ClusterID: r.Cluster, TenantID: req.TenantID, Attempt: it.Attempt,
-		ClaimToken: token, LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action, Action: action,
-		TimeoutSeconds: r.Timeout}
-	if r.Service != "" {
-		a.Service = &ServicePayload{Name: r.Service}
-		if len(r.SvcAction) > 0 {
-			if err := json.Unmarshal(r.SvcAction, &a.Service.Action); err != nil {
-				return nil, fmt.Errorf("service %s action %s: %w", r.Service, r.Action, err)
-			}
-		}
-	}
-	if r.Node != "" {
-		a.Node = &NodePayload{ID: r.Node}
-		if r.NodeNum.Valid {
-			a.Node.NodeNum, a.Node.Hostname, a.Node.Services = int(r.NodeNum.Int64), r.Hostname.String, r.Services
-			if err := json.Unmarshal(r.IPs, &a.Node.IPAddresses); err != nil {
-				return nil, err
-			}
-			if err := json.Unmarshal(r.Facts, &a.Node.Facts); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return a, nil
 }
 
 func mustHex(s string) []byte {
@@ -305,26 +191,94 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 	return nil
 }
 
+// finishIn is a successful attempt with nothing to merge.
+type finishIn struct {
+	task, message, stdout, stderr string
+	attempt                       int
+	token                         []byte
+}
+
 func (e *Engine) finishFast(ctx context.Context, taskID string, attempt int, token string, r Result) (string, error) {
 	tok, err := hex.DecodeString(token)
 	if err != nil || len(tok) == 0 {
 		return "", ErrStaleClaim
 	}
-	var job string
-	err = e.db.GetContext(ctx, &job, `WITH t AS (
-			UPDATE tasks SET state = 'COMPLETE', claim_token = NULL, lease_expires_at = NULL, timeout_at = NULL, message = $4
-			WHERE id = $1 AND attempt = $2 AND claim_token = $3 AND state = 'IN_PROGRESS'
-			RETURNING id, job_id, tenant_id),
-		a AS (UPDATE task_attempts SET finished_at = now(), status = 0, message = $4, retryable = true,
-			stdout_tail = $5, stderr_tail = $6 WHERE task_id = $1 AND attempt = $2 AND EXISTS (SELECT 1 FROM t)),
-		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
-			SELECT t.tenant_id, j.cluster_id, t.job_id, t.id, 'task', 'COMPLETE', $2, $4 FROM t JOIN jobs j ON j.id = t.job_id)
-		SELECT job_id FROM t`, taskID, attempt, tok, r.Message, tail(r.StdoutTail), tail(r.StderrTail))
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrStaleClaim
-	}
-	return job, err
+	return e.finishes.do(ctx, finishIn{task: taskID, attempt: attempt, token: tok, message: r.Message,
+		stdout: tail(r.StdoutTail), stderr: tail(r.StderrTail)})
 }
+
+// finishBatch completes successful attempts in one statement, returning
+// each one's job id or ErrStaleClaim.
+func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []error) {
+	jobs, errs := make([]string, len(in)), make([]error, len(in))
+	// A task finished twice in one batch (a retried request) is finished
+	// by a batch of its own after this one, so each call gets its own
+	// verdict.
+	seen := make(map[string]bool, len(in))
+	var first, again []int
+	for i, f := range in {
+		if seen[f.task] {
+			again = append(again, i)
+		} else {
+			seen[f.task] = true
+			first = append(first, i)
+		}
+	}
+	n := len(first)
+	ids, attempts, tokens := make([]string, n), make([]int64, n), make([][]byte, n)
+	msgs, outs, errTails := make([]string, n), make([]string, n), make([]string, n)
+	for k, i := range first {
+		f := in[i]
+		ids[k], attempts[k], tokens[k], msgs[k], outs[k], errTails[k] = f.task, int64(f.attempt), f.token, f.message, f.stdout, f.stderr
+	}
+	var rows []struct {
+		ID  string `db:"id"`
+		Job string `db:"job_id"`
+	}
+	stmt, err := e.prepared(ctx, finishSQL)
+	if err == nil {
+		err = stmt.SelectContext(ctx, &rows,
+			pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(msgs), pq.Array(outs), pq.Array(errTails))
+	}
+	done := make(map[string]string, len(rows))
+	for _, r := range rows {
+		done[r.ID] = r.Job
+	}
+	for _, i := range first {
+		switch job, ok := done[in[i].task]; {
+		case err != nil:
+			errs[i] = err
+		case ok:
+			jobs[i] = job
+		default:
+			errs[i] = ErrStaleClaim
+		}
+	}
+	if len(again) > 0 {
+		rest := make([]finishIn, len(again))
+		for k, i := range again {
+			rest[k] = in[i]
+		}
+		rj, re := e.finishBatch(ctx, rest)
+		for k, i := range again {
+			jobs[i], errs[i] = rj[k], re[k]
+		}
+	}
+	return jobs, errs
+}
+
+// finishSQL completes attempts, with their events, in one round trip.
+const finishSQL = `WITH i AS (
+			SELECT * FROM unnest($1::uuid[], $2::int[], $3::bytea[], $4::text[], $5::text[], $6::text[])
+				AS i(id, attempt, token, message, stdout, stderr)),
+		t AS (UPDATE tasks SET state = 'COMPLETE', claim_token = NULL, lease_expires_at = NULL, timeout_at = NULL, message = i.message
+			FROM i WHERE tasks.id = i.id AND tasks.attempt = i.attempt AND tasks.claim_token = i.token AND tasks.state = 'IN_PROGRESS'
+			RETURNING tasks.id, tasks.job_id, tasks.tenant_id, tasks.attempt, i.message, i.stdout, i.stderr),
+		a AS (UPDATE task_attempts a SET finished_at = now(), status = 0, message = t.message, retryable = true,
+			stdout_tail = t.stdout, stderr_tail = t.stderr FROM t WHERE a.task_id = t.id AND a.attempt = t.attempt),
+		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
+			SELECT t.tenant_id, j.cluster_id, t.job_id, t.id, 'task', 'COMPLETE', t.attempt, t.message FROM t JOIN jobs j ON j.id = t.job_id)
+		SELECT id, job_id FROM t`
 
 // closeAttempt ends an IN_PROGRESS attempt and decides what follows: done,
 // retry after backoff, CONFIRM rollback, or a failed job (SPEC §5.3, §5.4).
@@ -537,7 +491,7 @@ func (s *scheduler) reap(ctx context.Context) {
 			if err := tx.SelectContext(ctx, &rows, `SELECT `+attemptColumns+`, t.lease_expires_at < now() AS expired,
 				t.timeout_at < now() AS timed_out, t.timeout_seconds
 				FROM tasks t JOIN jobs j ON j.id = t.job_id
-				WHERE t.state = 'IN_PROGRESS' AND (t.lease_expires_at < now() OR t.timeout_at < now())
+				WHERE t.lease_expires_at IS NOT NULL AND t.state = 'IN_PROGRESS' AND (t.lease_expires_at < now() OR t.timeout_at < now())
 				ORDER BY t.lease_expires_at LIMIT 100 FOR UPDATE OF t SKIP LOCKED`); err != nil {
 				return err
 			}

@@ -1,0 +1,421 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/queue"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// maxClaimBatch bounds how many waiting slots one round of a tenant's
+// fetcher serves with one stream read and one claim statement.
+const maxClaimBatch = 256
+
+// fetcher serves the slots of one tenant waiting in Claim on this engine.
+// One goroutine per tenant reads the stream for all of them as the engine's
+// own consumer and claims what it read in one statement, so a hundred
+// waiting slots cost one blocked Redis read, not a hundred connections, and
+// a burst of work is claimed in a few commits instead of one per task.
+type fetcher struct {
+	mu      sync.Mutex
+	waiting []*waiter
+	running bool
+	// spare holds entries read for slots that gave up before the claim:
+	// they are served first next round instead of waiting in the pending
+	// list for another consumer to take them over.
+	spare []queue.Entry
+	// acking bounds the acknowledgements in flight.
+	acking chan struct{}
+}
+
+type waiter struct {
+	req ClaimRequest
+	ch  chan claimResult // buffered: the fetcher never blocks on a slot
+	// gone is set, under the fetcher's lock, by a slot that stopped waiting
+	// after the fetcher took it into a round; the round still answers it.
+	gone bool
+}
+
+type claimResult struct {
+	a   *Assignment
+	err error
+}
+
+// Claim hands the slot the next task of its tenant, waiting up to req.Wait;
+// it returns nil when none came. The stream entry is acknowledged only after
+// the claim is committed, so a crash in between re-delivers it.
+func (e *Engine) Claim(ctx context.Context, req ClaimRequest) (*Assignment, error) {
+	w := &waiter{req: req, ch: make(chan claimResult, 1)}
+	f := e.fetcherFor(req.TenantID)
+	f.mu.Lock()
+	f.waiting = append(f.waiting, w)
+	if !f.running {
+		f.running = true
+		go e.fetch(f, req.TenantID)
+	}
+	f.mu.Unlock()
+
+	timer := time.NewTimer(req.Wait)
+	defer timer.Stop()
+	select {
+	case r := <-w.ch:
+		return r.a, r.err
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	f.mu.Lock()
+	for i, o := range f.waiting {
+		if o == w {
+			f.waiting = append(f.waiting[:i], f.waiting[i+1:]...)
+			f.mu.Unlock()
+			return nil, ctx.Err()
+		}
+	}
+	w.gone = true
+	f.mu.Unlock()
+	// A round has taken this slot: its answer is at most one statement away.
+	r := <-w.ch
+	if r.a != nil && ctx.Err() != nil {
+		// Nobody will run it: hand it back rather than let the lease lapse.
+		e.release(context.WithoutCancel(ctx), r.a)
+		return nil, ctx.Err()
+	}
+	return r.a, r.err
+}
+
+func (e *Engine) fetcherFor(tenant string) *fetcher {
+	e.fetchMu.Lock()
+	defer e.fetchMu.Unlock()
+	f := e.fetchers[tenant]
+	if f == nil {
+		f = &fetcher{acking: make(chan struct{}, 4)}
+		e.fetchers[tenant] = f
+	}
+	return f
+}
+
+// fetch serves the tenant's waiting slots until none is left.
+func (e *Engine) fetch(f *fetcher, tenant string) {
+	ctx := context.Background()
+	for {
+		f.mu.Lock()
+		n := len(f.waiting)
+		if n == 0 {
+			f.running = false
+			f.mu.Unlock()
+			return
+		}
+		entries := f.spare
+		f.spare = nil
+		f.mu.Unlock()
+
+		if len(entries) == 0 {
+			var err error
+			entries, err = e.q.Next(ctx, tenant, e.consumer, min(n, maxClaimBatch), time.Second)
+			if errors.Is(err, queue.ErrEmpty) {
+				continue
+			}
+			if err != nil {
+				// Answer everyone waiting so agents see the outage, and
+				// pause before trying again for whoever comes next.
+				e.failWaiting(f, fmt.Errorf("engine: claim: %w", err))
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+		}
+		e.serve(ctx, f, tenant, entries)
+	}
+}
+
+func (e *Engine) failWaiting(f *fetcher, err error) {
+	f.mu.Lock()
+	ws := f.waiting
+	f.waiting = nil
+	f.mu.Unlock()
+	for _, w := range ws {
+		w.ch <- claimResult{err: err}
+	}
+}
+
+// serve claims entries for the slots at the head of the line.
+func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries []queue.Entry) {
+	f.mu.Lock()
+	k := min(len(entries), len(f.waiting))
+	taken := make([]*waiter, k)
+	copy(taken, f.waiting)
+	f.waiting = f.waiting[k:]
+	f.spare = append(f.spare, entries[k:]...)
+	f.mu.Unlock()
+	entries = entries[:k]
+	if k == 0 {
+		return
+	}
+
+	got, err := e.claimBatch(ctx, tenant, entries, taken)
+	if err != nil {
+		err = fmt.Errorf("engine: claim: %w", err)
+		e.log.Warn("engine: claim failed; the entries will be re-delivered", "tenant", tenant, "err", err)
+		for _, w := range taken {
+			w.ch <- claimResult{err: err}
+		}
+		return
+	}
+	var again []*waiter
+	acks := make([]string, 0, k)
+	for i, en := range entries {
+		if a := got[i]; a != nil {
+			taken[i].ch <- claimResult{a: a}
+			acks = append(acks, en.ID)
+			continue
+		}
+		if err := e.skip(ctx, tenant, en.Item); err != nil {
+			e.log.Warn("engine: unclaimable entry; it will be re-delivered", "task", en.TaskID, "err", err)
+		} else {
+			acks = append(acks, en.ID)
+		}
+		again = append(again, taken[i])
+	}
+	// The claims are committed: acknowledging is off the critical path, and
+	// one lost is only an entry re-delivered and skipped.
+	f.acking <- struct{}{}
+	go func() {
+		defer func() { <-f.acking }()
+		if err := e.q.Ack(ctx, tenant, acks...); err != nil {
+			e.log.Warn("engine: ack failed; the entries will be re-delivered and skipped", "tenant", tenant, "err", err)
+		}
+	}()
+	if len(again) == 0 {
+		return
+	}
+	// Slots whose entry was stale keep their place at the head of the line.
+	f.mu.Lock()
+	keep := again[:0]
+	for _, w := range again {
+		if w.gone {
+			w.ch <- claimResult{}
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	f.waiting = append(keep, f.waiting...)
+	f.mu.Unlock()
+}
+
+// claimBatch claims each entry for the slot beside it in one statement that
+// also records the attempts and their events and reads the payloads. The
+// result holds nil where the task was not claimable.
+func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.Entry, slots []*waiter) ([]*Assignment, error) {
+	n := len(entries)
+	ids, attempts, tokens, agents, notes := make([]string, n), make([]int64, n), make([][]byte, n), make([]string, n), make([]string, n)
+	for i, en := range entries {
+		ids[i], attempts[i], agents[i] = en.TaskID, int64(en.Attempt), slots[i].req.AgentID
+		tokens[i] = make([]byte, 16)
+		_, _ = rand.Read(tokens[i])
+		notes[i] = fmt.Sprintf("claimed by %s (slot %d)", slots[i].req.AgentID, slots[i].req.Slot)
+	}
+	var rows []struct {
+		ID        string         `db:"id"`
+		Token     []byte         `db:"claim_token"`
+		Job       string         `db:"job_id"`
+		Cluster   string         `db:"cluster_id"`
+		Node      string         `db:"node_id"`
+		Action    string         `db:"action"`
+		Service   string         `db:"service"`
+		Timeout   int            `db:"timeout_seconds"`
+		Lease     time.Time      `db:"lease_expires_at"`
+		Deadline  time.Time      `db:"timeout_at"`
+		SvcAction []byte         `db:"svc_action"`
+		NodeNum   sql.NullInt64  `db:"nodenum"`
+		Hostname  sql.NullString `db:"hostname"`
+		IPs       []byte         `db:"ipaddresses"`
+		Services  pq.StringArray `db:"services"`
+		Facts     []byte         `db:"facts"`
+	}
+	// A task listed twice (a re-published entry) is updated once; the
+	// token tells which slot won it.
+	c, err := e.claimConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = c.stmt.SelectContext(ctx, &rows,
+		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(agents), pq.Array(notes),
+		e.cfg.LeaseTTL.Milliseconds(), tenant)
+	e.putClaimConn(c, err)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Assignment, n)
+	for _, r := range rows {
+		i := -1
+		for j := range entries {
+			if entries[j].TaskID == r.ID && string(tokens[j]) == string(r.Token) {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return nil, fmt.Errorf("claimed task %s under a token no slot holds", r.ID)
+		}
+		action, _ := planner.ParseAction(r.Action)
+		a := &Assignment{TaskID: r.ID, JobID: r.Job, ClusterID: r.Cluster, TenantID: tenant, Attempt: entries[i].Attempt,
+			ClaimToken: hex.EncodeToString(r.Token), LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action,
+			Action: action, TimeoutSeconds: r.Timeout}
+		if r.Service != "" {
+			a.Service = &ServicePayload{Name: r.Service}
+			if len(r.SvcAction) > 0 {
+				if err := json.Unmarshal(r.SvcAction, &a.Service.Action); err != nil {
+					return nil, fmt.Errorf("service %s action %s: %w", r.Service, r.Action, err)
+				}
+			}
+		}
+		if r.Node != "" {
+			a.Node = &NodePayload{ID: r.Node}
+			if r.NodeNum.Valid {
+				a.Node.NodeNum, a.Node.Hostname, a.Node.Services = int(r.NodeNum.Int64), r.Hostname.String, r.Services
+				if err := json.Unmarshal(r.IPs, &a.Node.IPAddresses); err != nil {
+					return nil, fmt.Errorf("node %s addresses: %w", r.Node, err)
+				}
+				if err := json.Unmarshal(r.Facts, &a.Node.Facts); err != nil {
+					return nil, fmt.Errorf("node %s facts: %w", r.Node, err)
+				}
+			}
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// claimSQL claims, records the attempts and their events, and reads the
+// payloads, in one round trip.
+const claimSQL = `WITH i AS (
+			SELECT * FROM unnest($1::uuid[], $2::int[], $3::bytea[], $4::text[], $5::text[]) AS i(id, attempt, token, agent, note)),
+		c AS (
+			UPDATE tasks t SET state = 'IN_PROGRESS', claim_token = i.token, agent_id = i.agent,
+				lease_expires_at = now() + $6 * interval '1 millisecond',
+				timeout_at = now() + t.timeout_seconds * interval '1 second'
+			FROM i, jobs j
+			WHERE t.id = i.id AND t.attempt = i.attempt AND t.state = 'QUEUED' AND t.tenant_id = $7
+				AND j.id = t.job_id AND j.state = 'RUNNING'
+			RETURNING t.id, t.attempt, t.claim_token, t.agent_id, i.note, t.job_id, j.cluster_id, t.node_id, t.action,
+				t.service, t.timeout_seconds, t.lease_expires_at, t.timeout_at,
+				j.services -> t.service -> 'provisioner' -> 'actions' -> lower(t.action) AS svc_action),
+		a AS (INSERT INTO task_attempts (task_id, attempt, agent_id, claimed_at)
+			SELECT id, attempt, agent_id, now() FROM c
+			ON CONFLICT (task_id, attempt) DO UPDATE SET agent_id = excluded.agent_id, claimed_at = now()),
+		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
+			SELECT $7, cluster_id, job_id, id, 'task', 'IN_PROGRESS', attempt, note FROM c)
+		SELECT c.id, c.claim_token, c.job_id, c.cluster_id, c.node_id, c.action, c.service, c.timeout_seconds,
+			c.lease_expires_at, c.timeout_at, c.svc_action, n.nodenum, n.hostname, n.ipaddresses, n.services, n.facts
+		FROM c LEFT JOIN nodes n ON n.id = c.node_id AND c.node_id <> ''`
+
+// claimSession is a connection kept for claims, with synchronous_commit
+// off: a claim does not wait for the disk. Postgres crashing in the moment
+// after can lose a claim, never a finish: the task is QUEUED again, the
+// reconciler re-publishes it, the agent's finish is refused as stale, and
+// the task runs again, which every task must tolerate (SPEC §5.8). A finish
+// always commits synchronously, which flushes every claim before it.
+type claimSession struct {
+	conn *sqlx.Conn
+	stmt *sqlx.Stmt
+}
+
+// maxIdleClaimSessions bounds the sessions kept between claims: one per
+// tenant being served at the same moment.
+const maxIdleClaimSessions = 4
+
+func (e *Engine) claimConn(ctx context.Context) (*claimSession, error) {
+	e.claimMu.Lock()
+	if n := len(e.claimIdle); n > 0 {
+		c := e.claimIdle[n-1]
+		e.claimIdle = e.claimIdle[:n-1]
+		e.claimMu.Unlock()
+		return c, nil
+	}
+	e.claimMu.Unlock()
+	conn, err := e.db.Connx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, `SET synchronous_commit = off`); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	stmt, err := conn.PreparexContext(ctx, claimSQL)
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return &claimSession{conn: conn, stmt: stmt}, nil
+}
+
+// putClaimConn keeps a session for the next claim unless it failed (it may
+// be broken) or enough are kept already.
+func (e *Engine) putClaimConn(c *claimSession, err error) {
+	e.claimMu.Lock()
+	if err == nil && len(e.claimIdle) < maxIdleClaimSessions {
+		e.claimIdle = append(e.claimIdle, c)
+		e.claimMu.Unlock()
+		return
+	}
+	e.claimMu.Unlock()
+	_ = c.stmt.Close()
+	_ = c.conn.Close()
+}
+
+// skip settles an entry whose task could not be claimed.
+func (e *Engine) skip(ctx context.Context, tenant string, it queue.Item) error {
+	var change *taskChange
+	var jobID string
+	err := e.tx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		change, jobID, err = e.unclaimable(ctx, tx, tenant, it)
+		return err
+	})
+	if err == nil && change != nil {
+		e.notify(note{job: jobID, task: change})
+	}
+	return err
+}
+
+// release hands back a claim whose slot went away before receiving it: the
+// task is queued again under the same attempt, as if never claimed.
+func (e *Engine) release(ctx context.Context, a *Assignment) {
+	var ok bool
+	err := e.tx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'QUEUED', claim_token = NULL, agent_id = NULL,
+			lease_expires_at = NULL, timeout_at = NULL WHERE id = $1 AND attempt = $2 AND claim_token = $3 AND state = 'IN_PROGRESS'`,
+			a.TaskID, a.Attempt, mustHex(a.ClaimToken))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		ok = true
+		if _, err := tx.ExecContext(ctx, `DELETE FROM task_attempts WHERE task_id = $1 AND attempt = $2`, a.TaskID, a.Attempt); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, event{tenant: a.TenantID, cluster: a.ClusterID, job: a.JobID, task: a.TaskID,
+			kind: "task", state: Queued, attempt: a.Attempt, message: "returned to the queue: the claiming slot left before receiving it"})
+	})
+	if err != nil {
+		// The lease will lapse and the reaper will retry the task.
+		e.log.Warn("engine: release claim", "task", a.TaskID, "err", err)
+		return
+	}
+	if ok {
+		if err := e.q.PublishMany(ctx, a.TenantID, []queue.Item{{TaskID: a.TaskID, Attempt: a.Attempt}}); err != nil {
+			e.log.Warn("engine: publish released task; the reconciler will retry", "task", a.TaskID, "err", err)
+		}
+	}
+}
