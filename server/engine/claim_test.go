@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/planner"
+)
+
+// startOnly is one service with only a start action: a START_SERVICES job
+// over n nodes is n independent tasks.
+func startOnly() map[string]*catalog.Service {
+	s := &catalog.Service{Base: catalog.Base{Name: "s"}}
+	s.Provisioner.Actions = map[string]catalog.Action{"start": {Type: "shell"}}
+	return map[string]*catalog.Service{"s": s}
+}
+
+func independent(nodes []planner.Node) []planner.Node {
+	for i := range nodes {
+		nodes[i].Services = []string{"s"}
+	}
+	return nodes
+}
+
+// Fifty slots waiting at once are served by one stream reader: every task
+// goes to exactly one slot, and each slot gets at most one task per claim.
+func TestManySlotsClaimDistinctTasks(t *testing.T) {
+	cfg := fast
+	cfg.LeaseTTL = time.Minute // no lease may lapse while the spare slots wait
+	h := newHarness(t, cfg)
+	job, _ := h.submit(planner.StartServices, independent(h.nodes(50)), startOnly())
+	ctx := context.Background()
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for slot := range 60 { // more slots than tasks: ten must come back empty
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Slot: slot, Wait: time.Second})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if a != nil {
+				mu.Lock()
+				got[a.TaskID]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var want int
+	must(t, h.db.Get(&want, `SELECT count(*) FROM tasks WHERE job_id = $1`, job))
+	if len(got) != want {
+		t.Fatalf("%d distinct tasks claimed, want all %d", len(got), want)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("task %s handed out %d times", id, n)
+		}
+	}
+	var inProgress int
+	must(t, h.db.Get(&inProgress, `SELECT count(*) FROM tasks WHERE job_id = $1 AND state = 'IN_PROGRESS'`, job))
+	if inProgress != want {
+		t.Errorf("%d tasks IN_PROGRESS, want %d", inProgress, want)
+	}
+}
+
+// A claim whose slot left before receiving it goes back to the queue under
+// the same attempt; the abandoned token is stale.
+func TestReleasedClaimIsQueuedAgain(t *testing.T) {
+	h := newHarness(t, fast)
+	h.submit(planner.StartServices, independent(h.nodes(1)), startOnly())
+	ctx := context.Background()
+	claim := func() *Assignment {
+		t.Helper()
+		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
+		must(t, err)
+		if a == nil {
+			t.Fatal("no task")
+		}
+		return a
+	}
+	first := claim()
+	h.engine().release(ctx, first)
+	again := claim()
+	if again.TaskID != first.TaskID || again.Attempt != first.Attempt || again.ClaimToken == first.ClaimToken {
+		t.Fatalf("after release got task %s attempt %d, want %s attempt %d under a new token",
+			again.TaskID, again.Attempt, first.TaskID, first.Attempt)
+	}
+	if err := h.engine().Finish(ctx, first.TaskID, first.Attempt, first.ClaimToken, Result{}); !errors.Is(err, ErrStaleClaim) {
+		t.Fatalf("finish with the released token: %v, want ErrStaleClaim", err)
+	}
+	must(t, h.engine().Finish(ctx, again.TaskID, again.Attempt, again.ClaimToken, Result{}))
+	var evs []string
+	must(t, h.db.Select(&evs, `SELECT state FROM events WHERE task_id = $1 ORDER BY id`, first.TaskID))
+	want := []string{"QUEUED", "IN_PROGRESS", "QUEUED", "IN_PROGRESS", "COMPLETE"}
+	if len(evs) != len(want) {
+		t.Fatalf("events %v, want %v", evs, want)
+	}
+	for i := range want {
+		if evs[i] != want[i] {
+			t.Fatalf("events %v, want %v", evs, want)
+		}
+	}
+}
+
+// Finishes of one task that meet in one batch each get their own verdict.
+func TestFinishBatchDuplicates(t *testing.T) {
+	h := newHarness(t, fast)
+	h.submit(planner.StartServices, independent(h.nodes(2)), startOnly())
+	ctx := context.Background()
+	var as []*Assignment
+	for range 2 {
+		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
+		must(t, err)
+		if a == nil {
+			t.Fatal("no task")
+		}
+		as = append(as, a)
+	}
+	in := func(a *Assignment, token string) finishIn {
+		return finishIn{task: a.TaskID, attempt: a.Attempt, token: mustHex(token)}
+	}
+	_, errs := h.engine().finishBatch(ctx, []finishIn{
+		in(as[0], newToken()), in(as[0], as[0].ClaimToken), // wrong token first, then the right one
+		in(as[1], as[1].ClaimToken), in(as[1], as[1].ClaimToken), // the same finish twice
+	})
+	wantStale := []bool{true, false, false, true}
+	for i, err := range errs {
+		if stale := errors.Is(err, ErrStaleClaim); stale != wantStale[i] || (!stale && err != nil) {
+			t.Errorf("finish %d: %v, want stale=%v", i, err, wantStale[i])
+		}
+	}
+	var done int
+	must(t, h.db.Get(&done, `SELECT count(*) FROM events WHERE state = 'COMPLETE' AND kind = 'task'`))
+	if done != 2 {
+		t.Errorf("%d COMPLETE events, want 2", done)
+	}
+}
