@@ -3,14 +3,15 @@ package engine
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/cooprhq/coopr/macro"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/queue"
 	"github.com/jmoiron/sqlx"
@@ -224,22 +225,17 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		notes[i] = fmt.Sprintf("claimed by %s (slot %d)", slots[i].req.AgentID, slots[i].req.Slot)
 	}
 	var rows []struct {
-		ID        string         `db:"id"`
-		Token     []byte         `db:"claim_token"`
-		Job       string         `db:"job_id"`
-		Cluster   string         `db:"cluster_id"`
-		Node      string         `db:"node_id"`
-		Action    string         `db:"action"`
-		Service   string         `db:"service"`
-		Timeout   int            `db:"timeout_seconds"`
-		Lease     time.Time      `db:"lease_expires_at"`
-		Deadline  time.Time      `db:"timeout_at"`
-		SvcAction []byte         `db:"svc_action"`
-		NodeNum   sql.NullInt64  `db:"nodenum"`
-		Hostname  sql.NullString `db:"hostname"`
-		IPs       []byte         `db:"ipaddresses"`
-		Services  pq.StringArray `db:"services"`
-		Facts     []byte         `db:"facts"`
+		ID        string    `db:"id"`
+		Token     []byte    `db:"claim_token"`
+		Job       string    `db:"job_id"`
+		Cluster   string    `db:"cluster_id"`
+		Node      string    `db:"node_id"`
+		Action    string    `db:"action"`
+		Service   string    `db:"service"`
+		Timeout   int       `db:"timeout_seconds"`
+		Lease     time.Time `db:"lease_expires_at"`
+		Deadline  time.Time `db:"timeout_at"`
+		SvcAction []byte    `db:"svc_action"`
 	}
 	// A task listed twice (a re-published entry) is updated once; the
 	// token tells which slot won it.
@@ -253,6 +249,17 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 	e.putClaimConn(c, err)
 	if err != nil {
 		return nil, err
+	}
+	clusterIDs := make([]string, 0, 1)
+	for _, r := range rows {
+		if !slices.Contains(clusterIDs, r.Cluster) {
+			clusterIDs = append(clusterIDs, r.Cluster)
+		}
+	}
+	clusters, err := e.clusterViews(ctx, clusterIDs)
+	if err != nil {
+		// The claims stand; their leases lapse and the reaper retries them.
+		return nil, fmt.Errorf("read clusters: %w", err)
 	}
 	out := make([]*Assignment, n)
 	for _, r := range rows {
@@ -270,6 +277,21 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		a := &Assignment{TaskID: r.ID, JobID: r.Job, ClusterID: r.Cluster, TenantID: tenant, Attempt: entries[i].Attempt,
 			ClaimToken: hex.EncodeToString(r.Token), LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action,
 			Action: action, TimeoutSeconds: r.Timeout}
+		cv := clusters[r.Cluster]
+		if cv == nil {
+			return nil, fmt.Errorf("task %s: cluster %s not found", r.ID, r.Cluster)
+		}
+		a.Cluster = ClusterPayload{ID: r.Cluster, Name: cv.name, Owner: cv.owner, Config: cv.config}
+		a.Nodes = cv.nodes
+		if r.Node != "" {
+			a.Node = cv.nodes[r.Node]
+			if a.Node == nil {
+				// A node-level task may run before its record has more
+				// than an id (a CREATE of a node the control plane has not
+				// written): it still names the node.
+				a.Node = &NodePayload{ID: r.Node}
+			}
+		}
 		if r.Service != "" {
 			a.Service = &ServicePayload{Name: r.Service}
 			if len(r.SvcAction) > 0 {
@@ -277,20 +299,83 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 					return nil, fmt.Errorf("service %s action %s: %w", r.Service, r.Action, err)
 				}
 			}
-		}
-		if r.Node != "" {
-			a.Node = &NodePayload{ID: r.Node}
-			if r.NodeNum.Valid {
-				a.Node.NodeNum, a.Node.Hostname, a.Node.Services = int(r.NodeNum.Int64), r.Hostname.String, r.Services
-				if err := json.Unmarshal(r.IPs, &a.Node.IPAddresses); err != nil {
-					return nil, fmt.Errorf("node %s addresses: %w", r.Node, err)
-				}
-				if err := json.Unmarshal(r.Facts, &a.Node.Facts); err != nil {
-					return nil, fmt.Errorf("node %s facts: %w", r.Node, err)
-				}
+			// Service tasks see the config expanded for their node, over the
+			// node records as they are now (SPEC §6).
+			cfg, err := cv.env(r.Node).ExpandJSON(cv.config)
+			if err != nil {
+				e.failClaimed(ctx, a, fmt.Sprintf("cluster config: %v", err))
+				continue
 			}
+			a.Cluster.Config = cfg
 		}
 		out[i] = a
+	}
+	return out, nil
+}
+
+// failClaimed fails a claimed attempt that cannot run, without retry; the
+// slot that claimed it waits for another task.
+func (e *Engine) failClaimed(ctx context.Context, a *Assignment, msg string) {
+	no := false
+	if err := e.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, Result{Status: 1, Message: msg, Retryable: &no}); err != nil {
+		// Left IN_PROGRESS: the lease lapses and the reaper fails it.
+		e.log.Warn("engine: fail task at claim", "task", a.TaskID, "err", err)
+	}
+}
+
+// clusterView is what payloads carry of a cluster: its identity, its raw
+// config and every node.
+type clusterView struct {
+	name, owner string
+	config      any
+	nodes       map[string]*NodePayload
+	macroNodes  []macro.Node
+}
+
+func (cv *clusterView) env(self string) *macro.Env {
+	return macro.NewEnv(cv.macroNodes, self, cv.owner)
+}
+
+// clusterViews reads the clusters' configs and nodes in one round trip.
+func (e *Engine) clusterViews(ctx context.Context, ids []string) (map[string]*clusterView, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	stmt, err := e.prepared(ctx, `SELECT c.id, c.name, c.owner, c.config,
+			coalesce((SELECT jsonb_agg(jsonb_build_object('id', n.id, 'nodenum', n.nodenum, 'hostname', n.hostname,
+				'ipaddresses', n.ipaddresses, 'services', n.services, 'facts', n.facts) ORDER BY n.nodenum)
+				FROM nodes n WHERE n.cluster_id = c.id), '[]') AS nodes
+		FROM clusters c WHERE c.id = ANY($1::uuid[])`)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		ID     string `db:"id"`
+		Name   string `db:"name"`
+		Owner  string `db:"owner"`
+		Config []byte `db:"config"`
+		Nodes  []byte `db:"nodes"`
+	}
+	if err := stmt.SelectContext(ctx, &rows, pq.Array(ids)); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*clusterView, len(rows))
+	for _, r := range rows {
+		cv := &clusterView{name: r.Name, owner: r.Owner}
+		if err := json.Unmarshal(r.Config, &cv.config); err != nil {
+			return nil, fmt.Errorf("cluster %s config: %w", r.ID, err)
+		}
+		var nodes []*NodePayload
+		if err := json.Unmarshal(r.Nodes, &nodes); err != nil {
+			return nil, fmt.Errorf("cluster %s nodes: %w", r.ID, err)
+		}
+		cv.nodes = make(map[string]*NodePayload, len(nodes))
+		cv.macroNodes = make([]macro.Node, len(nodes))
+		for i, n := range nodes {
+			cv.nodes[n.ID] = n
+			cv.macroNodes[i] = macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname, IPs: n.IPAddresses, Services: n.Services}
+		}
+		out[r.ID] = cv
 	}
 	return out, nil
 }
@@ -315,8 +400,8 @@ const claimSQL = `WITH i AS (
 		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
 			SELECT $7, cluster_id, job_id, id, 'task', 'IN_PROGRESS', attempt, note FROM c)
 		SELECT c.id, c.claim_token, c.job_id, c.cluster_id, c.node_id, c.action, c.service, c.timeout_seconds,
-			c.lease_expires_at, c.timeout_at, c.svc_action, n.nodenum, n.hostname, n.ipaddresses, n.services, n.facts
-		FROM c LEFT JOIN nodes n ON n.id = c.node_id AND c.node_id <> ''`
+			c.lease_expires_at, c.timeout_at, c.svc_action
+		FROM c`
 
 // claimSession is a connection kept for claims, with synchronous_commit
 // off: a claim does not wait for the disk. Postgres crashing in the moment

@@ -44,6 +44,20 @@ type Assignment struct {
 	Service        *ServicePayload `json:"service"` // nil for node-level tasks
 	Node           *NodePayload    `json:"node"`    // nil for cluster-scoped tasks
 	TimeoutSeconds int             `json:"timeoutSeconds"`
+	// Cluster carries the config, expanded for this node in service tasks
+	// and as written in node-level ones.
+	Cluster ClusterPayload `json:"cluster"`
+	// Nodes is every node of the cluster by id, as the records stand at
+	// claim time.
+	Nodes map[string]*NodePayload `json:"nodes"`
+}
+
+// ClusterPayload is the cluster a task belongs to.
+type ClusterPayload struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Owner  string `json:"owner"`
+	Config any    `json:"config"`
 }
 
 // ServicePayload is the service action a task runs.

@@ -1,0 +1,277 @@
+package macro
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// DefaultIPType is the address type of the ip forms that name none.
+const DefaultIPType = "bind_v4"
+
+// Node is what macros read of a node.
+type Node struct {
+	ID       string
+	NodeNum  int
+	Hostname string
+	IPs      map[string]string // address type -> address
+	Services []string
+}
+
+// Env is a cluster as macros see it, from one node's point of view.
+type Env struct {
+	owner   string
+	self    *Node
+	service map[string][]*Node // service -> its nodes by nodenum
+}
+
+// NewEnv indexes nodes for expansion. self names the node the task runs
+// on; "" expands at cluster scope, where every self form stays unexpanded.
+func NewEnv(nodes []Node, self, owner string) *Env {
+	env := &Env{owner: owner, service: map[string][]*Node{}}
+	ns := make([]*Node, len(nodes))
+	for i := range nodes {
+		ns[i] = &nodes[i]
+	}
+	sort.SliceStable(ns, func(i, j int) bool { return ns[i].NodeNum < ns[j].NodeNum })
+	for _, n := range ns {
+		if self != "" && n.ID == self {
+			env.self = n
+		}
+		for _, s := range n.Services {
+			env.service[s] = append(env.service[s], n)
+		}
+	}
+	return env
+}
+
+// Error is a macro that cannot be expanded; the task it belongs to fails
+// without retry (SPEC §6).
+type Error struct {
+	Path   string // where in the config, e.g. "hadoop.core_site[0]"; "" for a bare string
+	Macro  string // the macro's source between the % signs
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("macro %%%s%%: %s", e.Macro, e.Reason)
+	}
+	return fmt.Sprintf("%s: macro %%%s%%: %s", e.Path, e.Macro, e.Reason)
+}
+
+// Expand expands the macros of s. A string in which no macro expands is
+// returned exactly as written; once one does, those that do not become "".
+func (env *Env) Expand(s string) (string, error) {
+	if !strings.Contains(s, "%") {
+		return s, nil
+	}
+	segs, err := Parse(s)
+	if err != nil {
+		if se, ok := err.(*SyntaxError); ok {
+			return "", &Error{Macro: se.Macro, Reason: se.Reason}
+		}
+		return "", err
+	}
+	var b strings.Builder
+	expanded := false
+	for _, sg := range segs {
+		if sg.Macro == nil {
+			b.WriteString(sg.Text)
+			continue
+		}
+		v, ok, err := env.value(sg.Macro)
+		if err != nil {
+			return "", &Error{Macro: sg.Text, Reason: err.Error()}
+		}
+		if ok {
+			expanded = true
+			b.WriteString(v)
+		}
+	}
+	if !expanded {
+		return s, nil
+	}
+	return b.String(), nil
+}
+
+// ExpandJSON expands every string leaf of v, a value decoded by
+// encoding/json, through objects and arrays; keys are never expanded. It
+// returns a new value and leaves v unchanged.
+func (env *Env) ExpandJSON(v any) (any, error) { return env.walk("", v) }
+
+func (env *Env) walk(path string, v any) (any, error) {
+	switch v := v.(type) {
+	case string:
+		s, err := env.Expand(v)
+		if e, ok := err.(*Error); ok {
+			e.Path = path
+		}
+		return s, err
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			y, err := env.walk(p, x)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = y
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			y, err := env.walk(path+"["+strconv.Itoa(i)+"]", x)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = y
+		}
+		return out, nil
+	default:
+		return v, nil
+	}
+}
+
+// errAbsent marks a list form of a service that no node has.
+var errAbsent = errors.New("service on no node")
+
+// value expands one macro; ok is false when it stays unexpanded.
+func (env *Env) value(m *Macro) (string, bool, error) {
+	vals, ok, err := env.resolve(m.Name)
+	if errors.Is(err, errAbsent) {
+		// A list of a service on no node stays unexpanded; an entry of it
+		// does not exist.
+		if m.Index >= 0 {
+			return "", false, fmt.Errorf("index %d out of range: no node has the service", m.Index)
+		}
+		return "", false, nil
+	}
+	if err != nil || !ok {
+		return "", false, err
+	}
+	if m.Index >= 0 {
+		if m.Index >= len(vals) {
+			return "", false, fmt.Errorf("index %d out of range: %d value(s)", m.Index, len(vals))
+		}
+		vals = vals[m.Index : m.Index+1]
+	}
+	if m.HasMap {
+		mapped := make([]string, len(vals))
+		for i, v := range vals {
+			mapped[i] = format(m.Map, v)
+		}
+		vals = mapped
+	}
+	sep := ","
+	if m.HasJoin {
+		sep = m.Join
+	}
+	return strings.Join(vals, sep), true, nil
+}
+
+// format puts v where fmt has $; $$ is a literal $.
+func format(f, v string) string {
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '$' {
+			b.WriteByte(f[i])
+			continue
+		}
+		if i+1 < len(f) && f[i+1] == '$' {
+			b.WriteByte('$')
+			i++
+			continue
+		}
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+// resolve gives the values a macro name stands for. An index applied to a
+// single value (a self form, a count) works as on a one-value list.
+func (env *Env) resolve(name string) ([]string, bool, error) {
+	switch {
+	case name == "cluster.owner":
+		return []string{env.owner}, true, nil
+	case name == "host.self":
+		if env.self == nil || env.self.Hostname == "" {
+			return nil, false, nil
+		}
+		return []string{env.self.Hostname}, true, nil
+	case strings.HasPrefix(name, "host.service."):
+		nodes, ok := env.service[strings.TrimPrefix(name, "host.service.")]
+		if !ok {
+			return nil, false, errAbsent
+		}
+		out := make([]string, len(nodes))
+		for i, n := range nodes {
+			if n.Hostname == "" {
+				return nil, false, fmt.Errorf("node %s has no hostname yet", n.ID)
+			}
+			out[i] = n.Hostname
+		}
+		return out, true, nil
+	case strings.HasPrefix(name, "num.service."):
+		return []string{strconv.Itoa(len(env.service[strings.TrimPrefix(name, "num.service.")]))}, true, nil
+	case strings.HasPrefix(name, "instance.self.service."):
+		svc := strings.TrimPrefix(name, "instance.self.service.")
+		if env.self == nil {
+			return nil, false, nil
+		}
+		i := slices.Index(env.service[svc], env.self)
+		if i < 0 {
+			return nil, false, nil
+		}
+		return []string{strconv.Itoa(i + 1)}, true, nil
+	case strings.HasPrefix(name, "ip."):
+		return env.ip(strings.TrimPrefix(name, "ip."))
+	}
+	return nil, false, nil // not a macro coopr knows: left as written
+}
+
+// ip resolves "self", "T.self", "service.S" and "T.service.S".
+func (env *Env) ip(rest string) ([]string, bool, error) {
+	typ := DefaultIPType
+	if rest != "self" && !strings.HasPrefix(rest, "service.") {
+		dot := strings.IndexByte(rest, '.')
+		if dot < 0 {
+			return nil, false, nil
+		}
+		typ, rest = rest[:dot], rest[dot+1:]
+	}
+	if rest == "self" {
+		if env.self == nil {
+			return nil, false, nil
+		}
+		a := env.self.IPs[typ]
+		if a == "" {
+			return nil, false, fmt.Errorf("this node (%s) has no %s address", env.self.ID, typ)
+		}
+		return []string{a}, true, nil
+	}
+	svc, ok := strings.CutPrefix(rest, "service.")
+	if !ok {
+		return nil, false, nil
+	}
+	nodes, ok := env.service[svc]
+	if !ok {
+		return nil, false, errAbsent
+	}
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		a := n.IPs[typ]
+		if a == "" {
+			return nil, false, fmt.Errorf("node %s has no %s address", n.ID, typ)
+		}
+		out[i] = a
+	}
+	return out, true, nil
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/planner"
+)
+
+// A create whose CONFIRMs report hostnames and addresses: every service
+// task sees the config expanded for its own node over those results, and
+// node-level tasks see it as written.
+func TestPayloadMacrosSeeEarlierResults(t *testing.T) {
+	h := newHarness(t, fast)
+	config := `{"db": "%host.service.db[0]%", "peers": "%join(map(ip.service.app,'$:80'),' ')%",
+		"me": {"host": "%host.self%", "rank": "%instance.self.service.app%"}, "owner": "%cluster.owner%", "count": 3}`
+	_, err := h.db.Exec(`UPDATE clusters SET config = $2, owner = 'alice' WHERE id = $1`, h.cluster, config)
+	must(t, err)
+
+	var mu sync.Mutex
+	seen := map[string]map[string]any{} // node/action/service -> config
+	ag := h.agent("a1", 4, func(a *Assignment, _ int) (Result, time.Duration) {
+		cfg, _ := a.Cluster.Config.(map[string]any)
+		mu.Lock()
+		seen[key(a)] = cfg
+		mu.Unlock()
+		if a.Action == planner.Confirm {
+			num := a.Node.NodeNum
+			return Result{Hostname: fmt.Sprintf("h%d.example", num),
+				IPAddresses: map[string]string{"bind_v4": fmt.Sprintf("10.0.0.%d", num-999)}}, time.Millisecond
+		}
+		return Result{}, time.Millisecond
+	})
+	nodes := h.nodes(3) // n0: base+db; n1, n2: base+app
+	_, p := h.submit(planner.ClusterCreate, nodes, testServices())
+	h.waitStatus("ACTIVE", 20*time.Second)
+	checkOrder(t, h, ag, p)
+
+	mu.Lock()
+	defer mu.Unlock()
+	n1 := nodes[1].ID
+	got := seen[n1+"/CONFIGURE/app"]
+	want := map[string]any{"db": "h1000.example", "peers": "10.0.0.2:80 10.0.0.3:80",
+		"me": map[string]any{"host": "h1001.example", "rank": "1"}, "owner": "alice", "count": float64(3)}
+	if g, w := js(got), js(want); g != w {
+		t.Errorf("app CONFIGURE on %s saw config\n%s\nwant\n%s", n1, g, w)
+	}
+	if rank := seen[nodes[2].ID+"/CONFIGURE/app"]["me"].(map[string]any)["rank"]; rank != "2" {
+		t.Errorf("second app node rank %v, want 2", rank)
+	}
+	// The db node has no app: its own rank stays as written.
+	if rank := seen[nodes[0].ID+"/CONFIGURE/db"]["me"].(map[string]any)["rank"]; rank != "%instance.self.service.app%" {
+		t.Errorf("db node rank %v, want the macro unexpanded", rank)
+	}
+	raw := seen[n1+"/BOOTSTRAP/"]
+	if raw["db"] != "%host.service.db[0]%" {
+		t.Errorf("BOOTSTRAP saw %v, want the config as written", raw)
+	}
+}
+
+// A macro that cannot expand fails its task without retry, and the job
+// with it; the message names the key path and the macro.
+func TestPayloadMacroErrorFailsTask(t *testing.T) {
+	h := newHarness(t, fast)
+	_, err := h.db.Exec(`UPDATE clusters SET config = $2 WHERE id = $1`, h.cluster, `{"zk": {"hosts": ["%host.service.app[7]%"]}}`)
+	must(t, err)
+	ag := h.agent("a1", 4, func(a *Assignment, _ int) (Result, time.Duration) {
+		if a.Action == planner.Confirm {
+			return Result{Hostname: "h" + a.Node.ID, IPAddresses: map[string]string{"bind_v4": "10.1.1.1"}}, time.Millisecond
+		}
+		return Result{}, time.Millisecond
+	})
+	job, _ := h.submit(planner.ClusterCreate, h.nodes(2), testServices())
+	h.waitStatus("INCOMPLETE", 20*time.Second)
+	var r struct {
+		Failures int    `db:"failures"`
+		Message  string `db:"message"`
+	}
+	must(t, h.db.Get(&r, `SELECT failures, message FROM tasks WHERE job_id = $1 AND state = 'FAILED'`, job))
+	if r.Failures != 1 || !strings.Contains(r.Message, "zk.hosts[0]: macro %host.service.app[7]%: index 7 out of range") {
+		t.Errorf("failed task: %d failures, message %q", r.Failures, r.Message)
+	}
+	for _, run := range ag.snapshot() {
+		if run.service != "" {
+			t.Errorf("service task %s %s ran; the macro error should have stopped it at claim", run.action, run.service)
+		}
+	}
+}
+
+func js(v any) string {
+	b, _ := json.MarshalIndent(v, "", " ")
+	return string(b)
+}
