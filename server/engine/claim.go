@@ -343,7 +343,7 @@ func (e *Engine) clusterViews(ctx context.Context, ids []string) (map[string]*cl
 	}
 	stmt, err := e.prepared(ctx, `SELECT c.id, c.name, c.owner, c.config,
 			coalesce((SELECT jsonb_agg(jsonb_build_object('id', n.id, 'nodenum', n.nodenum, 'hostname', n.hostname,
-				'ipaddresses', n.ipaddresses, 'services', n.services, 'facts', n.facts) ORDER BY n.nodenum)
+				'ipaddresses', n.ipaddresses, 'services', n.services, 'facts', n.facts, 'leaving', n.leaving) ORDER BY n.nodenum)
 				FROM nodes n WHERE n.cluster_id = c.id), '[]') AS nodes
 		FROM clusters c WHERE c.id = ANY($1::uuid[])`)
 	if err != nil {
@@ -365,15 +365,21 @@ func (e *Engine) clusterViews(ctx context.Context, ids []string) (map[string]*cl
 		if err := json.Unmarshal(r.Config, &cv.config); err != nil {
 			return nil, fmt.Errorf("cluster %s config: %w", r.ID, err)
 		}
-		var nodes []*NodePayload
+		var nodes []struct {
+			NodePayload
+			Leaving bool `json:"leaving"`
+		}
 		if err := json.Unmarshal(r.Nodes, &nodes); err != nil {
 			return nil, fmt.Errorf("cluster %s nodes: %w", r.ID, err)
 		}
 		cv.nodes = make(map[string]*NodePayload, len(nodes))
-		cv.macroNodes = make([]macro.Node, len(nodes))
-		for i, n := range nodes {
-			cv.nodes[n.ID] = n
-			cv.macroNodes[i] = macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname, IPs: n.IPAddresses, Services: n.Services}
+		cv.macroNodes = make([]macro.Node, 0, len(nodes))
+		for _, n := range nodes {
+			cv.nodes[n.ID] = &n.NodePayload
+			if !n.Leaving { // nodes a scale-in removes are out of the macro view
+				cv.macroNodes = append(cv.macroNodes, macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname,
+					IPs: n.IPAddresses, Services: n.Services})
+			}
 		}
 		out[r.ID] = cv
 	}

@@ -237,6 +237,18 @@ func (e *Engine) Submit(ctx context.Context, spec JobSpec) (string, error) {
 			pq.Array(stage), pq.Array(attempts), pq.Array(timeouts)); err != nil {
 			return err
 		}
+		if spec.Action == planner.ScaleIn {
+			var leaving []string
+			for _, t := range p.Tasks {
+				if t.Action == planner.Delete {
+					leaving = append(leaving, t.Node)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE nodes SET leaving = true WHERE cluster_id = $1 AND id = ANY($2)`,
+				spec.ClusterID, pq.Array(leaving)); err != nil {
+				return err
+			}
+		}
 		clusterStatus := "PENDING"
 		if state == JobComplete {
 			clusterStatus = status

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -94,4 +95,43 @@ func TestPayloadMacroErrorFailsTask(t *testing.T) {
 func js(v any) string {
 	b, _ := json.MarshalIndent(v, "", " ")
 	return string(b)
+}
+
+// Nodes a scale-in removes leave the macro view when the job starts and
+// the cluster when their DELETE completes; the others stay.
+func TestScaleInRemovesNodes(t *testing.T) {
+	h := newHarness(t, fast)
+	_, err := h.db.Exec(`UPDATE clusters SET config = '{"apps": "%host.service.app%"}' WHERE id = $1`, h.cluster)
+	must(t, err)
+	nodes := h.nodes(4) // n0 db, n1..n3 app
+	for _, n := range nodes {
+		_, err := h.db.Exec(`UPDATE nodes SET hostname = $2 WHERE id = $1`, n.ID, fmt.Sprintf("h%d", n.NodeNum))
+		must(t, err)
+	}
+	var mu sync.Mutex
+	seen := map[string]string{}
+	h.agent("a1", 4, func(a *Assignment, _ int) (Result, time.Duration) {
+		if a.Action == planner.Configure {
+			mu.Lock()
+			seen[key(a)] = a.Cluster.Config.(map[string]any)["apps"].(string)
+			mu.Unlock()
+		}
+		return Result{}, time.Millisecond
+	})
+	removed := []string{nodes[2].ID, nodes[3].ID}
+	p, err := planner.Build(&planner.Request{Action: planner.ScaleIn, Services: testServices(), Nodes: nodes, RemovedNodes: removed})
+	must(t, err)
+	_, err = h.engine().Submit(context.Background(), JobSpec{TenantID: h.tenant, ClusterID: h.cluster, Action: planner.ScaleIn, Plan: p, Services: testServices()})
+	must(t, err)
+	h.waitStatus("ACTIVE", 20*time.Second)
+	var left []string
+	must(t, h.db.Select(&left, `SELECT id FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, h.cluster))
+	if want := []string{nodes[0].ID, nodes[1].ID}; strings.Join(left, " ") != strings.Join(want, " ") {
+		t.Errorf("nodes after scale-in %v, want %v", left, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := seen[nodes[1].ID+"/CONFIGURE/app"]; got != "h1001" {
+		t.Errorf("remaining app node configured with apps=%q, want only itself (h1001)", got)
+	}
 }

@@ -287,7 +287,8 @@ const finishSQL = `WITH i AS (
 				AS i(id, attempt, token, message, stdout, stderr)),
 		t AS (UPDATE tasks SET state = 'COMPLETE', claim_token = NULL, lease_expires_at = NULL, timeout_at = NULL, message = i.message
 			FROM i WHERE tasks.id = i.id AND tasks.attempt = i.attempt AND tasks.claim_token = i.token AND tasks.state = 'IN_PROGRESS'
-			RETURNING tasks.id, tasks.job_id, tasks.tenant_id, tasks.attempt, i.message, i.stdout, i.stderr),
+			RETURNING tasks.id, tasks.job_id, tasks.tenant_id, tasks.attempt, tasks.action, tasks.node_id, i.message, i.stdout, i.stderr),
+		gone AS (DELETE FROM nodes n USING t WHERE t.action = 'DELETE' AND n.id = t.node_id AND n.leaving),
 		a AS (UPDATE task_attempts a SET finished_at = now(), status = 0, message = t.message, retryable = true,
 			stdout_tail = t.stdout, stderr_tail = t.stderr FROM t WHERE a.task_id = t.id AND a.attempt = t.attempt),
 		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
@@ -313,6 +314,12 @@ func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, 
 		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'COMPLETE', claim_token = NULL, lease_expires_at = NULL,
 			timeout_at = NULL, message = $2 WHERE id = $1`, row.ID, r.Message); err != nil {
 			return nil, false, err
+		}
+		if row.Action == planner.Delete.String() {
+			// A node a scale-in removes leaves the cluster with its DELETE.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE id = $1 AND leaving`, row.Node); err != nil {
+				return nil, false, err
+			}
 		}
 		return &taskChange{id: row.ID, state: Complete}, false, insertEvents(ctx, tx, ev("task", Complete, r.Message))
 	}
