@@ -345,7 +345,7 @@ func (e *Engine) clusterViews(ctx context.Context, ids []string) (map[string]*cl
 			coalesce((SELECT jsonb_agg(jsonb_build_object('id', n.id, 'nodenum', n.nodenum, 'hostname', n.hostname,
 				'ipaddresses', n.ipaddresses, 'services', n.services, 'facts', n.facts, 'leaving', n.leaving) ORDER BY n.nodenum)
 				FROM nodes n WHERE n.cluster_id = c.id), '[]') AS nodes
-		FROM clusters c WHERE c.id = ANY($1::uuid[])`)
+		FROM clusters c WHERE c.id = ANY($1::text[])`)
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +389,7 @@ func (e *Engine) clusterViews(ctx context.Context, ids []string) (map[string]*cl
 // claimSQL claims, records the attempts and their events, and reads the
 // payloads, in one round trip.
 const claimSQL = `WITH i AS (
-			SELECT * FROM unnest($1::uuid[], $2::int[], $3::bytea[], $4::text[], $5::text[]) AS i(id, attempt, token, agent, note)),
+			SELECT * FROM unnest($1::text[], $2::int[], $3::bytea[], $4::text[], $5::text[]) AS i(id, attempt, token, agent, note)),
 		c AS (
 			UPDATE tasks t SET state = 'IN_PROGRESS', claim_token = i.token, agent_id = i.agent,
 				lease_expires_at = now() + $6 * interval '1 millisecond',

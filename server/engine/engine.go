@@ -214,9 +214,12 @@ func (e *Engine) Submit(ctx context.Context, spec JobSpec) (string, error) {
 			state = JobComplete
 		}
 		p := spec.Plan
-		if err := tx.GetContext(ctx, &jobID, `INSERT INTO jobs (tenant_id, cluster_id, action, state, prev_status,
+		if err := tx.GetContext(ctx, &jobID, `WITH n AS (UPDATE clusters SET jobs_created = jobs_created + 1
+				WHERE id = $2 RETURNING jobs_created)
+			INSERT INTO jobs (id, tenant_id, cluster_id, action, state, prev_status,
 			success_status, failure_status, settled, plan_hash, edges, stages, services)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+			SELECT $2 || '-' || coopr_pad(n.jobs_created, 3), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM n
+			RETURNING id`,
 			spec.TenantID, spec.ClusterID, string(spec.Action), state, status, success, failure, state == JobComplete,
 			p.Hash(), encodeEdges(p.Edges), len(p.Stages), services); err != nil {
 			return err
@@ -229,9 +232,9 @@ func (e *Engine) Submit(ctx context.Context, spec JobSpec) (string, error) {
 			idx[i], stage[i], attempts[i], timeouts[i] = int64(i), int64(t.Stage), int64(a), int64(to/time.Second)
 			nodes[i], actions[i], svcs[i] = t.Node, t.Action.String(), t.Service
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (job_id, tenant_id, idx, node_id, action, service, stage,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, job_id, tenant_id, idx, node_id, action, service, stage,
 			state, max_attempts, timeout_seconds)
-			SELECT $1, $2, i, n, a, s, st, 'NOT_SUBMITTED', ma, ts
+			SELECT $1 || '-' || coopr_pad(i + 1, 3), $1, $2, i, n, a, s, st, 'NOT_SUBMITTED', ma, ts
 			FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[], $9::int[]) AS u(i, n, a, s, st, ma, ts)`,
 			jobID, spec.TenantID, pq.Array(idx), pq.Array(nodes), pq.Array(actions), pq.Array(svcs),
 			pq.Array(stage), pq.Array(attempts), pq.Array(timeouts)); err != nil {
@@ -294,7 +297,7 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, evs ...event) error {
 		attempt[i] = sql.NullInt64{Int64: int64(ev.attempt), Valid: ev.attempt > 0}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
-		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::int[], $8::text[])`,
+		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])`,
 		pq.Array(tenant), pq.Array(cluster), pq.Array(job), pq.Array(task), pq.Array(kind), pq.Array(state), pq.Array(attempt), pq.Array(msg))
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -684,5 +685,35 @@ func TestTaskTimeout(t *testing.T) {
 	})
 	if !errors.Is(ag.stale[0], ErrStaleClaim) {
 		t.Errorf("late finish: %v", ag.stale[0])
+	}
+}
+
+// Ids follow SPEC §1.11: an 8-digit cluster number, <clusterId>-<n> per
+// job, <jobId>-<m> per task.
+func TestSpecIDs(t *testing.T) {
+	h := newHarness(t, fast)
+	if len(h.cluster) != 8 || strings.Trim(h.cluster, "0123456789") != "" {
+		t.Fatalf("cluster id %q, want 8 digits", h.cluster)
+	}
+	h.agent("a1", 2, succeed)
+	nodes := h.nodes(1)
+	job1, _ := h.submit(planner.StartServices, nodes, testServices())
+	h.waitStatus("ACTIVE", 10*time.Second)
+	job2, _ := h.submit(planner.StopServices, nodes, testServices())
+	h.waitStatus("ACTIVE", 10*time.Second)
+	if job1 != h.cluster+"-001" || job2 != h.cluster+"-002" {
+		t.Errorf("job ids %q, %q; want %s-001 and %s-002", job1, job2, h.cluster, h.cluster)
+	}
+	var ids []string
+	must(t, h.db.Select(&ids, `SELECT id FROM tasks WHERE job_id = $1 ORDER BY idx`, job1))
+	for i, id := range ids {
+		if want := fmt.Sprintf("%s-%03d", job1, i+1); id != want {
+			t.Errorf("task %d id %q, want %q", i, id, want)
+		}
+	}
+	var wide string
+	must(t, h.db.Get(&wide, `SELECT coopr_pad(123456789, 8)`))
+	if wide != "123456789" {
+		t.Errorf("coopr_pad cut a wide number to %q", wide)
 	}
 }

@@ -444,7 +444,7 @@ func (s *scheduler) stillQueued(ctx context.Context, items []queue.Item) ([]queu
 		Attempt int    `db:"attempt"`
 	}
 	err := s.db.SelectContext(ctx, &rows, `SELECT t.id, t.attempt FROM tasks t
-		JOIN unnest($1::uuid[], $2::int[]) AS i(id, attempt) ON t.id = i.id AND t.attempt = i.attempt
+		JOIN unnest($1::text[], $2::int[]) AS i(id, attempt) ON t.id = i.id AND t.attempt = i.attempt
 		WHERE t.state = 'QUEUED'`, pq.Array(ids), pq.Array(attempts))
 	out := make([]queue.Item, len(rows))
 	for i, r := range rows {

@@ -283,7 +283,7 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []er
 
 // finishSQL completes attempts, with their events, in one round trip.
 const finishSQL = `WITH i AS (
-			SELECT * FROM unnest($1::uuid[], $2::int[], $3::bytea[], $4::text[], $5::text[], $6::text[])
+			SELECT * FROM unnest($1::text[], $2::int[], $3::bytea[], $4::text[], $5::text[], $6::text[])
 				AS i(id, attempt, token, message, stdout, stderr)),
 		t AS (UPDATE tasks SET state = 'COMPLETE', claim_token = NULL, lease_expires_at = NULL, timeout_at = NULL, message = i.message
 			FROM i WHERE tasks.id = i.id AND tasks.attempt = i.attempt AND tasks.claim_token = i.token AND tasks.state = 'IN_PROGRESS'
@@ -402,8 +402,9 @@ func (e *Engine) addRollback(ctx context.Context, tx *sqlx.Tx, row attemptRow) e
 		if i > 0 {
 			after = next
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (job_id, tenant_id, idx, node_id, action, service, stage, state,
-			max_attempts, timeout_seconds, rollback_of, after_idx) VALUES ($1, $2, $3, $4, $5, '', $6, 'NOT_SUBMITTED', $7, $8, $9, $10)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, job_id, tenant_id, idx, node_id, action, service, stage, state,
+			max_attempts, timeout_seconds, rollback_of, after_idx)
+			VALUES ($1 || '-' || coopr_pad($3 + 1, 3), $1, $2, $3, $4, $5, '', $6, 'NOT_SUBMITTED', $7, $8, $9, $10)`,
 			row.Job, row.Tenant, next+i, row.Node, a.String(), stage, attempts, int(timeout/time.Second), row.Idx, after); err != nil {
 			return err
 		}
@@ -477,7 +478,7 @@ func (e *Engine) Heartbeat(ctx context.Context, agentID string, claims []ClaimRe
 	}
 	var renewed []string
 	err := e.db.SelectContext(ctx, &renewed, `UPDATE tasks t SET lease_expires_at = now() + $5 * interval '1 millisecond'
-		FROM unnest($1::uuid[], $2::int[], $3::bytea[]) AS c(id, attempt, token), jobs j
+		FROM unnest($1::text[], $2::int[], $3::bytea[]) AS c(id, attempt, token), jobs j
 		WHERE t.id = c.id AND t.attempt = c.attempt AND t.claim_token = c.token AND t.state = 'IN_PROGRESS'
 			AND t.agent_id = $4 AND j.id = t.job_id AND j.state <> 'FAILED'
 		RETURNING t.id`, pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), agentID, e.cfg.LeaseTTL.Milliseconds())
