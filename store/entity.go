@@ -249,3 +249,39 @@ func canonical(body []byte) (json.RawMessage, error) {
 	}
 	return out, nil
 }
+
+// Versioned is an entity with its stored version number.
+type Versioned struct {
+	*catalog.Entity
+	Version int
+}
+
+// Entities lists the newest version of every entity of kind, by name.
+func (s *Store) Entities(ctx context.Context, tenant string, kind catalog.Kind) ([]Versioned, error) {
+	if err := checkKind(kind); err != nil {
+		return nil, err
+	}
+	owner, err := ownerID(ctx, s.db, tenant, kind)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Name    string `db:"name"`
+		Version int    `db:"version"`
+		Body    []byte `db:"body"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `
+		SELECT DISTINCT ON (name) name, version, body FROM catalog_entities
+		WHERE tenant_id = $1 AND kind = $2 ORDER BY name, version DESC`, owner, kind); err != nil {
+		return nil, fmt.Errorf("store: list %s: %w", kind, err)
+	}
+	out := make([]Versioned, len(rows))
+	for i, r := range rows {
+		e, err := decodeStored(kind, r.Name, r.Body)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Versioned{Entity: e, Version: r.Version}
+	}
+	return out, nil
+}

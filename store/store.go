@@ -21,6 +21,8 @@ import (
 var (
 	ErrNotFound = errors.New("not found")
 	ErrConflict = errors.New("already exists")
+	// ErrState is a change the object's current state does not allow.
+	ErrState = errors.New("not allowed now")
 )
 
 // SuperadminTenant is the built-in tenant that owns the shared driver

@@ -49,9 +49,11 @@ func (s *Store) EnsureTenant(ctx context.Context, name string) (Tenant, error) {
 		return t, err
 	}
 	err = s.db.GetContext(ctx, &t, `
-		INSERT INTO tenants (name) VALUES ($1)
-		ON CONFLICT (name) DO NOTHING
-		RETURNING `+tenantColumns, name)
+		WITH t AS (INSERT INTO tenants (name) VALUES ($1)
+			ON CONFLICT (name) DO NOTHING
+			RETURNING `+tenantColumns+`),
+		u AS (INSERT INTO users (tenant_id, name, role) SELECT id, 'admin', 'admin' FROM t)
+		SELECT * FROM t`, name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s.Tenant(ctx, name)
 	}
@@ -72,4 +74,107 @@ func tenantID(ctx context.Context, q sqlx.QueryerContext, name string) (string, 
 		return "", fmt.Errorf("store: tenant %q: %w", name, err)
 	}
 	return id, nil
+}
+
+// TenantSettings are a tenant's changeable fields; nil keeps the current
+// value (on create: the default).
+type TenantSettings struct {
+	Description *string
+	Workers     *int
+	// MaxClusters and MaxNodes: nil keeps; a pointer to -1 clears (unlimited).
+	MaxClusters *int
+	MaxNodes    *int
+}
+
+// Tenants lists every tenant by name.
+func (s *Store) Tenants(ctx context.Context) ([]Tenant, error) {
+	var ts []Tenant
+	err := s.db.SelectContext(ctx, &ts, `SELECT `+tenantColumns+` FROM tenants ORDER BY name`)
+	return ts, err
+}
+
+func quota(q *int) (set bool, v any) {
+	if q == nil {
+		return false, nil
+	}
+	if *q < 0 {
+		return true, nil
+	}
+	return true, *q
+}
+
+// CreateTenant makes a tenant with its admin user; a taken name →
+// ErrConflict.
+func (s *Store) CreateTenant(ctx context.Context, name string, set TenantSettings) (Tenant, error) {
+	desc, workers := "", 0
+	if set.Description != nil {
+		desc = *set.Description
+	}
+	if set.Workers != nil {
+		workers = *set.Workers
+	}
+	_, mc := quota(set.MaxClusters)
+	_, mn := quota(set.MaxNodes)
+	var t Tenant
+	err := s.db.GetContext(ctx, &t, `
+		WITH t AS (INSERT INTO tenants (name, description, workers, max_clusters, max_nodes) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (name) DO NOTHING RETURNING `+tenantColumns+`),
+		u AS (INSERT INTO users (tenant_id, name, role) SELECT id, 'admin', 'admin' FROM t)
+		SELECT * FROM t`, name, desc, workers, mc, mn)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, fmt.Errorf("tenant %q: %w", name, ErrConflict)
+	}
+	if err != nil {
+		return Tenant{}, fmt.Errorf("store: create tenant %q: %w", name, err)
+	}
+	return t, nil
+}
+
+// UpdateTenant changes the given settings of a tenant.
+func (s *Store) UpdateTenant(ctx context.Context, name string, set TenantSettings) (Tenant, error) {
+	setMC, mc := quota(set.MaxClusters)
+	setMN, mn := quota(set.MaxNodes)
+	var t Tenant
+	err := s.db.GetContext(ctx, &t, `UPDATE tenants SET description = coalesce($2, description),
+		workers = coalesce($3, workers),
+		max_clusters = CASE WHEN $4 THEN $5::integer ELSE max_clusters END,
+		max_nodes = CASE WHEN $6 THEN $7::integer ELSE max_nodes END
+		WHERE name = $1 RETURNING `+tenantColumns, name, set.Description, set.Workers, setMC, mc, setMN, mn)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, fmt.Errorf("tenant %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return Tenant{}, fmt.Errorf("store: update tenant %q: %w", name, err)
+	}
+	return t, nil
+}
+
+// DeleteTenant deletes a tenant that has no workers and no live cluster
+// (else ErrConflict). The superadmin tenant cannot be deleted.
+func (s *Store) DeleteTenant(ctx context.Context, name string) error {
+	if name == SuperadminTenant {
+		return fmt.Errorf("%w: the superadmin tenant cannot be deleted", ErrState)
+	}
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var t struct {
+			ID      string `db:"id"`
+			Workers int    `db:"workers"`
+			Live    int    `db:"live"`
+		}
+		err := tx.GetContext(ctx, &t, `SELECT id, workers,
+			(SELECT count(*) FROM clusters c WHERE c.tenant_id = tenants.id AND c.status <> 'TERMINATED') AS live
+			FROM tenants WHERE name = $1 FOR UPDATE`, name)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("tenant %q: %w", name, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if t.Workers > 0 || t.Live > 0 {
+			return fmt.Errorf("%w: tenant %q has %d workers and %d clusters not TERMINATED; set workers to 0 and delete its clusters first",
+				ErrState, name, t.Workers, t.Live)
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM tenants WHERE id = $1`, t.ID)
+		return err
+	})
 }

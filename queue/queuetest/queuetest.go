@@ -19,16 +19,21 @@ const EnvURL = "COOPR_TEST_REDIS_URL"
 // DefaultURL is used when EnvURL is unset: the CI machine's Redis.
 const DefaultURL = "redis://127.0.0.1:6379/0"
 
+// URL is the test Redis: $COOPR_TEST_REDIS_URL, else DefaultURL.
+func URL() string {
+	if url := os.Getenv(EnvURL); url != "" {
+		return url
+	}
+	return DefaultURL
+}
+
 // New returns a client and a unique prefix. An unreachable Redis fails the
 // test: CI guarantees one, so a skip would only hide a broken setup. Keys
 // under the prefix are deleted at cleanup; tests share the server, so
 // nothing else is.
 func New(t testing.TB) (*redis.Client, string) {
 	t.Helper()
-	url := os.Getenv(EnvURL)
-	if url == "" {
-		url = DefaultURL
-	}
+	url := URL()
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatalf("queuetest: %s: %v", EnvURL, err)

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cooprhq/coopr/server"
+)
+
+func newServerCmd() *cobra.Command {
+	var file, listen, dbURL, redisURL string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the GraphQL API and the job engine",
+		Long: `server serves the GraphQL API at /graphql (HTTP and websockets), the
+playground at /, /healthz, /readyz and Prometheus metrics at /metrics, and runs
+the job engine. Settings come from flags, then the environment (COOPR_LISTEN,
+COOPR_DATABASE_URL, COOPR_REDIS_URL, COOPR_REDIS_PREFIX, COOPR_SHUTDOWN_TIMEOUT,
+COOPR_ALLOWED_ORIGINS), then the --config YAML file (listen, database_url,
+redis_url, redis_prefix, shutdown_timeout, allowed_origins).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := server.Load(file, os.Getenv)
+			if err != nil {
+				return err
+			}
+			for _, f := range []struct {
+				flag string
+				dst  *string
+				v    string
+			}{{"listen", &cfg.Listen, listen}, {"database-url", &cfg.DatabaseURL, dbURL}, {"redis-url", &cfg.RedisURL, redisURL}} {
+				if cmd.Flags().Changed(f.flag) {
+					*f.dst = f.v
+				}
+			}
+			ctx := cmd.Context()
+			s, err := server.Open(ctx, cfg, slog.Default())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ln, err := net.Listen("tcp", cfg.Listen)
+			if err != nil {
+				return err
+			}
+			return s.Serve(ctx, ln)
+		},
+	}
+	cmd.Flags().StringVar(&file, "config", "", "YAML configuration file")
+	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (default 127.0.0.1:8080)")
+	cmd.Flags().StringVar(&dbURL, "database-url", "", "Postgres URL")
+	cmd.Flags().StringVar(&redisURL, "redis-url", "", "Redis URL (default redis://127.0.0.1:6379/0)")
+	return cmd
+}
+
+func newTokenCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Make API tokens directly in the database (for the first one)"}
+	var db dbFlags
+	var tenant, user, name string
+	var agent bool
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Make an API token and print its secret",
+		Long: `create makes a token straight in the database, for bootstrapping: the
+first superadmin token comes from here; later ones can come from the API's
+createAPIToken. The secret is printed once; coopr keeps only its hash.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := db.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			t, err := s.Tenant(cmd.Context(), tenant)
+			if err != nil {
+				return err
+			}
+			kind := "user"
+			if agent {
+				kind, user = "agent", ""
+			}
+			secret, _, err := s.CreateToken(cmd.Context(), t.ID, user, kind, name)
+			if err != nil {
+				return err
+			}
+			cmd.Println(secret)
+			return nil
+		},
+	}
+	db.register(create)
+	create.Flags().StringVar(&tenant, "tenant", "superadmin", "tenant of the token")
+	create.Flags().StringVar(&user, "user", "admin", "user the token acts as")
+	create.Flags().StringVar(&name, "name", "cli", "what the token is for")
+	create.Flags().BoolVar(&agent, "agent", false, "make an agent token (tenant superadmin, no user)")
+	cmd.AddCommand(create)
+	return cmd
+}

@@ -1,0 +1,117 @@
+package graph
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/store"
+)
+
+// Error codes in extensions.code.
+const (
+	CodeUnauthenticated = "UNAUTHENTICATED"
+	CodeForbidden       = "FORBIDDEN"
+	CodeNotFound        = "NOT_FOUND"
+	CodeInvalidInput    = "INVALID_INPUT"
+	CodeConflict        = "CONFLICT"
+	CodeQuotaExceeded   = "QUOTA_EXCEEDED"
+	CodeInternal        = "INTERNAL"
+)
+
+var (
+	errUnauthenticated = errors.New("no valid API token: send \"Authorization: Bearer <token>\"; make one with `coopr token create`")
+	errForbidden       = errors.New("forbidden")
+)
+
+// inputError is a bad argument, named by its path.
+type inputError struct {
+	field, message string
+}
+
+func (e *inputError) Error() string { return e.field + ": " + e.message }
+
+func invalid(field, format string, a ...any) error {
+	return &inputError{field: field, message: fmt.Sprintf(format, a...)}
+}
+
+func forbidden(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errForbidden, fmt.Sprintf(format, a...))
+}
+
+// PresentError gives every error a code. Errors that are not the caller's
+// doing are logged with a reference and shown only as that reference, so
+// no internal detail (or secret) reaches a client.
+func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		var gerr *gqlerror.Error
+		if errors.As(err, &gerr) && gerr.Extensions["code"] != nil {
+			return gerr
+		}
+		out := graphql.DefaultErrorPresenter(ctx, err)
+		code, ext := classify(err)
+		if code == "" {
+			if gerr != nil && gerr.Err == nil {
+				// gqlgen's own: parse and validation errors of the request.
+				code = CodeInvalidInput
+			} else {
+				ref := make([]byte, 6)
+				_, _ = rand.Read(ref)
+				r := hex.EncodeToString(ref)
+				log.ErrorContext(ctx, "graphql: internal error", "ref", r, "path", out.Path.String(), "err", err)
+				out.Message = "internal error (ref " + r + "); the server log has the details"
+				code = CodeInternal
+			}
+		}
+		if out.Extensions == nil {
+			out.Extensions = map[string]any{}
+		}
+		out.Extensions["code"] = code
+		for k, v := range ext {
+			out.Extensions[k] = v
+		}
+		return out
+	}
+}
+
+func classify(err error) (string, map[string]any) {
+	var ie *inputError
+	var ve *catalog.ValidationError
+	switch {
+	case errors.Is(err, errUnauthenticated):
+		return CodeUnauthenticated, nil
+	case errors.Is(err, errForbidden):
+		return CodeForbidden, nil
+	case errors.As(err, &ie):
+		return CodeInvalidInput, map[string]any{"field": ie.field}
+	case errors.As(err, &ve):
+		return CodeInvalidInput, map[string]any{"issues": issueList(ve.Issues)}
+	case errors.Is(err, store.ErrNotFound):
+		return CodeNotFound, nil
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrState):
+		return CodeConflict, nil
+	}
+	return "", nil
+}
+
+func issueList(is catalog.Issues) []map[string]string {
+	out := make([]map[string]string, len(is))
+	for i, x := range is {
+		out[i] = map[string]string{"path": x.Path, "message": x.Message, "severity": severity(x)}
+	}
+	return out
+}
+
+func severity(i catalog.Issue) string {
+	if i.Severity == catalog.SeverityWarning {
+		return "WARNING"
+	}
+	return "ERROR"
+}

@@ -1,0 +1,88 @@
+// Package server is `coopr server`: the GraphQL API over HTTP and
+// websockets, health and metrics endpoints, and the job engine.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the server's configuration. Load fills it from an optional
+// YAML file, then the environment; flags applied after Load win.
+type Config struct {
+	Listen          string        `yaml:"listen"`           // COOPR_LISTEN, default 127.0.0.1:8080
+	DatabaseURL     string        `yaml:"database_url"`     // COOPR_DATABASE_URL
+	RedisURL        string        `yaml:"redis_url"`        // COOPR_REDIS_URL, default redis://127.0.0.1:6379/0
+	RedisPrefix     string        `yaml:"redis_prefix"`     // COOPR_REDIS_PREFIX, default coopr
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"` // COOPR_SHUTDOWN_TIMEOUT, default 20s
+	// AllowedOrigins are extra origins (host patterns) whose pages may open
+	// websockets; same-origin pages always may.
+	AllowedOrigins []string `yaml:"allowed_origins"` // COOPR_ALLOWED_ORIGINS, comma-separated
+}
+
+// Defaults returns a Config with every default set.
+func Defaults() Config {
+	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
+		ShutdownTimeout: 20 * time.Second}
+}
+
+// Load reads file (if not "") over the defaults, then the environment over
+// that. Unknown keys in the file are an error naming them, so a typo does
+// not silently leave a default in place.
+func Load(file string, getenv func(string) string) (Config, error) {
+	c := Defaults()
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return c, fmt.Errorf("config file: %w", err)
+		}
+		defer f.Close()
+		dec := yaml.NewDecoder(f)
+		dec.KnownFields(true)
+		// An empty file sets nothing (io.EOF).
+		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+			return c, fmt.Errorf("config file %s: %w", file, err)
+		}
+	}
+	str := func(dst *string, key string) {
+		if v := getenv(key); v != "" {
+			*dst = v
+		}
+	}
+	str(&c.Listen, "COOPR_LISTEN")
+	str(&c.DatabaseURL, "COOPR_DATABASE_URL")
+	str(&c.RedisURL, "COOPR_REDIS_URL")
+	str(&c.RedisPrefix, "COOPR_REDIS_PREFIX")
+	if v := getenv("COOPR_SHUTDOWN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("COOPR_SHUTDOWN_TIMEOUT: %w (want a duration such as 20s)", err)
+		}
+		c.ShutdownTimeout = d
+	}
+	if v := getenv("COOPR_ALLOWED_ORIGINS"); v != "" {
+		c.AllowedOrigins = strings.Split(v, ",")
+	}
+	return c, nil
+}
+
+// Check reports the first missing or bad setting, naming how to set it.
+func (c Config) Check() error {
+	switch {
+	case c.DatabaseURL == "":
+		return errors.New("no database: set COOPR_DATABASE_URL, database_url in the config file, or --database-url")
+	case c.RedisURL == "":
+		return errors.New("no Redis: set COOPR_REDIS_URL, redis_url in the config file, or --redis-url")
+	case c.Listen == "":
+		return errors.New("no listen address: set COOPR_LISTEN, listen in the config file, or --listen")
+	case c.ShutdownTimeout <= 0:
+		return fmt.Errorf("shutdown timeout %s: must be positive", c.ShutdownTimeout)
+	}
+	return nil
+}

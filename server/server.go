@@ -1,0 +1,245 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	coderws "github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/cooprhq/coopr/graph"
+	"github.com/cooprhq/coopr/queue"
+	"github.com/cooprhq/coopr/server/auth"
+	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/store"
+)
+
+// Server is one coopr server process. Several may share a database and a
+// Redis: none keeps state another needs, and the engine's scheduler runs in
+// one of them at a time (the others wait on its advisory lock).
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	store  *store.Store
+	redis  *redis.Client
+	engine *engine.Engine
+	reg    *prometheus.Registry
+	// streams ends long-lived requests (websockets) when shutdown begins;
+	// ordinary requests are left to finish.
+	streams    context.Context
+	endStreams context.CancelFunc
+
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+}
+
+// Open connects to Postgres (applying migrations) and Redis.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("redis url: %w", err)
+	}
+	rdb := redis.NewClient(opts)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		st.Close()
+		_ = rdb.Close()
+		return nil, fmt.Errorf("redis at %s: %w", opts.Addr, err)
+	}
+	s := &Server{cfg: cfg, log: log, store: st, redis: rdb, reg: prometheus.NewRegistry()}
+	s.streams, s.endStreams = context.WithCancel(context.Background())
+	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), engine.Config{Logger: log})
+	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
+		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
+	s.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coopr_http_request_duration_seconds",
+		Help: "HTTP request latency by endpoint.", Buckets: prometheus.DefBuckets}, []string{"endpoint"})
+	s.reg.MustRegister(s.httpRequests, s.httpDuration, collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(st.DB().DB, "coopr"))
+	return s, nil
+}
+
+// Close releases the connections.
+func (s *Server) Close() error {
+	return errors.Join(s.redis.Close(), s.store.Close())
+}
+
+// Store is the server's store, for tests and tools.
+func (s *Server) Store() *store.Store { return s.store }
+
+// Handler is the whole HTTP surface.
+func (s *Server) Handler() http.Handler {
+	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store, Log: s.log}}))
+	gql.AddTransport(transport.Websocket{
+		KeepAlivePingInterval: 10 * time.Second,
+		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{
+			OriginPatterns: s.cfg.AllowedOrigins,
+		}},
+		// Browsers cannot set headers on a websocket: the token may come in
+		// connection_init's payload instead.
+		InitFunc: s.wsInit,
+	})
+	gql.AddTransport(transport.Options{})
+	gql.AddTransport(transport.GET{})
+	gql.AddTransport(transport.POST{})
+	gql.Use(extension.Introspection{})
+	gql.SetErrorPresenter(graph.PresentError(s.log))
+	gql.SetRecoverFunc(func(ctx context.Context, p any) error {
+		s.log.ErrorContext(ctx, "graphql: panic", "panic", p)
+		return fmt.Errorf("panic: %v", p)
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", s.instrument("graphql", auth.Middleware(s.store, s.endOnShutdown(gql))))
+	mux.Handle("GET /{$}", s.instrument("playground", playground.Handler("coopr", "/graphql")))
+	mux.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})))
+	mux.Handle("GET /readyz", s.instrument("readyz", http.HandlerFunc(s.ready)))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	if _, ok := auth.FromContext(ctx); ok {
+		return ctx, nil, nil
+	}
+	secret := auth.BearerToken(init.Authorization())
+	if secret == "" {
+		return ctx, nil, nil // subscriptions will answer UNAUTHENTICATED
+	}
+	p, err := s.store.Authenticate(ctx, secret)
+	if errors.Is(err, store.ErrUnauthenticated) {
+		return ctx, nil, errors.New("invalid API token")
+	}
+	if err != nil {
+		return ctx, nil, errors.New("authentication is unavailable")
+	}
+	return auth.WithPrincipal(ctx, p), nil, nil
+}
+
+// ready answers 200 when Postgres and Redis both answer within a second.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+	defer cancel()
+	var problems []error
+	if err := s.store.DB().PingContext(ctx); err != nil {
+		problems = append(problems, fmt.Errorf("postgres: %w", err))
+	}
+	if err := s.redis.Ping(ctx).Err(); err != nil {
+		problems = append(problems, fmt.Errorf("redis: %w", err))
+	}
+	if len(problems) > 0 {
+		http.Error(w, errors.Join(problems...).Error(), http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}
+
+// endOnShutdown ties websocket requests to the streams context.
+func (s *Server) endOnShutdown(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(s.streams, cancel)
+		defer stop()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController (and the websocket upgrade) reach
+// the connection underneath.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (s *Server) instrument(endpoint string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		s.httpRequests.WithLabelValues(endpoint, strconv.Itoa(sw.code)).Inc()
+		s.httpDuration.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
+	})
+}
+
+// Serve answers on ln and runs the engine until ctx ends, then shuts down:
+// it stops accepting, cancels long-lived requests (websockets, long polls)
+// and waits up to the shutdown timeout for the rest to finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	hs.RegisterOnShutdown(s.endStreams)
+	engineCtx, stopEngine := context.WithCancel(ctx)
+	defer stopEngine()
+	var wg sync.WaitGroup
+	var engineErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := s.engine.Run(engineCtx); err != nil && !errors.Is(err, context.Canceled) {
+			engineErr = err
+			s.log.Error("engine stopped", "err", err)
+		}
+	}()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	s.log.Info("coopr server listening", "addr", ln.Addr().String())
+
+	var err error
+	select {
+	case err = <-serveErr:
+	case <-ctx.Done():
+		s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
+		sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		err = hs.Shutdown(sctx)
+		cancel()
+		<-serveErr
+	}
+	stopEngine()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, engineErr)
+}

@@ -1,0 +1,184 @@
+// Package servertest runs a real coopr server for tests: real Postgres (a
+// fresh schema), real Redis (a fresh key prefix), real HTTP on a loopback
+// port.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/queue/queuetest"
+	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/store"
+	"github.com/cooprhq/coopr/store/storetest"
+)
+
+// Server is a running server with a superadmin token.
+type Server struct {
+	t      testing.TB
+	URL    string // http://127.0.0.1:PORT
+	Super  string // a superadmin token
+	Srv    *server.Server
+	Config server.Config
+	stop   func() error
+}
+
+// Start runs a server until the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	dsn, _ := storetest.NewDSN(t)
+	_, prefix := queuetest.New(t)
+	cfg := server.Defaults()
+	cfg.DatabaseURL, cfg.RedisURL, cfg.RedisPrefix = dsn, queuetest.URL(), prefix
+	cfg.ShutdownTimeout = 5 * time.Second
+	return StartWith(t, cfg)
+}
+
+// StartWith runs a server with cfg (its listen address is ignored).
+func StartWith(t testing.TB, cfg server.Config) *Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
+	srv, err := server.Open(ctx, cfg, log)
+	if err != nil {
+		cancel()
+		t.Fatalf("servertest: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatalf("servertest: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	s := &Server{t: t, URL: "http://" + ln.Addr().String(), Srv: srv, Config: cfg}
+	var stopped bool
+	var stopErr error
+	s.stop = func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			stopErr = <-done
+			_ = srv.Close()
+		}
+		return stopErr
+	}
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Errorf("servertest: serve: %v", err)
+		}
+	})
+	sup, err := srv.Store().Tenant(ctx, store.SuperadminTenant)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	if s.Super, _, err = srv.Store().CreateToken(ctx, sup.ID, "admin", store.TokenUser, "servertest"); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	return s
+}
+
+// Stop shuts the server down as SIGTERM would and returns Serve's error.
+func (s *Server) Stop() error { return s.stop() }
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
+
+// Error is one GraphQL error as a client sees it.
+type Error struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Code is the error's extensions.code.
+func (e Error) Code() string { s, _ := e.Extensions["code"].(string); return s }
+
+// Response is a GraphQL response.
+type Response struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []Error         `json:"errors"`
+}
+
+// Code is the first error's code, "" without errors.
+func (r *Response) Code() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	return r.Errors[0].Code()
+}
+
+// Decode unmarshals data into v.
+func (r *Response) Decode(v any) error {
+	if len(r.Errors) > 0 {
+		return fmt.Errorf("graphql errors: %+v", r.Errors)
+	}
+	return json.Unmarshal(r.Data, v)
+}
+
+// Do posts a GraphQL request with token ("" for none) over HTTP.
+func (s *Server) Do(token, query string, vars map[string]any) *Response {
+	s.t.Helper()
+	r, err := s.Request(token, query, vars)
+	if err != nil {
+		s.t.Fatalf("graphql request: %v", err)
+	}
+	return r
+}
+
+// Request is Do returning transport errors instead of failing the test.
+func (s *Server) Request(token, query string, vars map[string]any) (*Response, error) {
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	var out Response
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("HTTP %d, not GraphQL: %s", resp.StatusCode, data)
+	}
+	if out.Data == nil && out.Errors == nil {
+		return nil, errors.New("empty GraphQL response")
+	}
+	return &out, nil
+}
+
+// Must is Do that fails the test on any GraphQL error and decodes data into v.
+func (s *Server) Must(token, query string, vars map[string]any, v any) {
+	s.t.Helper()
+	if err := s.Do(token, query, vars).Decode(v); err != nil {
+		s.t.Fatal(err)
+	}
+}
