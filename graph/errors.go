@@ -12,6 +12,10 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/solver"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -84,6 +88,10 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 func classify(err error) (string, map[string]any) {
 	var ie *inputError
 	var ve *catalog.ValidationError
+	var ce *control.InputError
+	var se *solver.Error
+	var re *planner.RequestError
+	var cy *planner.CycleError
 	switch {
 	case errors.Is(err, errUnauthenticated):
 		return CodeUnauthenticated, nil
@@ -93,9 +101,20 @@ func classify(err error) (string, map[string]any) {
 		return CodeInvalidInput, map[string]any{"field": ie.field}
 	case errors.As(err, &ve):
 		return CodeInvalidInput, map[string]any{"issues": issueList(ve.Issues)}
-	case errors.Is(err, store.ErrNotFound):
+	case errors.As(err, &ce):
+		return CodeInvalidInput, map[string]any{"field": ce.Field}
+	case errors.As(err, &se):
+		return CodeInvalidInput, map[string]any{"kind": string(se.Kind)}
+	case errors.As(err, &re):
+		return CodeInvalidInput, map[string]any{"field": re.Field}
+	case errors.As(err, &cy):
+		return CodeInvalidInput, map[string]any{"kind": "PLAN_CYCLE", "services": cy.Services}
+	case errors.Is(err, control.ErrQuota):
+		return CodeQuotaExceeded, nil
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrNotFound):
 		return CodeNotFound, nil
-	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrState):
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrState), errors.Is(err, control.ErrConflict),
+		errors.Is(err, engine.ErrConflict):
 		return CodeConflict, nil
 	}
 	return "", nil

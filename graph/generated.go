@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/store"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -32,8 +33,12 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Catalog() CatalogResolver
 	CatalogEntity() CatalogEntityResolver
+	Cluster() ClusterResolver
+	Job() JobResolver
 	Mutation() MutationResolver
+	Node() NodeResolver
 	Query() QueryResolver
+	Task() TaskResolver
 }
 
 type DirectiveRoot struct {
@@ -64,6 +69,45 @@ type ComplexityRoot struct {
 		Versions func(childComplexity int) int
 	}
 
+	Cluster struct {
+		Config      func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		DNSSuffix   func(childComplexity int) int
+		Description func(childComplexity int) int
+		ExpireTime  func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Jobs        func(childComplexity int) int
+		LatestJob   func(childComplexity int) int
+		Message     func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Nodes       func(childComplexity int) int
+		Owner       func(childComplexity int) int
+		Provider    func(childComplexity int) int
+		Services    func(childComplexity int) int
+		Size        func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Template    func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
+	ClusterConnection struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Nodes       func(childComplexity int) int
+	}
+
+	ClusterPreview struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PlanHash func(childComplexity int) int
+		Provider func(childComplexity int) int
+		Services func(childComplexity int) int
+		Stages   func(childComplexity int) int
+		Tasks    func(childComplexity int) int
+		Template func(childComplexity int) int
+		Warnings func(childComplexity int) int
+	}
+
 	ImportResult struct {
 		Created   func(childComplexity int) int
 		Deleted   func(childComplexity int) int
@@ -78,14 +122,34 @@ type ComplexityRoot struct {
 		Severity func(childComplexity int) int
 	}
 
+	Job struct {
+		Action    func(childComplexity int) int
+		ClusterID func(childComplexity int) int
+		Counts    func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Message   func(childComplexity int) int
+		PlanHash  func(childComplexity int) int
+		State     func(childComplexity int) int
+		Tasks     func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
 	Mutation struct {
+		AbortJob            func(childComplexity int, id string) int
 		CreateAPIToken      func(childComplexity int, input model.APITokenInput) int
+		CreateCluster       func(childComplexity int, input model.ClusterInput, expectedPlanHash *string) int
 		CreateTenant        func(childComplexity int, input model.TenantInput, bootstrap *bool) int
 		CreateUser          func(childComplexity int, name string, role model.Role, tenant *string) int
 		DeleteCatalogEntity func(childComplexity int, kind model.CatalogKind, name string, version *int) int
+		DeleteCluster       func(childComplexity int, id string, expectedPlanHash *string) int
 		DeleteTenant        func(childComplexity int, name string) int
 		ImportCatalog       func(childComplexity int, document any) int
+		PauseJob            func(childComplexity int, id string) int
+		PreviewCluster      func(childComplexity int, input model.ClusterInput) int
 		PutCatalogEntity    func(childComplexity int, kind model.CatalogKind, entity any) int
+		ResumeJob           func(childComplexity int, id string) int
+		RetryJob            func(childComplexity int, id string) int
 		RevokeAPIToken      func(childComplexity int, id string) int
 		UpdateTenant        func(childComplexity int, name string, input model.TenantInput) int
 	}
@@ -93,6 +157,37 @@ type ComplexityRoot struct {
 	NewAPIToken struct {
 		Secret func(childComplexity int) int
 		Token  func(childComplexity int) int
+	}
+
+	Node struct {
+		Flavor       func(childComplexity int) int
+		HardwareType func(childComplexity int) int
+		Hostname     func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Image        func(childComplexity int) int
+		ImageType    func(childComplexity int) int
+		Ipaddresses  func(childComplexity int) int
+		NodeNum      func(childComplexity int) int
+		SSHUser      func(childComplexity int) int
+		Services     func(childComplexity int) int
+	}
+
+	PlanTask struct {
+		Action  func(childComplexity int) int
+		Nodenum func(childComplexity int) int
+		Ref     func(childComplexity int) int
+		Service func(childComplexity int) int
+		Stage   func(childComplexity int) int
+	}
+
+	PreviewNode struct {
+		Flavor       func(childComplexity int) int
+		Hardwaretype func(childComplexity int) int
+		Hostname     func(childComplexity int) int
+		Image        func(childComplexity int) int
+		Imagetype    func(childComplexity int) int
+		Nodenum      func(childComplexity int) int
+		Services     func(childComplexity int) int
 	}
 
 	Principal struct {
@@ -110,10 +205,37 @@ type ComplexityRoot struct {
 	Query struct {
 		APITokens func(childComplexity int) int
 		Catalog   func(childComplexity int) int
+		Cluster   func(childComplexity int, id string) int
+		Clusters  func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string) int
+		Job       func(childComplexity int, id string) int
 		Me        func(childComplexity int) int
 		Tenant    func(childComplexity int, name string) int
 		Tenants   func(childComplexity int) int
 		Users     func(childComplexity int) int
+	}
+
+	Task struct {
+		Action      func(childComplexity int) int
+		Attempt     func(childComplexity int) int
+		Failures    func(childComplexity int) int
+		Hostname    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		MaxAttempts func(childComplexity int) int
+		Message     func(childComplexity int) int
+		NodeID      func(childComplexity int) int
+		Service     func(childComplexity int) int
+		Stage       func(childComplexity int) int
+		State       func(childComplexity int) int
+	}
+
+	TaskCounts struct {
+		Complete     func(childComplexity int) int
+		Dropped      func(childComplexity int) int
+		Failed       func(childComplexity int) int
+		InProgress   func(childComplexity int) int
+		NotSubmitted func(childComplexity int) int
+		Queued       func(childComplexity int) int
+		Total        func(childComplexity int) int
 	}
 
 	Tenant struct {
@@ -145,6 +267,25 @@ type CatalogResolver interface {
 type CatalogEntityResolver interface {
 	Versions(ctx context.Context, obj *model.CatalogEntity) ([]int, error)
 }
+type ClusterResolver interface {
+	Status(ctx context.Context, obj *control.Cluster) (model.ClusterStatus, error)
+
+	Services(ctx context.Context, obj *control.Cluster) ([]string, error)
+
+	Config(ctx context.Context, obj *control.Cluster) (any, error)
+
+	ExpireTime(ctx context.Context, obj *control.Cluster) (*time.Time, error)
+
+	Nodes(ctx context.Context, obj *control.Cluster) ([]*control.Node, error)
+	LatestJob(ctx context.Context, obj *control.Cluster) (*control.Job, error)
+	Jobs(ctx context.Context, obj *control.Cluster) ([]*control.Job, error)
+}
+type JobResolver interface {
+	State(ctx context.Context, obj *control.Job) (model.JobState, error)
+
+	Counts(ctx context.Context, obj *control.Job) (*model.TaskCounts, error)
+	Tasks(ctx context.Context, obj *control.Job) ([]*control.Task, error)
+}
 type MutationResolver interface {
 	CreateTenant(ctx context.Context, input model.TenantInput, bootstrap *bool) (*store.Tenant, error)
 	UpdateTenant(ctx context.Context, name string, input model.TenantInput) (*store.Tenant, error)
@@ -155,6 +296,17 @@ type MutationResolver interface {
 	ImportCatalog(ctx context.Context, document any) (*model.ImportResult, error)
 	PutCatalogEntity(ctx context.Context, kind model.CatalogKind, entity any) (*model.PutEntityResult, error)
 	DeleteCatalogEntity(ctx context.Context, kind model.CatalogKind, name string, version *int) (bool, error)
+	PreviewCluster(ctx context.Context, input model.ClusterInput) (*model.ClusterPreview, error)
+	CreateCluster(ctx context.Context, input model.ClusterInput, expectedPlanHash *string) (*control.Cluster, error)
+	DeleteCluster(ctx context.Context, id string, expectedPlanHash *string) (*control.Job, error)
+	PauseJob(ctx context.Context, id string) (*control.Job, error)
+	ResumeJob(ctx context.Context, id string) (*control.Job, error)
+	AbortJob(ctx context.Context, id string) (*control.Job, error)
+	RetryJob(ctx context.Context, id string) (*control.Job, error)
+}
+type NodeResolver interface {
+	Services(ctx context.Context, obj *control.Node) ([]string, error)
+	Ipaddresses(ctx context.Context, obj *control.Node) (any, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*model.Principal, error)
@@ -163,6 +315,15 @@ type QueryResolver interface {
 	Catalog(ctx context.Context) (*model.Catalog, error)
 	Users(ctx context.Context) ([]*model.User, error)
 	APITokens(ctx context.Context) ([]*model.APIToken, error)
+	Cluster(ctx context.Context, id string) (*control.Cluster, error)
+	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string) (*model.ClusterConnection, error)
+	Job(ctx context.Context, id string) (*control.Job, error)
+}
+type TaskResolver interface {
+	NodeID(ctx context.Context, obj *control.Task) (string, error)
+	Hostname(ctx context.Context, obj *control.Task) (*string, error)
+
+	State(ctx context.Context, obj *control.Task) (model.TaskState, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -286,6 +447,189 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CatalogEntity.Versions(childComplexity), true
 
+	case "Cluster.config":
+		if e.ComplexityRoot.Cluster.Config == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Config(childComplexity), true
+	case "Cluster.createdAt":
+		if e.ComplexityRoot.Cluster.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.CreatedAt(childComplexity), true
+	case "Cluster.dnsSuffix":
+		if e.ComplexityRoot.Cluster.DNSSuffix == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.DNSSuffix(childComplexity), true
+	case "Cluster.description":
+		if e.ComplexityRoot.Cluster.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Description(childComplexity), true
+	case "Cluster.expireTime":
+		if e.ComplexityRoot.Cluster.ExpireTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.ExpireTime(childComplexity), true
+	case "Cluster.id":
+		if e.ComplexityRoot.Cluster.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.ID(childComplexity), true
+	case "Cluster.jobs":
+		if e.ComplexityRoot.Cluster.Jobs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Jobs(childComplexity), true
+	case "Cluster.latestJob":
+		if e.ComplexityRoot.Cluster.LatestJob == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.LatestJob(childComplexity), true
+	case "Cluster.message":
+		if e.ComplexityRoot.Cluster.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Message(childComplexity), true
+	case "Cluster.name":
+		if e.ComplexityRoot.Cluster.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Name(childComplexity), true
+	case "Cluster.nodes":
+		if e.ComplexityRoot.Cluster.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Nodes(childComplexity), true
+	case "Cluster.owner":
+		if e.ComplexityRoot.Cluster.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Owner(childComplexity), true
+	case "Cluster.provider":
+		if e.ComplexityRoot.Cluster.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Provider(childComplexity), true
+	case "Cluster.services":
+		if e.ComplexityRoot.Cluster.Services == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Services(childComplexity), true
+	case "Cluster.size":
+		if e.ComplexityRoot.Cluster.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Size(childComplexity), true
+	case "Cluster.status":
+		if e.ComplexityRoot.Cluster.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Status(childComplexity), true
+	case "Cluster.template":
+		if e.ComplexityRoot.Cluster.Template == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Template(childComplexity), true
+	case "Cluster.updatedAt":
+		if e.ComplexityRoot.Cluster.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.UpdatedAt(childComplexity), true
+
+	case "ClusterConnection.endCursor":
+		if e.ComplexityRoot.ClusterConnection.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnection.EndCursor(childComplexity), true
+	case "ClusterConnection.hasNextPage":
+		if e.ComplexityRoot.ClusterConnection.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnection.HasNextPage(childComplexity), true
+	case "ClusterConnection.nodes":
+		if e.ComplexityRoot.ClusterConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterConnection.Nodes(childComplexity), true
+
+	case "ClusterPreview.edges":
+		if e.ComplexityRoot.ClusterPreview.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Edges(childComplexity), true
+	case "ClusterPreview.nodes":
+		if e.ComplexityRoot.ClusterPreview.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Nodes(childComplexity), true
+	case "ClusterPreview.planHash":
+		if e.ComplexityRoot.ClusterPreview.PlanHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.PlanHash(childComplexity), true
+	case "ClusterPreview.provider":
+		if e.ComplexityRoot.ClusterPreview.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Provider(childComplexity), true
+	case "ClusterPreview.services":
+		if e.ComplexityRoot.ClusterPreview.Services == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Services(childComplexity), true
+	case "ClusterPreview.stages":
+		if e.ComplexityRoot.ClusterPreview.Stages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Stages(childComplexity), true
+	case "ClusterPreview.tasks":
+		if e.ComplexityRoot.ClusterPreview.Tasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Tasks(childComplexity), true
+	case "ClusterPreview.template":
+		if e.ComplexityRoot.ClusterPreview.Template == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Template(childComplexity), true
+	case "ClusterPreview.warnings":
+		if e.ComplexityRoot.ClusterPreview.Warnings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Warnings(childComplexity), true
+
 	case "ImportResult.created":
 		if e.ComplexityRoot.ImportResult.Created == nil {
 			break
@@ -336,6 +680,78 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Issue.Severity(childComplexity), true
 
+	case "Job.action":
+		if e.ComplexityRoot.Job.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Action(childComplexity), true
+	case "Job.clusterId":
+		if e.ComplexityRoot.Job.ClusterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.ClusterID(childComplexity), true
+	case "Job.counts":
+		if e.ComplexityRoot.Job.Counts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Counts(childComplexity), true
+	case "Job.createdAt":
+		if e.ComplexityRoot.Job.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.CreatedAt(childComplexity), true
+	case "Job.id":
+		if e.ComplexityRoot.Job.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.ID(childComplexity), true
+	case "Job.message":
+		if e.ComplexityRoot.Job.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Message(childComplexity), true
+	case "Job.planHash":
+		if e.ComplexityRoot.Job.PlanHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.PlanHash(childComplexity), true
+	case "Job.state":
+		if e.ComplexityRoot.Job.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.State(childComplexity), true
+	case "Job.tasks":
+		if e.ComplexityRoot.Job.Tasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Tasks(childComplexity), true
+	case "Job.updatedAt":
+		if e.ComplexityRoot.Job.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.UpdatedAt(childComplexity), true
+
+	case "Mutation.abortJob":
+		if e.ComplexityRoot.Mutation.AbortJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_abortJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AbortJob(childComplexity, args["id"].(string)), true
 	case "Mutation.createAPIToken":
 		if e.ComplexityRoot.Mutation.CreateAPIToken == nil {
 			break
@@ -347,6 +763,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateAPIToken(childComplexity, args["input"].(model.APITokenInput)), true
+	case "Mutation.createCluster":
+		if e.ComplexityRoot.Mutation.CreateCluster == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createCluster_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateCluster(childComplexity, args["input"].(model.ClusterInput), args["expectedPlanHash"].(*string)), true
 	case "Mutation.createTenant":
 		if e.ComplexityRoot.Mutation.CreateTenant == nil {
 			break
@@ -380,6 +807,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteCatalogEntity(childComplexity, args["kind"].(model.CatalogKind), args["name"].(string), args["version"].(*int)), true
+	case "Mutation.deleteCluster":
+		if e.ComplexityRoot.Mutation.DeleteCluster == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteCluster_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteCluster(childComplexity, args["id"].(string), args["expectedPlanHash"].(*string)), true
 	case "Mutation.deleteTenant":
 		if e.ComplexityRoot.Mutation.DeleteTenant == nil {
 			break
@@ -402,6 +840,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportCatalog(childComplexity, args["document"].(any)), true
+	case "Mutation.pauseJob":
+		if e.ComplexityRoot.Mutation.PauseJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseJob(childComplexity, args["id"].(string)), true
+	case "Mutation.previewCluster":
+		if e.ComplexityRoot.Mutation.PreviewCluster == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_previewCluster_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PreviewCluster(childComplexity, args["input"].(model.ClusterInput)), true
 	case "Mutation.putCatalogEntity":
 		if e.ComplexityRoot.Mutation.PutCatalogEntity == nil {
 			break
@@ -413,6 +873,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PutCatalogEntity(childComplexity, args["kind"].(model.CatalogKind), args["entity"].(any)), true
+	case "Mutation.resumeJob":
+		if e.ComplexityRoot.Mutation.ResumeJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeJob(childComplexity, args["id"].(string)), true
+	case "Mutation.retryJob":
+		if e.ComplexityRoot.Mutation.RetryJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retryJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetryJob(childComplexity, args["id"].(string)), true
 	case "Mutation.revokeAPIToken":
 		if e.ComplexityRoot.Mutation.RevokeAPIToken == nil {
 			break
@@ -448,6 +930,141 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NewAPIToken.Token(childComplexity), true
+
+	case "Node.flavor":
+		if e.ComplexityRoot.Node.Flavor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.Flavor(childComplexity), true
+	case "Node.hardwaretype":
+		if e.ComplexityRoot.Node.HardwareType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.HardwareType(childComplexity), true
+	case "Node.hostname":
+		if e.ComplexityRoot.Node.Hostname == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.Hostname(childComplexity), true
+	case "Node.id":
+		if e.ComplexityRoot.Node.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.ID(childComplexity), true
+	case "Node.image":
+		if e.ComplexityRoot.Node.Image == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.Image(childComplexity), true
+	case "Node.imagetype":
+		if e.ComplexityRoot.Node.ImageType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.ImageType(childComplexity), true
+	case "Node.ipaddresses":
+		if e.ComplexityRoot.Node.Ipaddresses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.Ipaddresses(childComplexity), true
+	case "Node.nodenum":
+		if e.ComplexityRoot.Node.NodeNum == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.NodeNum(childComplexity), true
+	case "Node.sshuser":
+		if e.ComplexityRoot.Node.SSHUser == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.SSHUser(childComplexity), true
+	case "Node.services":
+		if e.ComplexityRoot.Node.Services == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.Services(childComplexity), true
+
+	case "PlanTask.action":
+		if e.ComplexityRoot.PlanTask.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanTask.Action(childComplexity), true
+	case "PlanTask.nodenum":
+		if e.ComplexityRoot.PlanTask.Nodenum == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanTask.Nodenum(childComplexity), true
+	case "PlanTask.ref":
+		if e.ComplexityRoot.PlanTask.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanTask.Ref(childComplexity), true
+	case "PlanTask.service":
+		if e.ComplexityRoot.PlanTask.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanTask.Service(childComplexity), true
+	case "PlanTask.stage":
+		if e.ComplexityRoot.PlanTask.Stage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanTask.Stage(childComplexity), true
+
+	case "PreviewNode.flavor":
+		if e.ComplexityRoot.PreviewNode.Flavor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PreviewNode.Flavor(childComplexity), true
+	case "PreviewNode.hardwaretype":
+		if e.ComplexityRoot.PreviewNode.Hardwaretype == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PreviewNode.Hardwaretype(childComplexity), true
+	case "PreviewNode.hostname":
+		if e.ComplexityRoot.PreviewNode.Hostname == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PreviewNode.Hostname(childComplexity), true
+	case "PreviewNode.image":
+		if e.ComplexityRoot.PreviewNode.Image == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PreviewNode.Image(childComplexity), true
+	case "PreviewNode.imagetype":
+		if e.ComplexityRoot.PreviewNode.Imagetype == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PreviewNode.Imagetype(childComplexity), true
+	case "PreviewNode.nodenum":
+		if e.ComplexityRoot.PreviewNode.Nodenum == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PreviewNode.Nodenum(childComplexity), true
+	case "PreviewNode.services":
+		if e.ComplexityRoot.PreviewNode.Services == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PreviewNode.Services(childComplexity), true
 
 	case "Principal.role":
 		if e.ComplexityRoot.Principal.Role == nil {
@@ -499,7 +1116,40 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Catalog(childComplexity), true
+	case "Query.cluster":
+		if e.ComplexityRoot.Query.Cluster == nil {
+			break
+		}
 
+		args, err := ec.field_Query_cluster_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Cluster(childComplexity, args["id"].(string)), true
+	case "Query.clusters":
+		if e.ComplexityRoot.Query.Clusters == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clusters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Clusters(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].([]model.ClusterStatus), args["template"].(*string)), true
+
+	case "Query.job":
+		if e.ComplexityRoot.Query.Job == nil {
+			break
+		}
+
+		args, err := ec.field_Query_job_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Job(childComplexity, args["id"].(string)), true
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
 			break
@@ -529,6 +1179,116 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity), true
+
+	case "Task.action":
+		if e.ComplexityRoot.Task.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Action(childComplexity), true
+	case "Task.attempt":
+		if e.ComplexityRoot.Task.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Attempt(childComplexity), true
+	case "Task.failures":
+		if e.ComplexityRoot.Task.Failures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Failures(childComplexity), true
+	case "Task.hostname":
+		if e.ComplexityRoot.Task.Hostname == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Hostname(childComplexity), true
+	case "Task.id":
+		if e.ComplexityRoot.Task.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.ID(childComplexity), true
+	case "Task.maxAttempts":
+		if e.ComplexityRoot.Task.MaxAttempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.MaxAttempts(childComplexity), true
+	case "Task.message":
+		if e.ComplexityRoot.Task.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Message(childComplexity), true
+	case "Task.nodeId":
+		if e.ComplexityRoot.Task.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.NodeID(childComplexity), true
+	case "Task.service":
+		if e.ComplexityRoot.Task.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Service(childComplexity), true
+	case "Task.stage":
+		if e.ComplexityRoot.Task.Stage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Stage(childComplexity), true
+	case "Task.state":
+		if e.ComplexityRoot.Task.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.State(childComplexity), true
+
+	case "TaskCounts.complete":
+		if e.ComplexityRoot.TaskCounts.Complete == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.Complete(childComplexity), true
+	case "TaskCounts.dropped":
+		if e.ComplexityRoot.TaskCounts.Dropped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.Dropped(childComplexity), true
+	case "TaskCounts.failed":
+		if e.ComplexityRoot.TaskCounts.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.Failed(childComplexity), true
+	case "TaskCounts.inProgress":
+		if e.ComplexityRoot.TaskCounts.InProgress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.InProgress(childComplexity), true
+	case "TaskCounts.notSubmitted":
+		if e.ComplexityRoot.TaskCounts.NotSubmitted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.NotSubmitted(childComplexity), true
+	case "TaskCounts.queued":
+		if e.ComplexityRoot.TaskCounts.Queued == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.Queued(childComplexity), true
+	case "TaskCounts.total":
+		if e.ComplexityRoot.TaskCounts.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.Total(childComplexity), true
 
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
@@ -602,6 +1362,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("APITokenInput", ec.unmarshalInputAPITokenInput),
+			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
 			graphql.NewInputUnmarshaler("TenantInput", ec.unmarshalInputTenantInput),
 		)
 	}
@@ -707,6 +1468,13 @@ type Query {
   users: [User!]!
   "API tokens: all of the tenant's for admins, one's own for users."
   apiTokens: [APIToken!]!
+
+  "A cluster the caller may see: its own, or any of the tenant's for admins."
+  cluster(id: ID!): Cluster
+  "Clusters the caller may see, newest first. after is the endCursor of the previous page."
+  clusters(first: Int = 50, after: String, status: [ClusterStatus!], template: String): ClusterConnection!
+  "A job of a cluster the caller may see."
+  job(id: ID!): Job
 }
 
 type Mutation {
@@ -730,6 +1498,186 @@ type Mutation {
   putCatalogEntity(kind: CatalogKind!, entity: JSON!): PutEntityResult!
   "Delete one version of an entity, or every version when version is absent (tenant admins)."
   deleteCatalogEntity(kind: CatalogKind!, name: String!, version: Int): Boolean!
+
+  "What a create would do: the layout and the plan, nothing stored. Quotas are checked, not reserved."
+  previewCluster(input: ClusterInput!): ClusterPreview!
+  """
+  Create a cluster. With expectedPlanHash (a preview's planHash), the create
+  fails with CONFLICT unless it would run exactly the previewed plan.
+  """
+  createCluster(input: ClusterInput!, expectedPlanHash: String): Cluster!
+  "Delete a cluster's machines; the cluster ends TERMINATED. Null when it already is."
+  deleteCluster(id: ID!, expectedPlanHash: String): Job
+  "Stop dispatching a job's tasks; running ones finish."
+  pauseJob(id: ID!): Job!
+  resumeJob(id: ID!): Job!
+  "Fail a running or paused job; running tasks are cancelled."
+  abortJob(id: ID!): Job!
+  "Run a failed job again from its unfinished tasks."
+  retryJob(id: ID!): Job!
+}
+
+"A create request, with Coopr's field names (SPEC §2.1)."
+input ClusterInput {
+  "1–255 printable characters; need not be unique."
+  name: String!
+  clusterTemplate: String!
+  numMachines: Int!
+  description: String
+  "Default: the template's."
+  provider: String
+  hardwaretype: String
+  imagetype: String
+  "Replaces the template's default services when given."
+  services: [String!]
+  "Replaces the template's default config entirely when given."
+  config: JSON
+  dnsSuffix: String
+  "Milliseconds or a duration such as 2h; absent or -1: the template's initial lease."
+  initialLeaseDuration: String
+}
+
+enum ClusterStatus {
+  PENDING
+  ACTIVE
+  INCOMPLETE
+  INCONSISTENT
+  TERMINATED
+}
+
+type Cluster {
+  id: ID!
+  name: String!
+  description: String!
+  "The user who made it."
+  owner: String!
+  status: ClusterStatus!
+  "Why the last job failed, when it did."
+  message: String!
+  template: String!
+  provider: String!
+  services: [String!]!
+  "Target node count."
+  size: Int!
+  config: JSON!
+  dnsSuffix: String!
+  "Null: the lease never ends."
+  expireTime: Time
+  createdAt: Time!
+  updatedAt: Time!
+  nodes: [Node!]!
+  latestJob: Job
+  "Newest first."
+  jobs: [Job!]!
+}
+
+type ClusterConnection {
+  nodes: [Cluster!]!
+  "Pass as after for the next page; null on the last."
+  endCursor: String
+  hasNextPage: Boolean!
+}
+
+type Node {
+  id: ID!
+  nodenum: Int!
+  hostname: String!
+  services: [String!]!
+  "Address type (access_v4, bind_v4, ...) to address."
+  ipaddresses: JSON!
+  hardwaretype: String!
+  imagetype: String!
+  flavor: String!
+  image: String!
+  sshuser: String!
+}
+
+enum JobState {
+  RUNNING
+  PAUSED
+  COMPLETE
+  FAILED
+}
+
+type Job {
+  id: ID!
+  clusterId: ID!
+  action: String!
+  state: JobState!
+  message: String!
+  planHash: String!
+  createdAt: Time!
+  updatedAt: Time!
+  "Tasks by state."
+  counts: TaskCounts!
+  "In plan order."
+  tasks: [Task!]!
+}
+
+type TaskCounts {
+  total: Int!
+  notSubmitted: Int!
+  queued: Int!
+  inProgress: Int!
+  complete: Int!
+  failed: Int!
+  dropped: Int!
+}
+
+enum TaskState {
+  NOT_SUBMITTED
+  QUEUED
+  IN_PROGRESS
+  COMPLETE
+  FAILED
+  DROPPED
+}
+
+type Task {
+  id: ID!
+  "Empty for cluster-scoped tasks."
+  nodeId: String!
+  hostname: String
+  action: String!
+  service: String!
+  stage: Int!
+  state: TaskState!
+  attempt: Int!
+  failures: Int!
+  maxAttempts: Int!
+  message: String!
+}
+
+type ClusterPreview {
+  template: String!
+  provider: String!
+  services: [String!]!
+  "The layout. Hostnames carry 0 for the cluster number, known only at create."
+  nodes: [PreviewNode!]!
+  "Task refs are t<index>; nodes are named by number."
+  tasks: [PlanTask!]!
+  edges: [[String!]!]!
+  stages: [[String!]!]!
+  planHash: String!
+  warnings: [String!]!
+}
+
+type PreviewNode {
+  nodenum: Int!
+  hostname: String!
+  services: [String!]!
+  hardwaretype: String!
+  imagetype: String!
+  flavor: String!
+  image: String!
+}
+
+type PlanTask {
+  ref: String!
+  nodenum: Int
+  action: String!
+  service: String!
+  stage: Int!
 }
 
 enum Role {
@@ -915,6 +1863,84 @@ func (ec *executionContext) childFields_CatalogEntity(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type CatalogEntity", field.Name)
 }
 
+func (ec *executionContext) childFields_Cluster(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Cluster_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Cluster_name(ctx, field)
+	case "description":
+		return ec.fieldContext_Cluster_description(ctx, field)
+	case "owner":
+		return ec.fieldContext_Cluster_owner(ctx, field)
+	case "status":
+		return ec.fieldContext_Cluster_status(ctx, field)
+	case "message":
+		return ec.fieldContext_Cluster_message(ctx, field)
+	case "template":
+		return ec.fieldContext_Cluster_template(ctx, field)
+	case "provider":
+		return ec.fieldContext_Cluster_provider(ctx, field)
+	case "services":
+		return ec.fieldContext_Cluster_services(ctx, field)
+	case "size":
+		return ec.fieldContext_Cluster_size(ctx, field)
+	case "config":
+		return ec.fieldContext_Cluster_config(ctx, field)
+	case "dnsSuffix":
+		return ec.fieldContext_Cluster_dnsSuffix(ctx, field)
+	case "expireTime":
+		return ec.fieldContext_Cluster_expireTime(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Cluster_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Cluster_updatedAt(ctx, field)
+	case "nodes":
+		return ec.fieldContext_Cluster_nodes(ctx, field)
+	case "latestJob":
+		return ec.fieldContext_Cluster_latestJob(ctx, field)
+	case "jobs":
+		return ec.fieldContext_Cluster_jobs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_ClusterConnection_nodes(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_ClusterConnection_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_ClusterConnection_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "template":
+		return ec.fieldContext_ClusterPreview_template(ctx, field)
+	case "provider":
+		return ec.fieldContext_ClusterPreview_provider(ctx, field)
+	case "services":
+		return ec.fieldContext_ClusterPreview_services(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ClusterPreview_nodes(ctx, field)
+	case "tasks":
+		return ec.fieldContext_ClusterPreview_tasks(ctx, field)
+	case "edges":
+		return ec.fieldContext_ClusterPreview_edges(ctx, field)
+	case "stages":
+		return ec.fieldContext_ClusterPreview_stages(ctx, field)
+	case "planHash":
+		return ec.fieldContext_ClusterPreview_planHash(ctx, field)
+	case "warnings":
+		return ec.fieldContext_ClusterPreview_warnings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterPreview", field.Name)
+}
+
 func (ec *executionContext) childFields_ImportResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "created":
@@ -943,6 +1969,32 @@ func (ec *executionContext) childFields_Issue(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Issue", field.Name)
 }
 
+func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Job_id(ctx, field)
+	case "clusterId":
+		return ec.fieldContext_Job_clusterId(ctx, field)
+	case "action":
+		return ec.fieldContext_Job_action(ctx, field)
+	case "state":
+		return ec.fieldContext_Job_state(ctx, field)
+	case "message":
+		return ec.fieldContext_Job_message(ctx, field)
+	case "planHash":
+		return ec.fieldContext_Job_planHash(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Job_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Job_updatedAt(ctx, field)
+	case "counts":
+		return ec.fieldContext_Job_counts(ctx, field)
+	case "tasks":
+		return ec.fieldContext_Job_tasks(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Job", field.Name)
+}
+
 func (ec *executionContext) childFields_NewAPIToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "token":
@@ -951,6 +2003,68 @@ func (ec *executionContext) childFields_NewAPIToken(ctx context.Context, field g
 		return ec.fieldContext_NewAPIToken_secret(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NewAPIToken", field.Name)
+}
+
+func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Node_id(ctx, field)
+	case "nodenum":
+		return ec.fieldContext_Node_nodenum(ctx, field)
+	case "hostname":
+		return ec.fieldContext_Node_hostname(ctx, field)
+	case "services":
+		return ec.fieldContext_Node_services(ctx, field)
+	case "ipaddresses":
+		return ec.fieldContext_Node_ipaddresses(ctx, field)
+	case "hardwaretype":
+		return ec.fieldContext_Node_hardwaretype(ctx, field)
+	case "imagetype":
+		return ec.fieldContext_Node_imagetype(ctx, field)
+	case "flavor":
+		return ec.fieldContext_Node_flavor(ctx, field)
+	case "image":
+		return ec.fieldContext_Node_image(ctx, field)
+	case "sshuser":
+		return ec.fieldContext_Node_sshuser(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Node", field.Name)
+}
+
+func (ec *executionContext) childFields_PlanTask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ref":
+		return ec.fieldContext_PlanTask_ref(ctx, field)
+	case "nodenum":
+		return ec.fieldContext_PlanTask_nodenum(ctx, field)
+	case "action":
+		return ec.fieldContext_PlanTask_action(ctx, field)
+	case "service":
+		return ec.fieldContext_PlanTask_service(ctx, field)
+	case "stage":
+		return ec.fieldContext_PlanTask_stage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PlanTask", field.Name)
+}
+
+func (ec *executionContext) childFields_PreviewNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodenum":
+		return ec.fieldContext_PreviewNode_nodenum(ctx, field)
+	case "hostname":
+		return ec.fieldContext_PreviewNode_hostname(ctx, field)
+	case "services":
+		return ec.fieldContext_PreviewNode_services(ctx, field)
+	case "hardwaretype":
+		return ec.fieldContext_PreviewNode_hardwaretype(ctx, field)
+	case "imagetype":
+		return ec.fieldContext_PreviewNode_imagetype(ctx, field)
+	case "flavor":
+		return ec.fieldContext_PreviewNode_flavor(ctx, field)
+	case "image":
+		return ec.fieldContext_PreviewNode_image(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PreviewNode", field.Name)
 }
 
 func (ec *executionContext) childFields_Principal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -975,6 +2089,54 @@ func (ec *executionContext) childFields_PutEntityResult(ctx context.Context, fie
 		return ec.fieldContext_PutEntityResult_warnings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PutEntityResult", field.Name)
+}
+
+func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Task_id(ctx, field)
+	case "nodeId":
+		return ec.fieldContext_Task_nodeId(ctx, field)
+	case "hostname":
+		return ec.fieldContext_Task_hostname(ctx, field)
+	case "action":
+		return ec.fieldContext_Task_action(ctx, field)
+	case "service":
+		return ec.fieldContext_Task_service(ctx, field)
+	case "stage":
+		return ec.fieldContext_Task_stage(ctx, field)
+	case "state":
+		return ec.fieldContext_Task_state(ctx, field)
+	case "attempt":
+		return ec.fieldContext_Task_attempt(ctx, field)
+	case "failures":
+		return ec.fieldContext_Task_failures(ctx, field)
+	case "maxAttempts":
+		return ec.fieldContext_Task_maxAttempts(ctx, field)
+	case "message":
+		return ec.fieldContext_Task_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_TaskCounts_total(ctx, field)
+	case "notSubmitted":
+		return ec.fieldContext_TaskCounts_notSubmitted(ctx, field)
+	case "queued":
+		return ec.fieldContext_TaskCounts_queued(ctx, field)
+	case "inProgress":
+		return ec.fieldContext_TaskCounts_inProgress(ctx, field)
+	case "complete":
+		return ec.fieldContext_TaskCounts_complete(ctx, field)
+	case "failed":
+		return ec.fieldContext_TaskCounts_failed(ctx, field)
+	case "dropped":
+		return ec.fieldContext_TaskCounts_dropped(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskCounts", field.Name)
 }
 
 func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1169,6 +2331,20 @@ func (ec *executionContext) field_Catalog_entity_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_abortJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createAPIToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1180,6 +2356,28 @@ func (ec *executionContext) field_Mutation_createAPIToken_args(ctx context.Conte
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ClusterInput, error) {
+			return ec.unmarshalNClusterInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "expectedPlanHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedPlanHash"] = arg1
 	return args, nil
 }
 
@@ -1265,6 +2463,28 @@ func (ec *executionContext) field_Mutation_deleteCatalogEntity_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "expectedPlanHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedPlanHash"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteTenant_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1293,6 +2513,34 @@ func (ec *executionContext) field_Mutation_importCatalog_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_pauseJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_previewCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ClusterInput, error) {
+			return ec.unmarshalNClusterInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_putCatalogEntity_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1312,6 +2560,34 @@ func (ec *executionContext) field_Mutation_putCatalogEntity_args(ctx context.Con
 		return nil, err
 	}
 	args["entity"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resumeJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_retryJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -1362,6 +2638,72 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_cluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_clusters_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]model.ClusterStatus, error) {
+			return ec.unmarshalOClusterStatus2ᚕgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "template",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["template"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_job_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -1840,6 +3182,750 @@ func (ec *executionContext) fieldContext_CatalogEntity_document(_ context.Contex
 	return graphql.NewScalarFieldContext("CatalogEntity", field, false, false, "JSON")
 }
 
+func (ec *executionContext) _Cluster_id(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Cluster_name(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_description(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_owner(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_status(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ClusterStatus) graphql.Marshaler {
+			return ec.marshalNClusterStatus2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, true, true, "ClusterStatus")
+}
+
+func (ec *executionContext) _Cluster_message(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_template(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_template(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Template, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_provider(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_services(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_services(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().Services(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_services(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, true, true, "String")
+}
+
+func (ec *executionContext) _Cluster_size(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_size(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Size, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Cluster_config(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_config(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().Config(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalNJSON2interface(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_config(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, true, true, "JSON")
+}
+
+func (ec *executionContext) _Cluster_dnsSuffix(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_dnsSuffix(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DNSSuffix, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_dnsSuffix(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cluster_expireTime(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_expireTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().ExpireTime(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_expireTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, true, true, "Time")
+}
+
+func (ec *executionContext) _Cluster_createdAt(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Cluster_updatedAt(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Cluster_nodes(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().Nodes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*control.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_latestJob(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_latestJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().LatestJob(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalOJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_latestJob(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_jobs(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_jobs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().Jobs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*control.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJobᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_jobs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ClusterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*control.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐClusterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterConnection_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.ClusterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnection_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnection_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterConnection", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterConnection_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.ClusterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterConnection_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterConnection_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterConnection", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ClusterPreview_template(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_template(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Template, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterPreview_provider(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterPreview_services(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_services(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Services, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_services(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterPreview_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PreviewNode) graphql.Marshaler {
+			return ec.marshalNPreviewNode2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPreviewNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PreviewNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterPreview_tasks(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_tasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tasks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PlanTask) graphql.Marshaler {
+			return ec.marshalNPlanTask2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPlanTaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_tasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanTask(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterPreview_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v [][]string) graphql.Marshaler {
+			return ec.marshalNString2ᚕᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterPreview_stages(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_stages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stages, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v [][]string) graphql.Marshaler {
+			return ec.marshalNString2ᚕᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_stages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterPreview_planHash(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_planHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlanHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_planHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterPreview_warnings(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_warnings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warnings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
+}
+
 func (ec *executionContext) _ImportResult_created(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2031,6 +4117,254 @@ func (ec *executionContext) _Issue_severity(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Issue_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Issue", field, false, false, "String")
+}
+
+func (ec *executionContext) _Job_id(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Job_clusterId(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_clusterId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClusterID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_clusterId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Job_action(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
+}
+
+func (ec *executionContext) _Job_state(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().State(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.JobState) graphql.Marshaler {
+			return ec.marshalNJobState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐJobState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, true, true, "JobState")
+}
+
+func (ec *executionContext) _Job_message(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
+}
+
+func (ec *executionContext) _Job_planHash(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_planHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlanHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_planHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "String")
+}
+
+func (ec *executionContext) _Job_createdAt(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Job_updatedAt(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Job", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Job_counts(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_counts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().Counts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskCounts) graphql.Marshaler {
+			return ec.marshalNTaskCounts2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_counts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Job",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Job_tasks(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_tasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Job().Tasks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*control.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐTaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Job_tasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Job",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_createTenant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -2441,6 +4775,314 @@ func (ec *executionContext) fieldContext_Mutation_deleteCatalogEntity(ctx contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_previewCluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_previewCluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PreviewCluster(ctx, fc.Args["input"].(model.ClusterInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterPreview) graphql.Marshaler {
+			return ec.marshalNClusterPreview2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterPreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_previewCluster(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterPreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_previewCluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createCluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createCluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateCluster(ctx, fc.Args["input"].(model.ClusterInput), fc.Args["expectedPlanHash"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐCluster(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createCluster(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createCluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteCluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteCluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteCluster(ctx, fc.Args["id"].(string), fc.Args["expectedPlanHash"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalOJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteCluster(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteCluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pauseJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseJob(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resumeJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resumeJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResumeJob(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resumeJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resumeJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_abortJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_abortJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AbortJob(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_abortJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_abortJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_retryJob(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_retryJob(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RetryJob(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_retryJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_retryJob_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NewAPIToken_token(ctx context.Context, field graphql.CollectedField, obj *model.NewAPIToken) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2494,6 +5136,512 @@ func (ec *executionContext) _NewAPIToken_secret(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_NewAPIToken_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NewAPIToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _Node_id(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Node_nodenum(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_nodenum(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeNum, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_nodenum(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Node_hostname(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_hostname(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hostname, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_hostname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
+}
+
+func (ec *executionContext) _Node_services(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_services(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Node().Services(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_services(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, true, true, "String")
+}
+
+func (ec *executionContext) _Node_ipaddresses(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_ipaddresses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Node().Ipaddresses(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalNJSON2interface(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_ipaddresses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, true, true, "JSON")
+}
+
+func (ec *executionContext) _Node_hardwaretype(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_hardwaretype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HardwareType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_hardwaretype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
+}
+
+func (ec *executionContext) _Node_imagetype(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_imagetype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImageType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_imagetype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
+}
+
+func (ec *executionContext) _Node_flavor(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_flavor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Flavor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_flavor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
+}
+
+func (ec *executionContext) _Node_image(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_image(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Image, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_image(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
+}
+
+func (ec *executionContext) _Node_sshuser(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_sshuser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SSHUser, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_sshuser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanTask_ref(ctx context.Context, field graphql.CollectedField, obj *model.PlanTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanTask_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanTask_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanTask", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanTask_nodenum(ctx context.Context, field graphql.CollectedField, obj *model.PlanTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanTask_nodenum(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodenum, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanTask_nodenum(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanTask", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PlanTask_action(ctx context.Context, field graphql.CollectedField, obj *model.PlanTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanTask_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanTask_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanTask", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanTask_service(ctx context.Context, field graphql.CollectedField, obj *model.PlanTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanTask_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanTask_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanTask", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanTask_stage(ctx context.Context, field graphql.CollectedField, obj *model.PlanTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanTask_stage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanTask_stage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanTask", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PreviewNode_nodenum(ctx context.Context, field graphql.CollectedField, obj *model.PreviewNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PreviewNode_nodenum(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodenum, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PreviewNode_nodenum(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PreviewNode", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PreviewNode_hostname(ctx context.Context, field graphql.CollectedField, obj *model.PreviewNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PreviewNode_hostname(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hostname, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PreviewNode_hostname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PreviewNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _PreviewNode_services(ctx context.Context, field graphql.CollectedField, obj *model.PreviewNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PreviewNode_services(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Services, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PreviewNode_services(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PreviewNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _PreviewNode_hardwaretype(ctx context.Context, field graphql.CollectedField, obj *model.PreviewNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PreviewNode_hardwaretype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hardwaretype, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PreviewNode_hardwaretype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PreviewNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _PreviewNode_imagetype(ctx context.Context, field graphql.CollectedField, obj *model.PreviewNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PreviewNode_imagetype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Imagetype, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PreviewNode_imagetype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PreviewNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _PreviewNode_flavor(ctx context.Context, field graphql.CollectedField, obj *model.PreviewNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PreviewNode_flavor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Flavor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PreviewNode_flavor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PreviewNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _PreviewNode_image(ctx context.Context, field graphql.CollectedField, obj *model.PreviewNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PreviewNode_image(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Image, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PreviewNode_image(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PreviewNode", field, false, false, "String")
 }
 
 func (ec *executionContext) _Principal_tenant(ctx context.Context, field graphql.CollectedField, obj *model.Principal) (ret graphql.Marshaler) {
@@ -2865,6 +6013,138 @@ func (ec *executionContext) fieldContext_Query_apiTokens(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_cluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_cluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Cluster(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Cluster) graphql.Marshaler {
+			return ec.marshalOCluster2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐCluster(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_cluster(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_cluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clusters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Clusters(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].([]model.ClusterStatus), fc.Args["template"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterConnection) graphql.Marshaler {
+			return ec.marshalNClusterConnection2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clusters(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clusters_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_job(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_job(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Job(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalOJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_job(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_job_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2939,6 +6219,420 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Task_id(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Task_nodeId(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Task().NodeID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, true, true, "String")
+}
+
+func (ec *executionContext) _Task_hostname(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_hostname(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Task().Hostname(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Task_hostname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, true, true, "String")
+}
+
+func (ec *executionContext) _Task_action(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
+}
+
+func (ec *executionContext) _Task_service(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
+}
+
+func (ec *executionContext) _Task_stage(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_stage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_stage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Task_state(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Task().State(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.TaskState) graphql.Marshaler {
+			return ec.marshalNTaskState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, true, true, "TaskState")
+}
+
+func (ec *executionContext) _Task_attempt(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Task_failures(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_failures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_failures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Task_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_maxAttempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxAttempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_maxAttempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Task_message(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
+}
+
+func (ec *executionContext) _TaskCounts_total(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_notSubmitted(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_notSubmitted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NotSubmitted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_notSubmitted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_queued(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_queued(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Queued, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_queued(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_inProgress(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_inProgress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InProgress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_inProgress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_complete(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_complete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Complete, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_complete(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_failed(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_dropped(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_dropped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dropped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_dropped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Tenant_id(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
@@ -4311,6 +8005,118 @@ func UnmarshalAPITokenInput(ctx context.Context, raw any) (model.APITokenInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj any) (model.ClusterInput, error) {
+	var it model.ClusterInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "clusterTemplate", "numMachines", "description", "provider", "hardwaretype", "imagetype", "services", "config", "dnsSuffix", "initialLeaseDuration"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "clusterTemplate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clusterTemplate"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClusterTemplate = data
+		case "numMachines":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("numMachines"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NumMachines = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "provider":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("provider"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Provider = data
+		case "hardwaretype":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hardwaretype"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Hardwaretype = data
+		case "imagetype":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("imagetype"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Imagetype = data
+		case "services":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("services"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Services = data
+		case "config":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("config"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Config = data
+		case "dnsSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dnsSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DNSSuffix = data
+		case "initialLeaseDuration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("initialLeaseDuration"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InitialLeaseDuration = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalClusterInput unmarshals raw into the ClusterInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClusterInput(ctx context.Context, raw any) (model.ClusterInput, error) {
+	var out model.ClusterInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClusterInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputTenantInput(ctx context.Context, obj any) (model.TenantInput, error) {
 	var it model.TenantInput
 	if obj == nil {
@@ -4552,6 +8358,247 @@ func (ec *executionContext) _CatalogEntity(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var clusterImplementors = []string{"Cluster"}
+
+func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, obj *control.Cluster) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Cluster")
+		case "id":
+			out.Values[i] = ec._Cluster_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Cluster_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Cluster_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "owner":
+			out.Values[i] = ec._Cluster_owner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_status(ctx, field, obj)
+				})
+		case "message":
+			out.Values[i] = ec._Cluster_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "template":
+			out.Values[i] = ec._Cluster_template(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "provider":
+			out.Values[i] = ec._Cluster_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "services":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_services(ctx, field, obj)
+				})
+		case "size":
+			out.Values[i] = ec._Cluster_size(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "config":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_config(ctx, field, obj)
+				})
+		case "dnsSuffix":
+			out.Values[i] = ec._Cluster_dnsSuffix(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expireTime":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_expireTime(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._Cluster_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Cluster_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_nodes(ctx, field, obj)
+				})
+		case "latestJob":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_latestJob(ctx, field, obj)
+				})
+		case "jobs":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_jobs(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterConnectionImplementors = []string{"ClusterConnection"}
+
+func (ec *executionContext) _ClusterConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ClusterConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterConnection")
+		case "nodes":
+			out.Values[i] = ec._ClusterConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._ClusterConnection_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._ClusterConnection_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterPreviewImplementors = []string{"ClusterPreview"}
+
+func (ec *executionContext) _ClusterPreview(ctx context.Context, sel ast.SelectionSet, obj *model.ClusterPreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterPreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterPreview")
+		case "template":
+			out.Values[i] = ec._ClusterPreview_template(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "provider":
+			out.Values[i] = ec._ClusterPreview_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "services":
+			out.Values[i] = ec._ClusterPreview_services(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ClusterPreview_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tasks":
+			out.Values[i] = ec._ClusterPreview_tasks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ClusterPreview_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stages":
+			out.Values[i] = ec._ClusterPreview_stages(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "planHash":
+			out.Values[i] = ec._ClusterPreview_planHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warnings":
+			out.Values[i] = ec._ClusterPreview_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var importResultImplementors = []string{"ImportResult"}
 
 func (ec *executionContext) _ImportResult(ctx context.Context, sel ast.SelectionSet, obj *model.ImportResult) graphql.Marshaler {
@@ -4631,6 +8678,87 @@ func (ec *executionContext) _Issue(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var jobImplementors = []string{"Job"}
+
+func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj *control.Job) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Job")
+		case "id":
+			out.Values[i] = ec._Job_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "clusterId":
+			out.Values[i] = ec._Job_clusterId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "action":
+			out.Values[i] = ec._Job_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Job_state(ctx, field, obj)
+				})
+		case "message":
+			out.Values[i] = ec._Job_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "planHash":
+			out.Values[i] = ec._Job_planHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Job_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Job_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "counts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Job_counts(ctx, field, obj)
+				})
+		case "tasks":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Job_tasks(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -4730,6 +8858,55 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "previewCluster":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_previewCluster(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createCluster":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createCluster(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteCluster":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteCluster(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pauseJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resumeJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resumeJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "abortJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_abortJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retryJob":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_retryJob(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -4765,6 +8942,202 @@ func (ec *executionContext) _NewAPIToken(ctx context.Context, sel ast.SelectionS
 			}
 		case "secret":
 			out.Values[i] = ec._NewAPIToken_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeImplementors = []string{"Node"}
+
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj *control.Node) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Node")
+		case "id":
+			out.Values[i] = ec._Node_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodenum":
+			out.Values[i] = ec._Node_nodenum(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hostname":
+			out.Values[i] = ec._Node_hostname(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "services":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Node_services(ctx, field, obj)
+				})
+		case "ipaddresses":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Node_ipaddresses(ctx, field, obj)
+				})
+		case "hardwaretype":
+			out.Values[i] = ec._Node_hardwaretype(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "imagetype":
+			out.Values[i] = ec._Node_imagetype(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "flavor":
+			out.Values[i] = ec._Node_flavor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "image":
+			out.Values[i] = ec._Node_image(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sshuser":
+			out.Values[i] = ec._Node_sshuser(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var planTaskImplementors = []string{"PlanTask"}
+
+func (ec *executionContext) _PlanTask(ctx context.Context, sel ast.SelectionSet, obj *model.PlanTask) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, planTaskImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlanTask")
+		case "ref":
+			out.Values[i] = ec._PlanTask_ref(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodenum":
+			out.Values[i] = ec._PlanTask_nodenum(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._PlanTask_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "service":
+			out.Values[i] = ec._PlanTask_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stage":
+			out.Values[i] = ec._PlanTask_stage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var previewNodeImplementors = []string{"PreviewNode"}
+
+func (ec *executionContext) _PreviewNode(ctx context.Context, sel ast.SelectionSet, obj *model.PreviewNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, previewNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PreviewNode")
+		case "nodenum":
+			out.Values[i] = ec._PreviewNode_nodenum(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hostname":
+			out.Values[i] = ec._PreviewNode_hostname(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "services":
+			out.Values[i] = ec._PreviewNode_services(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hardwaretype":
+			out.Values[i] = ec._PreviewNode_hardwaretype(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "imagetype":
+			out.Values[i] = ec._PreviewNode_imagetype(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "flavor":
+			out.Values[i] = ec._PreviewNode_flavor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "image":
+			out.Values[i] = ec._PreviewNode_image(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4926,6 +9299,24 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_apiTokens(ctx, field)
 				})
+		case "cluster":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_cluster(ctx, field)
+				})
+		case "clusters":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clusters(ctx, field)
+				})
+		case "job":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_job(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -4939,6 +9330,155 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var taskImplementors = []string{"Task"}
+
+func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj *control.Task) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Task")
+		case "id":
+			out.Values[i] = ec._Task_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodeId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Task_nodeId(ctx, field, obj)
+				})
+		case "hostname":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Task_hostname(ctx, field, obj)
+				})
+		case "action":
+			out.Values[i] = ec._Task_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "service":
+			out.Values[i] = ec._Task_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stage":
+			out.Values[i] = ec._Task_stage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Task_state(ctx, field, obj)
+				})
+		case "attempt":
+			out.Values[i] = ec._Task_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failures":
+			out.Values[i] = ec._Task_failures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "maxAttempts":
+			out.Values[i] = ec._Task_maxAttempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "message":
+			out.Values[i] = ec._Task_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var taskCountsImplementors = []string{"TaskCounts"}
+
+func (ec *executionContext) _TaskCounts(ctx context.Context, sel ast.SelectionSet, obj *model.TaskCounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskCounts")
+		case "total":
+			out.Values[i] = ec._TaskCounts_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "notSubmitted":
+			out.Values[i] = ec._TaskCounts_notSubmitted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "queued":
+			out.Values[i] = ec._TaskCounts_queued(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inProgress":
+			out.Values[i] = ec._TaskCounts_inProgress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "complete":
+			out.Values[i] = ec._TaskCounts_complete(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._TaskCounts_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dropped":
+			out.Values[i] = ec._TaskCounts_dropped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -5520,6 +10060,61 @@ func (ec *executionContext) marshalNCatalogKind2githubᚗcomᚋcooprhqᚋcoopr�
 	return v
 }
 
+func (ec *executionContext) marshalNCluster2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Cluster) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCluster2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐCluster(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCluster2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐCluster(ctx context.Context, sel ast.SelectionSet, v *control.Cluster) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Cluster!")
+		return graphql.Null
+	}
+	return ec._Cluster(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClusterConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterConnection!")
+		return graphql.Null
+	}
+	return ec._ClusterConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNClusterInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterInput(ctx context.Context, v any) (model.ClusterInput, error) {
+	res, err := ec.unmarshalInputClusterInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClusterPreview2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterPreview(ctx context.Context, sel ast.SelectionSet, v *model.ClusterPreview) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterPreview!")
+		return graphql.Null
+	}
+	return ec._ClusterPreview(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNClusterStatus2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatus(ctx context.Context, v any) (model.ClusterStatus, error) {
+	var res model.ClusterStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClusterStatus2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatus(ctx context.Context, sel ast.SelectionSet, v model.ClusterStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -5627,12 +10222,118 @@ func (ec *executionContext) marshalNJSON2interface(ctx context.Context, sel ast.
 	return res
 }
 
+func (ec *executionContext) marshalNJob2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJobᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Job) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx context.Context, sel ast.SelectionSet, v *control.Job) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Job!")
+		return graphql.Null
+	}
+	return ec._Job(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNJobState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐJobState(ctx context.Context, v any) (model.JobState, error) {
+	var res model.JobState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJobState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐJobState(ctx context.Context, sel ast.SelectionSet, v model.JobState) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNNewAPIToken2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNewAPIToken(ctx context.Context, sel ast.SelectionSet, v *model.NewAPIToken) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "NewAPIToken!")
 		return graphql.Null
 	}
 	return ec._NewAPIToken(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNode2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNode2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNode2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐNode(ctx context.Context, sel ast.SelectionSet, v *control.Node) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Node!")
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPlanTask2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPlanTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PlanTask) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPlanTask2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPlanTask(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPlanTask2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPlanTask(ctx context.Context, sel ast.SelectionSet, v *model.PlanTask) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PlanTask!")
+		return graphql.Null
+	}
+	return ec._PlanTask(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPreviewNode2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPreviewNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PreviewNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPreviewNode2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPreviewNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPreviewNode2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPreviewNode(ctx context.Context, sel ast.SelectionSet, v *model.PreviewNode) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PreviewNode!")
+		return graphql.Null
+	}
+	return ec._PreviewNode(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPrincipal2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPrincipal(ctx context.Context, sel ast.SelectionSet, v *model.Principal) graphql.Marshaler {
@@ -5673,6 +10374,106 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNString2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTask2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Task) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTask2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐTask(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐTask(ctx context.Context, sel ast.SelectionSet, v *control.Task) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Task!")
+		return graphql.Null
+	}
+	return ec._Task(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTaskCounts2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskCounts(ctx context.Context, sel ast.SelectionSet, v *model.TaskCounts) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TaskCounts!")
+		return graphql.Null
+	}
+	return ec._TaskCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTaskState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskState(ctx context.Context, v any) (model.TaskState, error) {
+	var res model.TaskState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTaskState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskState(ctx context.Context, sel ast.SelectionSet, v model.TaskState) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNTenant2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐTenantᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Tenant) graphql.Marshaler {
@@ -5937,6 +10738,49 @@ func (ec *executionContext) marshalOCatalogEntity2ᚖgithubᚗcomᚋcooprhqᚋco
 	return ec._CatalogEntity(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCluster2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐCluster(ctx context.Context, sel ast.SelectionSet, v *control.Cluster) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Cluster(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOClusterStatus2ᚕgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatusᚄ(ctx context.Context, v any) ([]model.ClusterStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.ClusterStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNClusterStatus2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOClusterStatus2ᚕgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClusterStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClusterStatus2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -5955,6 +10799,31 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) unmarshalOJSON2interface(ctx context.Context, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalAny(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJSON2interface(ctx context.Context, sel ast.SelectionSet, v any) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalAny(v)
+	return res
+}
+
+func (ec *executionContext) marshalOJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx context.Context, sel ast.SelectionSet, v *control.Job) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Job(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐRole(ctx context.Context, v any) (*model.Role, error) {
 	if v == nil {
 		return nil, nil
@@ -5969,6 +10838,41 @@ func (ec *executionContext) marshalORole2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgra
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -8,11 +8,13 @@ package graph
 import (
 	"log/slog"
 
+	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/store"
 )
 
 // Resolver holds what every resolver needs.
 type Resolver struct {
-	Store *store.Store
-	Log   *slog.Logger
+	Store   *store.Store
+	Control *control.Service
+	Log     *slog.Logger
 }

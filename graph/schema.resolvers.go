@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -67,6 +69,96 @@ func (r *catalogResolver) Export(ctx context.Context, obj *model.Catalog) (any, 
 // Versions is the resolver for the versions field.
 func (r *catalogEntityResolver) Versions(ctx context.Context, obj *model.CatalogEntity) ([]int, error) {
 	return r.Store.EntityVersions(ctx, obj.Tenant, kindOf(obj.Kind), obj.Name)
+}
+
+// Status is the resolver for the status field.
+func (r *clusterResolver) Status(ctx context.Context, obj *control.Cluster) (model.ClusterStatus, error) {
+	return model.ClusterStatus(obj.Status), nil
+}
+
+// Services is the resolver for the services field.
+func (r *clusterResolver) Services(ctx context.Context, obj *control.Cluster) ([]string, error) {
+	return obj.Services, nil
+}
+
+// Config is the resolver for the config field.
+func (r *clusterResolver) Config(ctx context.Context, obj *control.Cluster) (any, error) {
+	return obj.Config()
+}
+
+// ExpireTime is the resolver for the expireTime field.
+func (r *clusterResolver) ExpireTime(ctx context.Context, obj *control.Cluster) (*time.Time, error) {
+	return obj.ExpireAt, nil
+}
+
+// Nodes is the resolver for the nodes field.
+func (r *clusterResolver) Nodes(ctx context.Context, obj *control.Cluster) ([]*control.Node, error) {
+	ns, err := r.Control.Nodes(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*control.Node, len(ns))
+	for i := range ns {
+		out[i] = &ns[i]
+	}
+	return out, nil
+}
+
+// LatestJob is the resolver for the latestJob field.
+func (r *clusterResolver) LatestJob(ctx context.Context, obj *control.Cluster) (*control.Job, error) {
+	if !obj.LatestJobID.Valid {
+		return nil, nil
+	}
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Control.Job(ctx, p, obj.LatestJobID.String)
+}
+
+// Jobs is the resolver for the jobs field.
+func (r *clusterResolver) Jobs(ctx context.Context, obj *control.Cluster) ([]*control.Job, error) {
+	js, err := r.Control.Jobs(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*control.Job, len(js))
+	for i := range js {
+		out[i] = &js[i]
+	}
+	return out, nil
+}
+
+// State is the resolver for the state field.
+func (r *jobResolver) State(ctx context.Context, obj *control.Job) (model.JobState, error) {
+	return model.JobState(obj.State), nil
+}
+
+// Counts is the resolver for the counts field.
+func (r *jobResolver) Counts(ctx context.Context, obj *control.Job) (*model.TaskCounts, error) {
+	c, err := r.Control.Counts(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, n := range c {
+		total += n
+	}
+	return &model.TaskCounts{Total: total, NotSubmitted: c["NOT_SUBMITTED"], Queued: c["QUEUED"], InProgress: c["IN_PROGRESS"],
+		Complete: c["COMPLETE"], Failed: c["FAILED"], Dropped: c["DROPPED"]}, nil
+}
+
+// Tasks is the resolver for the tasks field.
+func (r *jobResolver) Tasks(ctx context.Context, obj *control.Job) ([]*control.Task, error) {
+	ts, err := r.Control.Tasks(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*control.Task, len(ts))
+	for i := range ts {
+		out[i] = &ts[i]
+	}
+	return out, nil
 }
 
 // CreateTenant is the resolver for the createTenant field.
@@ -307,6 +399,79 @@ func (r *mutationResolver) DeleteCatalogEntity(ctx context.Context, kind model.C
 	return true, nil
 }
 
+// PreviewCluster is the resolver for the previewCluster field.
+func (r *mutationResolver) PreviewCluster(ctx context.Context, input model.ClusterInput) (*model.ClusterPreview, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req, err := createRequest(input, nil)
+	if err != nil {
+		return nil, err
+	}
+	pv, err := r.Control.Preview(ctx, p, req)
+	if err != nil {
+		return nil, err
+	}
+	return previewModel(pv), nil
+}
+
+// CreateCluster is the resolver for the createCluster field.
+func (r *mutationResolver) CreateCluster(ctx context.Context, input model.ClusterInput, expectedPlanHash *string) (*control.Cluster, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req, err := createRequest(input, expectedPlanHash)
+	if err != nil {
+		return nil, err
+	}
+	return r.Control.Create(ctx, p, req)
+}
+
+// DeleteCluster is the resolver for the deleteCluster field.
+func (r *mutationResolver) DeleteCluster(ctx context.Context, id string, expectedPlanHash *string) (*control.Job, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hash := ""
+	if expectedPlanHash != nil {
+		hash = *expectedPlanHash
+	}
+	return r.Control.Delete(ctx, p, id, hash)
+}
+
+// PauseJob is the resolver for the pauseJob field.
+func (r *mutationResolver) PauseJob(ctx context.Context, id string) (*control.Job, error) {
+	return r.control(ctx, id, control.Pause)
+}
+
+// ResumeJob is the resolver for the resumeJob field.
+func (r *mutationResolver) ResumeJob(ctx context.Context, id string) (*control.Job, error) {
+	return r.control(ctx, id, control.Resume)
+}
+
+// AbortJob is the resolver for the abortJob field.
+func (r *mutationResolver) AbortJob(ctx context.Context, id string) (*control.Job, error) {
+	return r.control(ctx, id, control.Abort)
+}
+
+// RetryJob is the resolver for the retryJob field.
+func (r *mutationResolver) RetryJob(ctx context.Context, id string) (*control.Job, error) {
+	return r.control(ctx, id, control.Retry)
+}
+
+// Services is the resolver for the services field.
+func (r *nodeResolver) Services(ctx context.Context, obj *control.Node) ([]string, error) {
+	return obj.Services, nil
+}
+
+// Ipaddresses is the resolver for the ipaddresses field.
+func (r *nodeResolver) Ipaddresses(ctx context.Context, obj *control.Node) (any, error) {
+	return obj.IPAddresses()
+}
+
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*model.Principal, error) {
 	p, err := caller(ctx)
@@ -408,21 +573,115 @@ func (r *queryResolver) APITokens(ctx context.Context) ([]*model.APIToken, error
 	return out, nil
 }
 
+// Cluster is the resolver for the cluster field.
+func (r *queryResolver) Cluster(ctx context.Context, id string) (*control.Cluster, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Control.Get(ctx, p, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return c, err
+}
+
+// Clusters is the resolver for the clusters field.
+func (r *queryResolver) Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string) (*model.ClusterConnection, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, cursor := 50, ""
+	if first != nil {
+		n = *first
+	}
+	if after != nil {
+		cursor = *after
+	}
+	f := control.Filter{}
+	for _, st := range status {
+		f.Statuses = append(f.Statuses, string(st))
+	}
+	if template != nil {
+		f.Template = *template
+	}
+	cs, next, err := r.Control.List(ctx, p, f, n, cursor)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.ClusterConnection{Nodes: make([]*control.Cluster, len(cs)), HasNextPage: next != ""}
+	for i := range cs {
+		out.Nodes[i] = &cs[i]
+	}
+	if next != "" {
+		out.EndCursor = &next
+	}
+	return out, nil
+}
+
+// Job is the resolver for the job field.
+func (r *queryResolver) Job(ctx context.Context, id string) (*control.Job, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	j, err := r.Control.Job(ctx, p, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return j, err
+}
+
+// NodeID is the resolver for the nodeId field.
+func (r *taskResolver) NodeID(ctx context.Context, obj *control.Task) (string, error) {
+	return obj.NodeID, nil
+}
+
+// Hostname is the resolver for the hostname field.
+func (r *taskResolver) Hostname(ctx context.Context, obj *control.Task) (*string, error) {
+	if !obj.Hostname.Valid {
+		return nil, nil
+	}
+	return &obj.Hostname.String, nil
+}
+
+// State is the resolver for the state field.
+func (r *taskResolver) State(ctx context.Context, obj *control.Task) (model.TaskState, error) {
+	return model.TaskState(obj.State), nil
+}
+
 // Catalog returns CatalogResolver implementation.
 func (r *Resolver) Catalog() CatalogResolver { return &catalogResolver{r} }
 
 // CatalogEntity returns CatalogEntityResolver implementation.
 func (r *Resolver) CatalogEntity() CatalogEntityResolver { return &catalogEntityResolver{r} }
 
+// Cluster returns ClusterResolver implementation.
+func (r *Resolver) Cluster() ClusterResolver { return &clusterResolver{r} }
+
+// Job returns JobResolver implementation.
+func (r *Resolver) Job() JobResolver { return &jobResolver{r} }
+
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
+
+// Node returns NodeResolver implementation.
+func (r *Resolver) Node() NodeResolver { return &nodeResolver{r} }
 
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// Task returns TaskResolver implementation.
+func (r *Resolver) Task() TaskResolver { return &taskResolver{r} }
+
 type (
 	catalogResolver       struct{ *Resolver }
 	catalogEntityResolver struct{ *Resolver }
+	clusterResolver       struct{ *Resolver }
+	jobResolver           struct{ *Resolver }
 	mutationResolver      struct{ *Resolver }
+	nodeResolver          struct{ *Resolver }
 	queryResolver         struct{ *Resolver }
+	taskResolver          struct{ *Resolver }
 )

@@ -275,3 +275,21 @@ func (env *Env) ip(rest string) ([]string, bool, error) {
 	}
 	return out, true, nil
 }
+
+// ServiceOf names the service a macro name refers to, "" when none.
+func ServiceOf(name string) string {
+	for _, p := range []string{"host.service.", "num.service.", "instance.self.service."} {
+		if s, ok := strings.CutPrefix(name, p); ok {
+			return s
+		}
+	}
+	if rest, ok := strings.CutPrefix(name, "ip."); ok {
+		if s, ok := strings.CutPrefix(rest, "service."); ok {
+			return s
+		}
+		if _, s, ok := strings.Cut(rest, ".service."); ok {
+			return s
+		}
+	}
+	return ""
+}

@@ -128,3 +128,14 @@ func TestExpandJSON(t *testing.T) {
 		t.Fatalf("message %q", err.Error())
 	}
 }
+
+func TestServiceOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"host.service.web": "web", "ip.service.db": "db", "ip.access_v4.service.zk": "zk",
+		"num.service.a.b": "a.b", "instance.self.service.x": "x", "host.self": "", "ip.self": "", "cluster.owner": "",
+	} {
+		if got := ServiceOf(in); got != want {
+			t.Errorf("ServiceOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/cooprhq/coopr/graph"
 	"github.com/cooprhq/coopr/queue"
 	"github.com/cooprhq/coopr/server/auth"
+	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/store"
 )
@@ -92,9 +93,13 @@ func (s *Server) Close() error {
 // Store is the server's store, for tests and tools.
 func (s *Server) Store() *store.Store { return s.store }
 
+// Engine is the server's job engine, for tests and tools.
+func (s *Server) Engine() *engine.Engine { return s.engine }
+
 // Handler is the whole HTTP surface.
 func (s *Server) Handler() http.Handler {
-	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store, Log: s.log}}))
+	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
+		Control: control.New(s.store, s.engine), Log: s.log}}))
 	gql.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 10 * time.Second,
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{

@@ -157,7 +157,9 @@ func TestCatalogOverGraphQL(t *testing.T) {
 	// A new version through putCatalogEntity.
 	svc := map[string]any{"name": "extra", "description": "added over the API",
 		"provisioner": map[string]any{"actions": map[string]any{"install": map[string]any{"type": "shell", "fields": map[string]any{"script": "true"}}}}}
-	var put struct{ PutCatalogEntity struct{ Entity struct{ Version int } } }
+	var put struct {
+		PutCatalogEntity struct{ Entity struct{ Version int } }
+	}
 	for want := 1; want <= 2; want++ {
 		s.Must(adminTok, `mutation($e: JSON!) { putCatalogEntity(kind: SERVICES, entity: $e) { entity { version } } }`, map[string]any{"e": svc}, &put)
 		if put.PutCatalogEntity.Entity.Version != want {
@@ -178,7 +180,9 @@ func TestCatalogOverGraphQL(t *testing.T) {
 	}
 
 	// Export round-trips what was imported.
-	var exp struct{ Catalog struct{ Export map[string]any } }
+	var exp struct {
+		Catalog struct{ Export map[string]any }
+	}
 	s.Must(userTok, `{ catalog { export } }`, nil, &exp)
 	if got, want := len(exp.Catalog.Export["services"].([]any)), len(doc["services"].([]any))+1; got != want {
 		t.Errorf("export has %d services, want %d", got, want)
@@ -232,7 +236,9 @@ func TestAccessRefusals(t *testing.T) {
 	if other.Tenant != nil {
 		t.Errorf("acme's admin sees tenant globex")
 	}
-	var entity struct{ Catalog struct{ Entity *struct{ Name string } } }
+	var entity struct {
+		Catalog struct{ Entity *struct{ Name string } }
+	}
 	s.Must(globexAdmin, `mutation { putCatalogEntity(kind: SERVICES, entity: {name: "secret-sauce", provisioner: {actions: {}}}) { warnings { path } } }`, nil, &struct{}{})
 	s.Must(acmeAdmin, `{ catalog { entity(kind: SERVICES, name: "secret-sauce") { name } } }`, nil, &entity)
 	if entity.Catalog.Entity != nil {
@@ -276,7 +282,9 @@ func TestTenantLifecycle(t *testing.T) {
 	s.Must(s.Super, `mutation { createTenant(input: {name: "fresh"}, bootstrap: true) { id } }`, nil, &struct{}{})
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", tenant: "fresh"}) { secret } }`, nil, &tok)
-	var e struct{ Catalog struct{ Entity *struct{ Name string } } }
+	var e struct {
+		Catalog struct{ Entity *struct{ Name string } }
+	}
 	s.Must(tok.CreateAPIToken.Secret, `{ catalog { entity(kind: SERVICES, name: "base") { name } } }`, nil, &e)
 	if e.Catalog.Entity == nil {
 		t.Error("bootstrapped tenant lacks the superadmin's service")

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -31,6 +32,47 @@ type APITokenInput struct {
 	User *string `json:"user,omitempty"`
 	// For the superadmin: make the token in another tenant (e.g. for its admin).
 	Tenant *string `json:"tenant,omitempty"`
+}
+
+type ClusterConnection struct {
+	Nodes []*control.Cluster `json:"nodes"`
+	// Pass as after for the next page; null on the last.
+	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool    `json:"hasNextPage"`
+}
+
+// A create request, with Coopr's field names (SPEC §2.1).
+type ClusterInput struct {
+	// 1–255 printable characters; need not be unique.
+	Name            string  `json:"name"`
+	ClusterTemplate string  `json:"clusterTemplate"`
+	NumMachines     int     `json:"numMachines"`
+	Description     *string `json:"description,omitempty"`
+	// Default: the template's.
+	Provider     *string `json:"provider,omitempty"`
+	Hardwaretype *string `json:"hardwaretype,omitempty"`
+	Imagetype    *string `json:"imagetype,omitempty"`
+	// Replaces the template's default services when given.
+	Services []string `json:"services,omitempty"`
+	// Replaces the template's default config entirely when given.
+	Config    any     `json:"config,omitempty"`
+	DNSSuffix *string `json:"dnsSuffix,omitempty"`
+	// Milliseconds or a duration such as 2h; absent or -1: the template's initial lease.
+	InitialLeaseDuration *string `json:"initialLeaseDuration,omitempty"`
+}
+
+type ClusterPreview struct {
+	Template string   `json:"template"`
+	Provider string   `json:"provider"`
+	Services []string `json:"services"`
+	// The layout. Hostnames carry 0 for the cluster number, known only at create.
+	Nodes []*PreviewNode `json:"nodes"`
+	// Task refs are t<index>; nodes are named by number.
+	Tasks    []*PlanTask `json:"tasks"`
+	Edges    [][]string  `json:"edges"`
+	Stages   [][]string  `json:"stages"`
+	PlanHash string      `json:"planHash"`
+	Warnings []string    `json:"warnings"`
 }
 
 type ImportResult struct {
@@ -58,6 +100,24 @@ type NewAPIToken struct {
 	Secret string `json:"secret"`
 }
 
+type PlanTask struct {
+	Ref     string `json:"ref"`
+	Nodenum *int   `json:"nodenum,omitempty"`
+	Action  string `json:"action"`
+	Service string `json:"service"`
+	Stage   int    `json:"stage"`
+}
+
+type PreviewNode struct {
+	Nodenum      int      `json:"nodenum"`
+	Hostname     string   `json:"hostname"`
+	Services     []string `json:"services"`
+	Hardwaretype string   `json:"hardwaretype"`
+	Imagetype    string   `json:"imagetype"`
+	Flavor       string   `json:"flavor"`
+	Image        string   `json:"image"`
+}
+
 type Principal struct {
 	Tenant *store.Tenant `json:"tenant"`
 	// Empty for agent tokens.
@@ -72,6 +132,16 @@ type PutEntityResult struct {
 }
 
 type Query struct {
+}
+
+type TaskCounts struct {
+	Total        int `json:"total"`
+	NotSubmitted int `json:"notSubmitted"`
+	Queued       int `json:"queued"`
+	InProgress   int `json:"inProgress"`
+	Complete     int `json:"complete"`
+	Failed       int `json:"failed"`
+	Dropped      int `json:"dropped"`
 }
 
 // Absent fields keep their value (on create: no description, 0 workers, no quotas).
@@ -214,6 +284,126 @@ func (e CatalogKind) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+type ClusterStatus string
+
+const (
+	ClusterStatusPending      ClusterStatus = "PENDING"
+	ClusterStatusActive       ClusterStatus = "ACTIVE"
+	ClusterStatusIncomplete   ClusterStatus = "INCOMPLETE"
+	ClusterStatusInconsistent ClusterStatus = "INCONSISTENT"
+	ClusterStatusTerminated   ClusterStatus = "TERMINATED"
+)
+
+var AllClusterStatus = []ClusterStatus{
+	ClusterStatusPending,
+	ClusterStatusActive,
+	ClusterStatusIncomplete,
+	ClusterStatusInconsistent,
+	ClusterStatusTerminated,
+}
+
+func (e ClusterStatus) IsValid() bool {
+	switch e {
+	case ClusterStatusPending, ClusterStatusActive, ClusterStatusIncomplete, ClusterStatusInconsistent, ClusterStatusTerminated:
+		return true
+	}
+	return false
+}
+
+func (e ClusterStatus) String() string {
+	return string(e)
+}
+
+func (e *ClusterStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ClusterStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ClusterStatus", str)
+	}
+	return nil
+}
+
+func (e ClusterStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ClusterStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ClusterStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type JobState string
+
+const (
+	JobStateRunning  JobState = "RUNNING"
+	JobStatePaused   JobState = "PAUSED"
+	JobStateComplete JobState = "COMPLETE"
+	JobStateFailed   JobState = "FAILED"
+)
+
+var AllJobState = []JobState{
+	JobStateRunning,
+	JobStatePaused,
+	JobStateComplete,
+	JobStateFailed,
+}
+
+func (e JobState) IsValid() bool {
+	switch e {
+	case JobStateRunning, JobStatePaused, JobStateComplete, JobStateFailed:
+		return true
+	}
+	return false
+}
+
+func (e JobState) String() string {
+	return string(e)
+}
+
+func (e *JobState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = JobState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid JobState", str)
+	}
+	return nil
+}
+
+func (e JobState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *JobState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e JobState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 type Role string
 
 const (
@@ -265,6 +455,69 @@ func (e *Role) UnmarshalJSON(b []byte) error {
 }
 
 func (e Role) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type TaskState string
+
+const (
+	TaskStateNotSubmitted TaskState = "NOT_SUBMITTED"
+	TaskStateQueued       TaskState = "QUEUED"
+	TaskStateInProgress   TaskState = "IN_PROGRESS"
+	TaskStateComplete     TaskState = "COMPLETE"
+	TaskStateFailed       TaskState = "FAILED"
+	TaskStateDropped      TaskState = "DROPPED"
+)
+
+var AllTaskState = []TaskState{
+	TaskStateNotSubmitted,
+	TaskStateQueued,
+	TaskStateInProgress,
+	TaskStateComplete,
+	TaskStateFailed,
+	TaskStateDropped,
+}
+
+func (e TaskState) IsValid() bool {
+	switch e {
+	case TaskStateNotSubmitted, TaskStateQueued, TaskStateInProgress, TaskStateComplete, TaskStateFailed, TaskStateDropped:
+		return true
+	}
+	return false
+}
+
+func (e TaskState) String() string {
+	return string(e)
+}
+
+func (e *TaskState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TaskState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TaskState", str)
+	}
+	return nil
+}
+
+func (e TaskState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TaskState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TaskState) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -191,22 +191,48 @@ func (e *Engine) limits(t planner.Task, services map[string]*catalog.Service) (a
 // transaction. A plan with no task completes at once and leaves the cluster
 // as it was (SPEC §4.6).
 func (e *Engine) Submit(ctx context.Context, spec JobSpec) (string, error) {
+	var jobID string
+	err := e.tx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		jobID, err = e.SubmitTx(ctx, tx, spec)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	e.Submitted(jobID)
+	return jobID, nil
+}
+
+// Submitted tells the scheduler about a job SubmitTx wrote, once its
+// transaction has committed.
+func (e *Engine) Submitted(jobID string) { e.notify(note{job: jobID, reload: true}) }
+
+// SubmitTx is Submit inside the caller's transaction, so that a job commits
+// with the rows that call for it (a new cluster and its nodes). Call
+// Submitted after the commit. The cluster must not have a job in flight
+// (ErrConflict); one that never had a job is being created.
+func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (string, error) {
 	success, failure := statuses(spec.Action)
 	services, err := json.Marshal(spec.Services)
 	if err != nil {
 		return "", fmt.Errorf("engine: submit: %w", err)
 	}
 	var jobID string
-	err = e.tx(ctx, func(tx *sqlx.Tx) error {
-		var status string
-		if err := tx.GetContext(ctx, &status, `SELECT status FROM clusters WHERE id = $1 AND tenant_id = $2 FOR UPDATE`,
-			spec.ClusterID, spec.TenantID); err != nil {
+	err = func() error {
+		var c struct {
+			Status string `db:"status"`
+			Fresh  bool   `db:"fresh"`
+		}
+		if err := tx.GetContext(ctx, &c, `SELECT status, latest_job_id IS NULL AS fresh FROM clusters
+			WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, spec.ClusterID, spec.TenantID); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("cluster %s: %w", spec.ClusterID, ErrNotFound)
 			}
 			return err
 		}
-		if status == "PENDING" {
+		status := c.Status
+		if status == "PENDING" && !c.Fresh {
 			return fmt.Errorf("%w: cluster %s has a job running; wait for it, or abort it", ErrConflict, spec.ClusterID)
 		}
 		state := JobRunning
@@ -262,11 +288,10 @@ func (e *Engine) Submit(ctx context.Context, spec JobSpec) (string, error) {
 		}
 		return insertEvents(ctx, tx, event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "job", state: state},
 			event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "cluster", state: clusterStatus})
-	})
+	}()
 	if err != nil {
 		return "", fmt.Errorf("engine: submit %s: %w", spec.Action, err)
 	}
-	e.notify(note{job: jobID, reload: true})
 	return jobID, nil
 }
 

@@ -1,0 +1,449 @@
+// Package control is the control plane's cluster operations: it checks a
+// request against the caller's rights, the catalog and the quotas, solves
+// and plans it, and hands the plan to the engine in the transaction that
+// records it.
+package control
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/macro"
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/solver"
+	"github.com/cooprhq/coopr/store"
+)
+
+// DefaultMaxClusterSize caps numMachines (SPEC §2.2).
+const DefaultMaxClusterSize = 10000
+
+// Errors callers classify with errors.Is / errors.As.
+var (
+	ErrNotFound = store.ErrNotFound
+	ErrConflict = errors.New("conflict")
+	ErrQuota    = errors.New("quota exceeded")
+)
+
+// InputError is a bad request field.
+type InputError struct {
+	Field, Message string
+}
+
+func (e *InputError) Error() string { return e.Field + ": " + e.Message }
+
+func invalid(field, format string, a ...any) error {
+	return &InputError{Field: field, Message: fmt.Sprintf(format, a...)}
+}
+
+// Service runs cluster operations.
+type Service struct {
+	store          *store.Store
+	db             *sqlx.DB
+	engine         *engine.Engine
+	MaxClusterSize int
+}
+
+// New returns the control plane over a migrated store and an engine.
+func New(st *store.Store, eng *engine.Engine) *Service {
+	return &Service{store: st, db: st.DB(), engine: eng, MaxClusterSize: DefaultMaxClusterSize}
+}
+
+// CreateRequest asks for a cluster (SPEC §2.1).
+type CreateRequest struct {
+	Name, Template, Description       string
+	Size                              int
+	Provider, HardwareType, ImageType string
+	Services                          []string
+	Config                            map[string]any // nil: the template's default config
+	DNSSuffix                         string
+	InitialLease                      string // "" or "-1": the template's initial lease
+	ExpectedPlanHash                  string // the preview's; "" skips the check
+}
+
+// Preview is what a create would do: the layout and the plan. Node ids in
+// the plan are node numbers (the cluster has no id yet), so the plan hash
+// of a preview equals that of the create it announces.
+type Preview struct {
+	Template, Provider string
+	Services           []string
+	Nodes              []solver.Node
+	Plan               *planner.Plan
+	PlanHash           string
+	Warnings           []string
+}
+
+// prepared is a checked and solved create.
+type prepared struct {
+	req      CreateRequest
+	tmpl     *catalog.Template
+	provider *catalog.Provider
+	services map[string]*catalog.Service
+	config   map[string]any
+	lease    time.Duration // 0: forever
+	suffix   string
+	sol      *solver.Solution
+	plan     *planner.Plan // canonical: node ids are node numbers
+	hash     string
+	warnings []string
+}
+
+func checkName(name string) error {
+	n := utf8.RuneCountInString(name)
+	if n < 1 || n > 255 {
+		return invalid("name", "must be 1–255 characters (got %d)", n)
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return invalid("name", "must be printable characters only (found %U)", r)
+		}
+	}
+	return nil
+}
+
+func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequest, clusterID string) (*prepared, error) {
+	if err := checkName(req.Name); err != nil {
+		return nil, err
+	}
+	if req.Size < 1 {
+		return nil, invalid("numMachines", "must be at least 1 (got %d)", req.Size)
+	}
+	if req.Size > s.MaxClusterSize {
+		return nil, fmt.Errorf("%w: numMachines %d is over this server's cap of %d nodes per cluster", ErrQuota, req.Size, s.MaxClusterSize)
+	}
+	c, err := s.store.ExportCatalog(ctx, p.TenantName)
+	if err != nil {
+		return nil, err
+	}
+	if c.ClusterTemplates()[req.Template] == nil {
+		return nil, fmt.Errorf("cluster template %q: %w", req.Template, ErrNotFound)
+	}
+	tmpl, err := catalog.Merge(req.Template, c.ClusterTemplates(), c.PartialTemplates())
+	if err != nil {
+		return nil, invalid("clusterTemplate", "%v", err)
+	}
+	out := &prepared{req: req, tmpl: tmpl}
+	if out.lease, err = initialLease(tmpl, req.InitialLease); err != nil {
+		return nil, err
+	}
+	prov := req.Provider
+	if prov == "" {
+		prov = tmpl.Defaults.Provider
+	}
+	if prov == "" {
+		return nil, invalid("provider", "template %s names no default provider: give one", tmpl.Name)
+	}
+	if out.provider = c.Providers()[prov]; out.provider == nil {
+		return nil, fmt.Errorf("provider %q: %w", prov, ErrNotFound)
+	}
+	if c.ProviderTypes()[out.provider.ProviderType] == nil {
+		return nil, fmt.Errorf("provider type %q of provider %q: %w", out.provider.ProviderType, prov, ErrNotFound)
+	}
+	out.suffix = req.DNSSuffix
+	if out.suffix == "" {
+		out.suffix = tmpl.Defaults.DNSSuffix
+	}
+	if out.suffix == "" {
+		out.suffix = "local"
+	}
+	if err := catalog.CheckDNSSuffix(out.suffix); err != nil {
+		return nil, invalid("dnsSuffix", "%v", err)
+	}
+	out.config = tmpl.Defaults.Config
+	if req.Config != nil {
+		out.config = req.Config
+	}
+	if out.config == nil {
+		out.config = map[string]any{}
+	}
+	if err := checkMacros("config", out.config); err != nil {
+		return nil, err
+	}
+	sol, err := solver.Solve(solver.Request{Template: tmpl, Catalog: solver.FromCatalog(c), Provider: prov,
+		HardwareType: req.HardwareType, ImageType: req.ImageType, Services: req.Services, Size: req.Size},
+		solver.Cluster{ID: clusterID, Name: req.Name, DNSSuffix: out.suffix})
+	if err != nil {
+		return nil, err
+	}
+	out.sol = sol
+	all := c.Services()
+	out.services = make(map[string]*catalog.Service, len(sol.Services))
+	for _, name := range sol.Services {
+		out.services[name] = all[name]
+	}
+	nodes := make([]planner.Node, len(sol.Nodes))
+	for i, n := range sol.Nodes {
+		nodes[i] = planner.Node{ID: strconv.Itoa(n.NodeNum), NodeNum: n.NodeNum, Services: n.Services}
+	}
+	out.plan, err = planner.Build(&planner.Request{Action: planner.ClusterCreate, Services: out.services, Nodes: nodes,
+		Network: out.provider.Network != nil})
+	if err != nil {
+		return nil, err
+	}
+	out.hash = out.plan.Hash()
+	if req.ExpectedPlanHash != "" && req.ExpectedPlanHash != out.hash {
+		return nil, fmt.Errorf("%w: the plan differs from the preview's (plan hash %s, expected %s): the catalog changed since; preview again",
+			ErrConflict, out.hash, req.ExpectedPlanHash)
+	}
+	out.warnings = macroWarnings(out.config, sol.Services)
+	return out, nil
+}
+
+// initialLease applies SPEC §2.3.
+func initialLease(t *catalog.Template, given string) (time.Duration, error) {
+	var initial int64
+	if t.Administration != nil {
+		initial = int64(t.Administration.LeaseDuration.Initial)
+	}
+	ms := initial
+	if given != "" && given != "-1" {
+		r, err := catalog.ParseDuration(given)
+		if err != nil {
+			return 0, invalid("initialLeaseDuration", "%v (give milliseconds or a duration such as 2h)", err)
+		}
+		switch {
+		case initial == 0:
+			ms = int64(r)
+		case int64(r) >= 1 && int64(r) <= initial:
+			ms = int64(r)
+		default:
+			return 0, invalid("initialLeaseDuration", "exceeds the template's initial lease of %d ms", initial)
+		}
+	}
+	if ms < 0 {
+		return 0, invalid("initialLeaseDuration", "must not be negative")
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// checkMacros rejects a config string whose macro syntax is wrong.
+func checkMacros(path string, v any) error {
+	switch v := v.(type) {
+	case string:
+		if err := macro.Check(v); err != nil {
+			return invalid(path, "%v", err)
+		}
+	case map[string]any:
+		for k, x := range v {
+			if err := checkMacros(path+"."+k, x); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if err := checkMacros(path+"["+strconv.Itoa(i)+"]", x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// macroWarnings names macros of services the cluster does not have: not an
+// error, they may be added later (SPEC §6).
+func macroWarnings(cfg map[string]any, services []string) []string {
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case string:
+			segs, err := macro.Parse(v)
+			if err != nil {
+				return
+			}
+			for _, sg := range segs {
+				if sg.Macro == nil {
+					continue
+				}
+				if svc := macro.ServiceOf(sg.Macro.Name); svc != "" && !slices.Contains(services, svc) {
+					out = append(out, fmt.Sprintf("%s: macro %%%s%% names service %s, which the cluster does not have", path, sg.Text, svc))
+				}
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				walk(path+"."+k, v[k])
+			}
+		case []any:
+			for i, x := range v {
+				walk(path+"["+strconv.Itoa(i)+"]", x)
+			}
+		}
+	}
+	walk("config", cfg)
+	return out
+}
+
+// Preview checks, solves and plans a create without storing anything.
+// Hostnames use 0 for the cluster number, which is known only at create.
+func (s *Service) Preview(ctx context.Context, p store.Principal, req CreateRequest) (*Preview, error) {
+	pr, err := s.prepare(ctx, p, req, "0")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkQuota(ctx, s.db, p, req.Size, true); err != nil {
+		return nil, err
+	}
+	return &Preview{Template: pr.tmpl.Name, Provider: pr.provider.Name, Services: pr.sol.Services, Nodes: pr.sol.Nodes,
+		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings}, nil
+}
+
+// quotaLockClass namespaces the per-tenant quota lock.
+const quotaLockClass = 0x71756f74 // "quot"
+
+// checkQuota checks SPEC §8.2 for adding nodes (and a cluster when
+// newCluster). Inside a transaction it first takes the tenant's quota
+// lock, held until commit, so two creates cannot both take the last room.
+func (s *Service) checkQuota(ctx context.Context, q sqlx.ExtContext, p store.Principal, nodes int, newCluster bool) error {
+	if _, ok := q.(*sqlx.Tx); ok {
+		if _, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, quotaLockClass, p.TenantID); err != nil {
+			return err
+		}
+	}
+	var u struct {
+		MaxClusters sql.NullInt64 `db:"max_clusters"`
+		MaxNodes    sql.NullInt64 `db:"max_nodes"`
+		Clusters    int           `db:"clusters"`
+		Nodes       int           `db:"nodes"`
+	}
+	if err := sqlx.GetContext(ctx, q, &u, `SELECT t.max_clusters, t.max_nodes,
+			count(c.id) AS clusters, coalesce(sum(c.size), 0) AS nodes
+		FROM tenants t LEFT JOIN clusters c ON c.tenant_id = t.id AND c.status <> 'TERMINATED'
+		WHERE t.id = $1 GROUP BY t.id`, p.TenantID); err != nil {
+		return err
+	}
+	if newCluster && u.MaxClusters.Valid && int64(u.Clusters+1) > u.MaxClusters.Int64 {
+		return fmt.Errorf("%w: maxClusters is %d and the tenant has %d clusters", ErrQuota, u.MaxClusters.Int64, u.Clusters)
+	}
+	if u.MaxNodes.Valid && int64(u.Nodes+nodes) > u.MaxNodes.Int64 {
+		return fmt.Errorf("%w: maxNodes is %d, the tenant's clusters have %d nodes and this asks for %d more",
+			ErrQuota, u.MaxNodes.Int64, u.Nodes, nodes)
+	}
+	return nil
+}
+
+// snapshot is what a cluster keeps of the catalog it was made from, so
+// later operations plan against the definitions it was built with.
+type snapshot struct {
+	Template *catalog.Template           `json:"template"`
+	Provider *catalog.Provider           `json:"provider"`
+	Services map[string]*catalog.Service `json:"services"`
+}
+
+// Create makes a cluster and its CLUSTER_CREATE job in one transaction.
+func (s *Service) Create(ctx context.Context, p store.Principal, req CreateRequest) (*Cluster, error) {
+	var id, jobID string
+	err := s.tx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &id, `SELECT coopr_pad(nextval('cluster_numbers'), 8)`); err != nil {
+			return err
+		}
+		pr, err := s.prepare(ctx, p, req, id)
+		if err != nil {
+			return err
+		}
+		if err := s.checkQuota(ctx, tx, p, req.Size, true); err != nil {
+			return err
+		}
+		cfg, err := json.Marshal(pr.config)
+		if err != nil {
+			return err
+		}
+		snap, err := json.Marshal(snapshot{Template: pr.tmpl, Provider: pr.provider, Services: pr.services})
+		if err != nil {
+			return err
+		}
+		var expire any
+		if pr.lease > 0 {
+			expire = time.Now().Add(pr.lease)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO clusters (id, tenant_id, name, owner, status, config, description,
+			template, provider, services, size, dns_suffix, expire_at, snapshot)
+			VALUES ($1, $2, $3, $4, 'PENDING', $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			id, p.TenantID, req.Name, p.User, cfg, req.Description, pr.tmpl.Name, pr.provider.Name,
+			pq.Array(pr.sol.Services), req.Size, pr.suffix, expire, snap); err != nil {
+			return err
+		}
+		if err := insertNodes(ctx, tx, id, pr.sol.Nodes); err != nil {
+			return err
+		}
+		plan := withNodeIDs(pr.plan, pr.sol.Nodes)
+		jobID, err = s.engine.SubmitTx(ctx, tx, engine.JobSpec{TenantID: p.TenantID, ClusterID: id,
+			Action: planner.ClusterCreate, Plan: plan, Services: pr.services})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.engine.Submitted(jobID)
+	return s.Get(ctx, p, id)
+}
+
+func insertNodes(ctx context.Context, tx *sqlx.Tx, cluster string, nodes []solver.Node) error {
+	n := len(nodes)
+	ids, hosts, svcs, hws, imgs, flavors, images, users := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	nums := make([]int64, n)
+	for i, x := range nodes {
+		b, err := json.Marshal(x.Services)
+		if err != nil {
+			return err
+		}
+		ids[i], nums[i], hosts[i], svcs[i] = x.ID, int64(x.NodeNum), x.Hostname, string(b)
+		hws[i], imgs[i], flavors[i], images[i], users[i] = x.HardwareType, x.ImageType, x.Flavor, x.Image, x.SSHUser
+	}
+	// Services go through JSON: Postgres has no array of arrays of
+	// different lengths.
+	_, err := tx.ExecContext(ctx, `INSERT INTO nodes (id, cluster_id, nodenum, hostname, services, hardwaretype, imagetype,
+			flavor, image, sshuser)
+		SELECT u.id, $1, u.num, u.host, ARRAY(SELECT jsonb_array_elements_text(u.svcs::jsonb)), u.hw, u.img, u.flavor, u.image, u.sshuser
+		FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+			AS u(id, num, host, svcs, hw, img, flavor, image, sshuser)`,
+		cluster, pq.Array(ids), pq.Array(nums), pq.Array(hosts), pq.Array(svcs), pq.Array(hws), pq.Array(imgs),
+		pq.Array(flavors), pq.Array(images), pq.Array(users))
+	return err
+}
+
+// withNodeIDs turns a canonical plan (node ids are node numbers) into one
+// over the nodes' real ids.
+func withNodeIDs(p *planner.Plan, nodes []solver.Node) *planner.Plan {
+	byNum := make(map[int]string, len(nodes))
+	for _, n := range nodes {
+		byNum[n.NodeNum] = n.ID
+	}
+	out := *p
+	out.Tasks = slices.Clone(p.Tasks)
+	for i := range out.Tasks {
+		if out.Tasks[i].Node != "" {
+			out.Tasks[i].Node = byNum[out.Tasks[i].NodeNum]
+		}
+	}
+	return &out
+}
+
+func (s *Service) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,309 @@
+package control
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/store"
+)
+
+// Cluster is a cluster record.
+type Cluster struct {
+	ID          string         `db:"id"`
+	TenantID    string         `db:"tenant_id"`
+	Name        string         `db:"name"`
+	Description string         `db:"description"`
+	Owner       string         `db:"owner"`
+	Status      string         `db:"status"`
+	Message     string         `db:"message"`
+	Template    string         `db:"template"`
+	Provider    string         `db:"provider"`
+	Services    pq.StringArray `db:"services"`
+	Size        int            `db:"size"`
+	DNSSuffix   string         `db:"dns_suffix"`
+	ConfigJSON  []byte         `db:"config"`
+	LatestJobID sql.NullString `db:"latest_job_id"`
+	ExpireAt    *time.Time     `db:"expire_at"`
+	CreatedAt   time.Time      `db:"created_at"`
+	UpdatedAt   time.Time      `db:"updated_at"`
+}
+
+// Config decodes the cluster's config.
+func (c *Cluster) Config() (map[string]any, error) {
+	var m map[string]any
+	return m, json.Unmarshal(c.ConfigJSON, &m)
+}
+
+const clusterColumns = `id, tenant_id, name, description, owner, status, message, template, provider, services, size,
+	dns_suffix, config, latest_job_id, expire_at, created_at, updated_at`
+
+// visible is the SQL condition for clusters the caller may see: its
+// tenant's, and only its own unless it is an admin (SPEC §8.1).
+func visible(p store.Principal) (string, []any) {
+	owner := p.User
+	if p.Admin() {
+		owner = ""
+	}
+	return `tenant_id = $1 AND ($2 = '' OR owner = $2)`, []any{p.TenantID, owner}
+}
+
+// Get returns a cluster the caller may see; any other is ErrNotFound.
+func (s *Service) Get(ctx context.Context, p store.Principal, id string) (*Cluster, error) {
+	cond, args := visible(p)
+	var c Cluster
+	err := s.db.GetContext(ctx, &c, `SELECT `+clusterColumns+` FROM clusters WHERE `+cond+` AND id = $3`, append(args, id)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("cluster %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Filter narrows a cluster listing.
+type Filter struct {
+	Statuses []string
+	Template string
+}
+
+// List returns up to first clusters the caller may see, newest first,
+// after the cursor (a cluster id from an earlier page), and the cursor of
+// the next page ("" at the end).
+func (s *Service) List(ctx context.Context, p store.Principal, f Filter, first int, after string) ([]Cluster, string, error) {
+	if first < 1 || first > 500 {
+		return nil, "", invalid("first", "must be 1–500 (got %d)", first)
+	}
+	cond, args := visible(p)
+	// Ids are zero-padded numbers that may outgrow the padding: order by
+	// length first, so that text order is numeric order.
+	q := `SELECT ` + clusterColumns + ` FROM clusters WHERE ` + cond
+	args = append(args, pq.Array(f.Statuses), f.Template, after)
+	q += ` AND (coalesce(cardinality($3::text[]), 0) = 0 OR status = ANY($3)) AND ($4 = '' OR template = $4)
+		AND ($5 = '' OR (length(id), id) < (length($5), $5))
+		ORDER BY length(id) DESC, id DESC LIMIT ` + strconv.Itoa(first+1)
+	var cs []Cluster
+	if err := s.db.SelectContext(ctx, &cs, q, args...); err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(cs) > first {
+		cs = cs[:first]
+		next = cs[first-1].ID
+	}
+	return cs, next, nil
+}
+
+// Node is a node record.
+type Node struct {
+	ID           string         `db:"id"`
+	NodeNum      int            `db:"nodenum"`
+	Hostname     string         `db:"hostname"`
+	Services     pq.StringArray `db:"services"`
+	IPsJSON      []byte         `db:"ipaddresses"`
+	HardwareType string         `db:"hardwaretype"`
+	ImageType    string         `db:"imagetype"`
+	Flavor       string         `db:"flavor"`
+	Image        string         `db:"image"`
+	SSHUser      string         `db:"sshuser"`
+	Leaving      bool           `db:"leaving"`
+}
+
+// IPAddresses decodes the node's address map.
+func (n *Node) IPAddresses() (map[string]string, error) {
+	var m map[string]string
+	return m, json.Unmarshal(n.IPsJSON, &m)
+}
+
+// Nodes lists a cluster's nodes by number. The caller has already seen
+// the cluster through Get or List.
+func (s *Service) Nodes(ctx context.Context, clusterID string) ([]Node, error) {
+	var ns []Node
+	err := s.db.SelectContext(ctx, &ns, `SELECT id, nodenum, hostname, services, ipaddresses, hardwaretype, imagetype,
+		flavor, image, sshuser, leaving FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, clusterID)
+	return ns, err
+}
+
+// Job is a job record.
+type Job struct {
+	ID        string    `db:"id"`
+	ClusterID string    `db:"cluster_id"`
+	Action    string    `db:"action"`
+	State     string    `db:"state"`
+	Message   string    `db:"message"`
+	PlanHash  string    `db:"plan_hash"`
+	CreatedAt time.Time `db:"created_at"`
+	UpdatedAt time.Time `db:"updated_at"`
+}
+
+const jobColumns = `j.id, j.cluster_id, j.action, j.state, j.message, j.plan_hash, j.created_at, j.updated_at`
+
+// Job returns a job of a cluster the caller may see.
+func (s *Service) Job(ctx context.Context, p store.Principal, id string) (*Job, error) {
+	owner := p.User
+	if p.Admin() {
+		owner = ""
+	}
+	var j Job
+	err := s.db.GetContext(ctx, &j, `SELECT `+jobColumns+` FROM jobs j JOIN clusters c ON c.id = j.cluster_id
+		WHERE c.tenant_id = $1 AND ($2 = '' OR c.owner = $2) AND j.id = $3`, p.TenantID, owner, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+// Jobs lists a cluster's jobs, newest first.
+func (s *Service) Jobs(ctx context.Context, clusterID string) ([]Job, error) {
+	var js []Job
+	err := s.db.SelectContext(ctx, &js, `SELECT `+jobColumns+` FROM jobs j WHERE j.cluster_id = $1 ORDER BY j.created_at DESC, j.id DESC`, clusterID)
+	return js, err
+}
+
+// Task is a task record.
+type Task struct {
+	ID          string         `db:"id"`
+	Idx         int            `db:"idx"`
+	NodeID      string         `db:"node_id"`
+	Hostname    sql.NullString `db:"hostname"`
+	Action      string         `db:"action"`
+	Service     string         `db:"service"`
+	Stage       int            `db:"stage"`
+	State       string         `db:"state"`
+	Attempt     int            `db:"attempt"`
+	Failures    int            `db:"failures"`
+	MaxAttempts int            `db:"max_attempts"`
+	Message     string         `db:"message"`
+}
+
+// Tasks lists a job's tasks in plan order.
+func (s *Service) Tasks(ctx context.Context, jobID string) ([]Task, error) {
+	var ts []Task
+	err := s.db.SelectContext(ctx, &ts, `SELECT t.id, t.idx, t.node_id, n.hostname, t.action, t.service, t.stage, t.state,
+		t.attempt, t.failures, t.max_attempts, t.message
+		FROM tasks t LEFT JOIN nodes n ON n.id = t.node_id AND t.node_id <> '' WHERE t.job_id = $1 ORDER BY t.idx`, jobID)
+	return ts, err
+}
+
+// Counts tallies a job's tasks by state.
+func (s *Service) Counts(ctx context.Context, jobID string) (map[string]int, error) {
+	var rows []struct {
+		State string `db:"state"`
+		N     int    `db:"n"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT state, count(*) AS n FROM tasks WHERE job_id = $1 GROUP BY state`, jobID); err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, r := range rows {
+		out[r.State] = r.N
+	}
+	return out, nil
+}
+
+// Delete plans and submits CLUSTER_DELETE. A TERMINATED cluster is left
+// as it is (nil job); a cluster with a job in flight is ErrConflict.
+func (s *Service) Delete(ctx context.Context, p store.Principal, id, expectedPlanHash string) (*Job, error) {
+	c, err := s.Get(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if c.Status == "TERMINATED" {
+		return nil, nil
+	}
+	var jobID string
+	err = s.tx(ctx, func(tx *sqlx.Tx) error {
+		snap, nodes, err := s.loadForPlan(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		plan, err := planner.Build(&planner.Request{Action: planner.ClusterDelete, Services: snap.Services, Nodes: nodes,
+			Network: snap.Provider != nil && snap.Provider.Network != nil})
+		if err != nil {
+			return err
+		}
+		if expectedPlanHash != "" && plan.Hash() != expectedPlanHash {
+			return fmt.Errorf("%w: the plan differs from the one expected (plan hash %s)", ErrConflict, plan.Hash())
+		}
+		jobID, err = s.engine.SubmitTx(ctx, tx, engine.JobSpec{TenantID: p.TenantID, ClusterID: id,
+			Action: planner.ClusterDelete, Plan: plan, Services: snap.Services})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.engine.Submitted(jobID)
+	return s.Job(ctx, p, jobID)
+}
+
+// loadForPlan reads a cluster's snapshot and nodes, locking the cluster.
+func (s *Service) loadForPlan(ctx context.Context, tx *sqlx.Tx, id string) (*snapshot, []planner.Node, error) {
+	var raw []byte
+	if err := tx.GetContext(ctx, &raw, `SELECT snapshot FROM clusters WHERE id = $1 FOR UPDATE`, id); err != nil {
+		return nil, nil, err
+	}
+	var snap snapshot
+	if err := json.Unmarshal(raw, &snap); err != nil {
+		return nil, nil, fmt.Errorf("cluster %s snapshot: %w", id, err)
+	}
+	var rows []struct {
+		ID       string         `db:"id"`
+		NodeNum  int            `db:"nodenum"`
+		Services pq.StringArray `db:"services"`
+	}
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, nodenum, services FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, id); err != nil {
+		return nil, nil, err
+	}
+	nodes := make([]planner.Node, len(rows))
+	for i, r := range rows {
+		nodes[i] = planner.Node{ID: r.ID, NodeNum: r.NodeNum, Services: r.Services}
+	}
+	return &snap, nodes, nil
+}
+
+// JobControl is a change of a running or failed job.
+type JobControl int
+
+// Job controls (SPEC §5.5, §5.6).
+const (
+	Pause JobControl = iota
+	Resume
+	Abort
+	Retry
+)
+
+// Control pauses, resumes, aborts or retries a job of a cluster the caller
+// may see.
+func (s *Service) Control(ctx context.Context, p store.Principal, jobID string, c JobControl) (*Job, error) {
+	if _, err := s.Job(ctx, p, jobID); err != nil {
+		return nil, err
+	}
+	var err error
+	switch c {
+	case Pause:
+		err = s.engine.Pause(ctx, jobID)
+	case Resume:
+		err = s.engine.Resume(ctx, jobID)
+	case Abort:
+		err = s.engine.Abort(ctx, jobID)
+	case Retry:
+		err = s.engine.RetryJob(ctx, jobID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.Job(ctx, p, jobID)
+}
