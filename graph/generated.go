@@ -38,6 +38,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Node() NodeResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 	Task() TaskResolver
 }
 
@@ -96,6 +97,20 @@ type ComplexityRoot struct {
 		Nodes       func(childComplexity int) int
 	}
 
+	ClusterEvent struct {
+		At        func(childComplexity int) int
+		Attempt   func(childComplexity int) int
+		Cluster   func(childComplexity int) int
+		ClusterID func(childComplexity int) int
+		JobID     func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Lagged    func(childComplexity int) int
+		Message   func(childComplexity int) int
+		Seq       func(childComplexity int) int
+		State     func(childComplexity int) int
+		TaskID    func(childComplexity int) int
+	}
+
 	ClusterPreview struct {
 		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
@@ -133,6 +148,22 @@ type ComplexityRoot struct {
 		State     func(childComplexity int) int
 		Tasks     func(childComplexity int) int
 		UpdatedAt func(childComplexity int) int
+	}
+
+	JobProgress struct {
+		At       func(childComplexity int) int
+		Attempt  func(childComplexity int) int
+		Done     func(childComplexity int) int
+		Failed   func(childComplexity int) int
+		JobID    func(childComplexity int) int
+		JobState func(childComplexity int) int
+		Kind     func(childComplexity int) int
+		Lagged   func(childComplexity int) int
+		Message  func(childComplexity int) int
+		Seq      func(childComplexity int) int
+		State    func(childComplexity int) int
+		TaskID   func(childComplexity int) int
+		Total    func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -212,6 +243,11 @@ type ComplexityRoot struct {
 		Tenant    func(childComplexity int, name string) int
 		Tenants   func(childComplexity int) int
 		Users     func(childComplexity int) int
+	}
+
+	Subscription struct {
+		ClusterEvents func(childComplexity int, clusterID string) int
+		JobProgress   func(childComplexity int, jobID string) int
 	}
 
 	Task struct {
@@ -318,6 +354,10 @@ type QueryResolver interface {
 	Cluster(ctx context.Context, id string) (*control.Cluster, error)
 	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string) (*model.ClusterConnection, error)
 	Job(ctx context.Context, id string) (*control.Job, error)
+}
+type SubscriptionResolver interface {
+	ClusterEvents(ctx context.Context, clusterID string) (<-chan *model.ClusterEvent, error)
+	JobProgress(ctx context.Context, jobID string) (<-chan *model.JobProgress, error)
 }
 type TaskResolver interface {
 	NodeID(ctx context.Context, obj *control.Task) (string, error)
@@ -575,6 +615,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClusterConnection.Nodes(childComplexity), true
 
+	case "ClusterEvent.at":
+		if e.ComplexityRoot.ClusterEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.At(childComplexity), true
+	case "ClusterEvent.attempt":
+		if e.ComplexityRoot.ClusterEvent.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.Attempt(childComplexity), true
+	case "ClusterEvent.cluster":
+		if e.ComplexityRoot.ClusterEvent.Cluster == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.Cluster(childComplexity), true
+	case "ClusterEvent.clusterId":
+		if e.ComplexityRoot.ClusterEvent.ClusterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.ClusterID(childComplexity), true
+	case "ClusterEvent.jobId":
+		if e.ComplexityRoot.ClusterEvent.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.JobID(childComplexity), true
+	case "ClusterEvent.kind":
+		if e.ComplexityRoot.ClusterEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.Kind(childComplexity), true
+	case "ClusterEvent.lagged":
+		if e.ComplexityRoot.ClusterEvent.Lagged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.Lagged(childComplexity), true
+	case "ClusterEvent.message":
+		if e.ComplexityRoot.ClusterEvent.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.Message(childComplexity), true
+	case "ClusterEvent.seq":
+		if e.ComplexityRoot.ClusterEvent.Seq == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.Seq(childComplexity), true
+	case "ClusterEvent.state":
+		if e.ComplexityRoot.ClusterEvent.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.State(childComplexity), true
+	case "ClusterEvent.taskId":
+		if e.ComplexityRoot.ClusterEvent.TaskID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterEvent.TaskID(childComplexity), true
+
 	case "ClusterPreview.edges":
 		if e.ComplexityRoot.ClusterPreview.Edges == nil {
 			break
@@ -740,6 +847,85 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.UpdatedAt(childComplexity), true
+
+	case "JobProgress.at":
+		if e.ComplexityRoot.JobProgress.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.At(childComplexity), true
+	case "JobProgress.attempt":
+		if e.ComplexityRoot.JobProgress.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.Attempt(childComplexity), true
+	case "JobProgress.done":
+		if e.ComplexityRoot.JobProgress.Done == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.Done(childComplexity), true
+	case "JobProgress.failed":
+		if e.ComplexityRoot.JobProgress.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.Failed(childComplexity), true
+	case "JobProgress.jobId":
+		if e.ComplexityRoot.JobProgress.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.JobID(childComplexity), true
+	case "JobProgress.jobState":
+		if e.ComplexityRoot.JobProgress.JobState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.JobState(childComplexity), true
+	case "JobProgress.kind":
+		if e.ComplexityRoot.JobProgress.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.Kind(childComplexity), true
+	case "JobProgress.lagged":
+		if e.ComplexityRoot.JobProgress.Lagged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.Lagged(childComplexity), true
+	case "JobProgress.message":
+		if e.ComplexityRoot.JobProgress.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.Message(childComplexity), true
+	case "JobProgress.seq":
+		if e.ComplexityRoot.JobProgress.Seq == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.Seq(childComplexity), true
+	case "JobProgress.state":
+		if e.ComplexityRoot.JobProgress.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.State(childComplexity), true
+	case "JobProgress.taskId":
+		if e.ComplexityRoot.JobProgress.TaskID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.TaskID(childComplexity), true
+	case "JobProgress.total":
+		if e.ComplexityRoot.JobProgress.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobProgress.Total(childComplexity), true
 
 	case "Mutation.abortJob":
 		if e.ComplexityRoot.Mutation.AbortJob == nil {
@@ -1180,6 +1366,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Users(childComplexity), true
 
+	case "Subscription.clusterEvents":
+		if e.ComplexityRoot.Subscription.ClusterEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_clusterEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ClusterEvents(childComplexity, args["clusterId"].(string)), true
+	case "Subscription.jobProgress":
+		if e.ComplexityRoot.Subscription.JobProgress == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_jobProgress_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.JobProgress(childComplexity, args["jobId"].(string)), true
+
 	case "Task.action":
 		if e.ComplexityRoot.Task.Action == nil {
 			break
@@ -1408,6 +1617,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -1807,6 +2033,62 @@ type PutEntityResult {
   entity: CatalogEntity!
   warnings: [Issue!]!
 }
+
+type Subscription {
+  """
+  A cluster's changes: first a SNAPSHOT with the cluster as it stands, then
+  every change of the cluster, its jobs and their tasks, in commit order.
+  """
+  clusterEvents(clusterId: ID!): ClusterEvent!
+  "A job's task transitions with running counts; first a SNAPSHOT."
+  jobProgress(jobId: ID!): JobProgress!
+}
+
+enum EventKind {
+  SNAPSHOT
+  CLUSTER
+  JOB
+  TASK
+}
+
+type ClusterEvent {
+  kind: EventKind!
+  "The change's sequence number (a 64-bit integer as a string); \"0\" for a snapshot."
+  seq: String!
+  clusterId: ID!
+  jobId: ID
+  taskId: ID
+  "The new state: the cluster's status, the job's state or the task's state."
+  state: String!
+  attempt: Int
+  message: String!
+  at: Time!
+  """
+  True when changes before this one were dropped because this subscriber fell
+  behind; cluster then holds the cluster as it stands.
+  """
+  lagged: Boolean!
+  "Set on SNAPSHOT and lagged events."
+  cluster: Cluster
+}
+
+type JobProgress {
+  kind: EventKind!
+  seq: String!
+  jobId: ID!
+  taskId: ID
+  state: String!
+  attempt: Int
+  message: String!
+  at: Time!
+  "True when changes were dropped before this one; the counts are re-read."
+  lagged: Boolean!
+  "The job's state after this change."
+  jobState: JobState!
+  done: Int!
+  failed: Int!
+  total: Int!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -1917,6 +2199,34 @@ func (ec *executionContext) childFields_ClusterConnection(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ClusterConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_ClusterEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ClusterEvent_kind(ctx, field)
+	case "seq":
+		return ec.fieldContext_ClusterEvent_seq(ctx, field)
+	case "clusterId":
+		return ec.fieldContext_ClusterEvent_clusterId(ctx, field)
+	case "jobId":
+		return ec.fieldContext_ClusterEvent_jobId(ctx, field)
+	case "taskId":
+		return ec.fieldContext_ClusterEvent_taskId(ctx, field)
+	case "state":
+		return ec.fieldContext_ClusterEvent_state(ctx, field)
+	case "attempt":
+		return ec.fieldContext_ClusterEvent_attempt(ctx, field)
+	case "message":
+		return ec.fieldContext_ClusterEvent_message(ctx, field)
+	case "at":
+		return ec.fieldContext_ClusterEvent_at(ctx, field)
+	case "lagged":
+		return ec.fieldContext_ClusterEvent_lagged(ctx, field)
+	case "cluster":
+		return ec.fieldContext_ClusterEvent_cluster(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_ClusterPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "template":
@@ -1993,6 +2303,38 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_tasks(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Job", field.Name)
+}
+
+func (ec *executionContext) childFields_JobProgress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_JobProgress_kind(ctx, field)
+	case "seq":
+		return ec.fieldContext_JobProgress_seq(ctx, field)
+	case "jobId":
+		return ec.fieldContext_JobProgress_jobId(ctx, field)
+	case "taskId":
+		return ec.fieldContext_JobProgress_taskId(ctx, field)
+	case "state":
+		return ec.fieldContext_JobProgress_state(ctx, field)
+	case "attempt":
+		return ec.fieldContext_JobProgress_attempt(ctx, field)
+	case "message":
+		return ec.fieldContext_JobProgress_message(ctx, field)
+	case "at":
+		return ec.fieldContext_JobProgress_at(ctx, field)
+	case "lagged":
+		return ec.fieldContext_JobProgress_lagged(ctx, field)
+	case "jobState":
+		return ec.fieldContext_JobProgress_jobState(ctx, field)
+	case "done":
+		return ec.fieldContext_JobProgress_done(ctx, field)
+	case "failed":
+		return ec.fieldContext_JobProgress_failed(ctx, field)
+	case "total":
+		return ec.fieldContext_JobProgress_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobProgress", field.Name)
 }
 
 func (ec *executionContext) childFields_NewAPIToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2718,6 +3060,34 @@ func (ec *executionContext) field_Query_tenant_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_clusterEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clusterId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clusterId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_jobProgress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "jobId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["jobId"] = arg0
 	return args, nil
 }
 
@@ -3701,6 +4071,268 @@ func (ec *executionContext) fieldContext_ClusterConnection_hasNextPage(_ context
 	return graphql.NewScalarFieldContext("ClusterConnection", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _ClusterEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.EventKind) graphql.Marshaler {
+			return ec.marshalNEventKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "EventKind")
+}
+
+func (ec *executionContext) _ClusterEvent_seq(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_seq(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seq, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_seq(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterEvent_clusterId(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_clusterId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClusterID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_clusterId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ClusterEvent_jobId(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_jobId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JobID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ClusterEvent_taskId(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_taskId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_taskId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ClusterEvent_state(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterEvent_attempt(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ClusterEvent_message(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ClusterEvent_lagged(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_lagged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lagged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_lagged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterEvent", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ClusterEvent_cluster(ctx context.Context, field graphql.CollectedField, obj *model.ClusterEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterEvent_cluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cluster, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Cluster) graphql.Marshaler {
+			return ec.marshalOCluster2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐCluster(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterEvent_cluster(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ClusterPreview_template(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4365,6 +4997,305 @@ func (ec *executionContext) fieldContext_Job_tasks(_ context.Context, field grap
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _JobProgress_kind(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.EventKind) graphql.Marshaler {
+			return ec.marshalNEventKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "EventKind")
+}
+
+func (ec *executionContext) _JobProgress_seq(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_seq(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seq, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_seq(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobProgress_jobId(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_jobId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JobID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "ID")
+}
+
+func (ec *executionContext) _JobProgress_taskId(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_taskId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_taskId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "ID")
+}
+
+func (ec *executionContext) _JobProgress_state(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobProgress_attempt(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "Int")
+}
+
+func (ec *executionContext) _JobProgress_message(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "String")
+}
+
+func (ec *executionContext) _JobProgress_at(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "Time")
+}
+
+func (ec *executionContext) _JobProgress_lagged(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_lagged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lagged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_lagged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _JobProgress_jobState(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_jobState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JobState, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.JobState) graphql.Marshaler {
+			return ec.marshalNJobState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐJobState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_jobState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "JobState")
+}
+
+func (ec *executionContext) _JobProgress_done(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_done(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Done, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_done(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "Int")
+}
+
+func (ec *executionContext) _JobProgress_failed(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "Int")
+}
+
+func (ec *executionContext) _JobProgress_total(ctx context.Context, field graphql.CollectedField, obj *model.JobProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JobProgress_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JobProgress_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Mutation_createTenant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -6217,6 +7148,94 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_clusterEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_clusterEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ClusterEvents(ctx, fc.Args["clusterId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterEvent) graphql.Marshaler {
+			return ec.marshalNClusterEvent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_clusterEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_clusterEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_jobProgress(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_jobProgress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().JobProgress(ctx, fc.Args["jobId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JobProgress) graphql.Marshaler {
+			return ec.marshalNJobProgress2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐJobProgress(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_jobProgress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JobProgress(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_jobProgress_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -8526,6 +9545,89 @@ func (ec *executionContext) _ClusterConnection(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var clusterEventImplementors = []string{"ClusterEvent"}
+
+func (ec *executionContext) _ClusterEvent(ctx context.Context, sel ast.SelectionSet, obj *model.ClusterEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterEvent")
+		case "kind":
+			out.Values[i] = ec._ClusterEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seq":
+			out.Values[i] = ec._ClusterEvent_seq(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clusterId":
+			out.Values[i] = ec._ClusterEvent_clusterId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobId":
+			out.Values[i] = ec._ClusterEvent_jobId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "taskId":
+			out.Values[i] = ec._ClusterEvent_taskId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._ClusterEvent_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempt":
+			out.Values[i] = ec._ClusterEvent_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ClusterEvent_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._ClusterEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lagged":
+			out.Values[i] = ec._ClusterEvent_lagged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cluster":
+			out.Values[i] = ec._ClusterEvent_cluster(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var clusterPreviewImplementors = []string{"ClusterPreview"}
 
 func (ec *executionContext) _ClusterPreview(ctx context.Context, sel ast.SelectionSet, obj *model.ClusterPreview) graphql.Marshaler {
@@ -8759,6 +9861,99 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Job_tasks(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var jobProgressImplementors = []string{"JobProgress"}
+
+func (ec *executionContext) _JobProgress(ctx context.Context, sel ast.SelectionSet, obj *model.JobProgress) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, jobProgressImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JobProgress")
+		case "kind":
+			out.Values[i] = ec._JobProgress_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seq":
+			out.Values[i] = ec._JobProgress_seq(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobId":
+			out.Values[i] = ec._JobProgress_jobId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "taskId":
+			out.Values[i] = ec._JobProgress_taskId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._JobProgress_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempt":
+			out.Values[i] = ec._JobProgress_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._JobProgress_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._JobProgress_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lagged":
+			out.Values[i] = ec._JobProgress_lagged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobState":
+			out.Values[i] = ec._JobProgress_jobState(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "done":
+			out.Values[i] = ec._JobProgress_done(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._JobProgress_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._JobProgress_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9346,6 +10541,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	}
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "clusterEvents":
+		return ec._Subscription_clusterEvents(ctx, fields[0])
+	case "jobProgress":
+		return ec._Subscription_jobProgress(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var taskImplementors = []string{"Task"}
@@ -10092,6 +11309,14 @@ func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋcooprhq�
 	return ec._ClusterConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNClusterEvent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterEvent(ctx context.Context, sel ast.SelectionSet, v *model.ClusterEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterEvent!")
+		return graphql.Null
+	}
+	return ec._ClusterEvent(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClusterInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterInput(ctx context.Context, v any) (model.ClusterInput, error) {
 	res, err := ec.unmarshalInputClusterInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10112,6 +11337,16 @@ func (ec *executionContext) unmarshalNClusterStatus2githubᚗcomᚋcooprhqᚋcoo
 }
 
 func (ec *executionContext) marshalNClusterStatus2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatus(ctx context.Context, sel ast.SelectionSet, v model.ClusterStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNEventKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐEventKind(ctx context.Context, v any) (model.EventKind, error) {
+	var res model.EventKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEventKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐEventKind(ctx context.Context, sel ast.SelectionSet, v model.EventKind) graphql.Marshaler {
 	return v
 }
 
@@ -10244,6 +11479,14 @@ func (ec *executionContext) marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserv
 		return graphql.Null
 	}
 	return ec._Job(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNJobProgress2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐJobProgress(ctx context.Context, sel ast.SelectionSet, v *model.JobProgress) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "JobProgress!")
+		return graphql.Null
+	}
+	return ec._JobProgress(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNJobState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐJobState(ctx context.Context, v any) (model.JobState, error) {
@@ -10779,6 +12022,24 @@ func (ec *executionContext) marshalOClusterStatus2ᚕgithubᚗcomᚋcooprhqᚋco
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalID(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -16,5 +17,6 @@ import (
 type Resolver struct {
 	Store   *store.Store
 	Control *control.Service
+	Hub     *events.Hub
 	Log     *slog.Logger
 }

@@ -633,6 +633,24 @@ func (r *queryResolver) Job(ctx context.Context, id string) (*control.Job, error
 	return j, err
 }
 
+// ClusterEvents is the resolver for the clusterEvents field.
+func (r *subscriptionResolver) ClusterEvents(ctx context.Context, clusterID string) (<-chan *model.ClusterEvent, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.clusterEvents(ctx, p, clusterID)
+}
+
+// JobProgress is the resolver for the jobProgress field.
+func (r *subscriptionResolver) JobProgress(ctx context.Context, jobID string) (<-chan *model.JobProgress, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.jobProgress(ctx, p, jobID)
+}
+
 // NodeID is the resolver for the nodeId field.
 func (r *taskResolver) NodeID(ctx context.Context, obj *control.Task) (string, error) {
 	return obj.NodeID, nil
@@ -672,6 +690,9 @@ func (r *Resolver) Node() NodeResolver { return &nodeResolver{r} }
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// Subscription returns SubscriptionResolver implementation.
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
 // Task returns TaskResolver implementation.
 func (r *Resolver) Task() TaskResolver { return &taskResolver{r} }
 
@@ -683,5 +704,6 @@ type (
 	mutationResolver      struct{ *Resolver }
 	nodeResolver          struct{ *Resolver }
 	queryResolver         struct{ *Resolver }
+	subscriptionResolver  struct{ *Resolver }
 	taskResolver          struct{ *Resolver }
 )

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,18 +44,44 @@ func newWorld(t *testing.T) *world {
 // cluster reaches status.
 func (w *world) run(t *testing.T, token, cluster, status string) {
 	t.Helper()
+	if err := w.agent(token, w.s, cluster, status); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runAsync is run in the background; wait reports how it ended.
+func (w *world) runAsync(t *testing.T, token, cluster, status string) (wait func()) {
+	done := make(chan error, 1)
+	go func() { done <- w.agent(token, w.s, cluster, status) }()
+	return func() {
+		t.Helper()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// agent claims and completes tasks through srv's engine until the cluster
+// reaches status.
+func (w *world) agent(token string, srv *servertest.Server, cluster, status string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	eng := w.s.Srv.Engine()
+	eng := srv.Srv.Engine()
 	for ctx.Err() == nil {
+		r, err := w.s.Request(token, `query($id: ID!) { cluster(id: $id) { status } }`, map[string]any{"id": cluster})
+		if err != nil {
+			return err
+		}
 		var c struct{ Cluster struct{ Status string } }
-		w.s.Must(token, `query($id: ID!) { cluster(id: $id) { status } }`, map[string]any{"id": cluster}, &c)
+		if err := r.Decode(&c); err != nil {
+			return err
+		}
 		if c.Cluster.Status == status {
-			return
+			return nil
 		}
 		a, err := eng.Claim(ctx, engine.ClaimRequest{TenantID: w.tenantID, AgentID: "test-agent", Wait: 100 * time.Millisecond})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if a == nil {
 			continue
@@ -64,10 +91,10 @@ func (w *world) run(t *testing.T, token, cluster, status string) {
 			res.IPAddresses = map[string]string{"access_v4": "10.0.0.1", "bind_v4": "10.0.0.1"}
 		}
 		if err := eng.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, res); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
-	t.Fatalf("cluster %s did not reach %s", cluster, status)
+	return fmt.Errorf("cluster %s did not reach %s within a minute", cluster, status)
 }
 
 const clusterFields = `id name owner status template provider services size dnsSuffix expireTime

@@ -26,6 +26,7 @@ import (
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -38,6 +39,8 @@ type Server struct {
 	store  *store.Store
 	redis  *redis.Client
 	engine *engine.Engine
+	relay  *events.Relay
+	hub    *events.Hub
 	reg    *prometheus.Registry
 	// streams ends long-lived requests (websockets) when shutdown begins;
 	// ordinary requests are left to finish.
@@ -75,6 +78,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, store: st, redis: rdb, reg: prometheus.NewRegistry()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), engine.Config{Logger: log})
+	s.relay = events.NewRelay(st.DB(), cfg.DatabaseURL, rdb, cfg.RedisPrefix, log)
+	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
 	s.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coopr_http_request_duration_seconds",
@@ -99,7 +104,7 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // Handler is the whole HTTP surface.
 func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
-		Control: control.New(s.store, s.engine), Log: s.log}}))
+		Control: control.New(s.store, s.engine), Hub: s.hub, Log: s.log}}))
 	gql.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 10 * time.Second,
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{
@@ -218,15 +223,30 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	engineCtx, stopEngine := context.WithCancel(ctx)
 	defer stopEngine()
 	var wg sync.WaitGroup
-	var engineErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := s.engine.Run(engineCtx); err != nil && !errors.Is(err, context.Canceled) {
-			engineErr = err
-			s.log.Error("engine stopped", "err", err)
-		}
-	}()
+	var mu sync.Mutex
+	var loopErrs []error
+	loop := func(name string, run func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(engineCtx); err != nil && !errors.Is(err, context.Canceled) {
+				s.log.Error(name+" stopped", "err", err)
+				mu.Lock()
+				loopErrs = append(loopErrs, fmt.Errorf("%s: %w", name, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	loop("engine", s.engine.Run)
+	loop("event relay", s.relay.Run)
+	loop("event hub", s.hub.Run)
+	loop("engine feed", s.feedEngine)
+	// Serve only once the hub listens, so a subscription made at once
+	// misses nothing.
+	select {
+	case <-s.hub.Ready():
+	case <-ctx.Done():
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	s.log.Info("coopr server listening", "addr", ln.Addr().String())
@@ -246,5 +266,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	return errors.Join(err, engineErr)
+	return errors.Join(append(loopErrs, err)...)
+}
+
+// feedEngine passes every relayed event to the engine, which so learns of
+// tasks claimed and finished through other servers.
+func (s *Server) feedEngine(ctx context.Context) error {
+	select {
+	case <-s.hub.Ready():
+	case <-ctx.Done():
+		return nil
+	}
+	sub := s.hub.SubscribeAll(8192)
+	defer s.hub.Unsubscribe(sub)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-sub.C:
+			if sub.Lagged() {
+				s.engine.Resync()
+			}
+			s.engine.Changed(ev.Kind, ev.Job, ev.Task, ev.State, ev.Attempt)
+		}
+	}
 }

@@ -91,6 +91,24 @@ type Issue struct {
 	Severity string `json:"severity"`
 }
 
+type JobProgress struct {
+	Kind    EventKind `json:"kind"`
+	Seq     string    `json:"seq"`
+	JobID   string    `json:"jobId"`
+	TaskID  *string   `json:"taskId,omitempty"`
+	State   string    `json:"state"`
+	Attempt *int      `json:"attempt,omitempty"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+	// True when changes were dropped before this one; the counts are re-read.
+	Lagged bool `json:"lagged"`
+	// The job's state after this change.
+	JobState JobState `json:"jobState"`
+	Done     int      `json:"done"`
+	Failed   int      `json:"failed"`
+	Total    int      `json:"total"`
+}
+
 type Mutation struct {
 }
 
@@ -132,6 +150,9 @@ type PutEntityResult struct {
 }
 
 type Query struct {
+}
+
+type Subscription struct {
 }
 
 type TaskCounts struct {
@@ -340,6 +361,65 @@ func (e *ClusterStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e ClusterStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type EventKind string
+
+const (
+	EventKindSnapshot EventKind = "SNAPSHOT"
+	EventKindCluster  EventKind = "CLUSTER"
+	EventKindJob      EventKind = "JOB"
+	EventKindTask     EventKind = "TASK"
+)
+
+var AllEventKind = []EventKind{
+	EventKindSnapshot,
+	EventKindCluster,
+	EventKindJob,
+	EventKindTask,
+}
+
+func (e EventKind) IsValid() bool {
+	switch e {
+	case EventKindSnapshot, EventKindCluster, EventKindJob, EventKindTask:
+		return true
+	}
+	return false
+}
+
+func (e EventKind) String() string {
+	return string(e)
+}
+
+func (e *EventKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = EventKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid EventKind", str)
+	}
+	return nil
+}
+
+func (e EventKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *EventKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e EventKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

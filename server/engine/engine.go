@@ -115,6 +115,14 @@ type note struct {
 	task    *taskChange
 	reload  bool
 	onReady chan struct{} // closed when the note is applied (tests, shutdown)
+	// external marks a change relayed from the events table, perhaps made
+	// by another server, perhaps already applied from a local note.
+	external *externalChange
+}
+
+type externalChange struct {
+	kind, task, state string
+	attempt           int
 }
 
 type taskChange struct {
@@ -142,6 +150,20 @@ func (e *Engine) notify(n note) {
 	default:
 		e.dropped.Store(true)
 	}
+}
+
+// Resync makes the scheduler read every job again at its next reconcile:
+// changes were lost on the way to it.
+func (e *Engine) Resync() { e.dropped.Store(true) }
+
+// Changed tells the scheduler of a committed change, from any server: an
+// event relayed from the events table. Changes it already knows are
+// ignored, so every server may pass every event.
+func (e *Engine) Changed(kind, job, task, state string, attempt int) {
+	if job == "" || (kind != "job" && kind != "task") {
+		return
+	}
+	e.notify(note{job: job, external: &externalChange{kind: kind, task: task, state: state, attempt: attempt}})
 }
 
 // JobSpec is a planned operation to run.

@@ -125,6 +125,22 @@ func (s *scheduler) apply(ctx context.Context, n note) {
 		}
 	}()
 	js := s.jobs[n.job]
+	if n.external != nil {
+		if !s.stale(js, n.external) {
+			return
+		}
+		c := n.external
+		if t := js.byID[c.task]; t != nil && c.kind == "task" && rank[c.state] > 0 {
+			// A step of the usual progression: apply it as it is.
+			t.attempt = c.attempt
+			js.setState(t, c.state)
+			return
+		}
+		if err := s.load(ctx, n.job); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			s.logError(ctx, "engine: load job", "job", n.job, "err", err)
+		}
+		return
+	}
 	if n.reload || js == nil || n.task == nil {
 		if err := s.load(ctx, n.job); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			s.logError(ctx, "engine: load job", "job", n.job, "err", err)
@@ -151,6 +167,43 @@ func (s *scheduler) apply(ctx context.Context, n note) {
 			}
 			o.retryAt = time.Time{}
 		}
+	}
+}
+
+// rank orders the states one attempt of a task passes through.
+var rank = map[string]int{Queued: 1, InProgress: 2, Complete: 3}
+
+// stale reports whether a relayed change tells the scheduler something its
+// copy lacks, so that the job must be read again. Changes it made or was
+// told of locally come back relayed later and are ignored; a job it does
+// not hold matters only when it starts running (another server submitted
+// or retried it).
+func (s *scheduler) stale(js *jobState, c *externalChange) bool {
+	if c.kind == "job" {
+		if js == nil {
+			return c.state == JobRunning
+		}
+		return js.state != c.state
+	}
+	if js == nil {
+		return false
+	}
+	t := js.byID[c.task]
+	if t == nil {
+		return true // added since the job was read (a CONFIRM rollback)
+	}
+	r, known := rank[c.state]
+	switch {
+	case c.attempt > t.attempt:
+		return true
+	case c.attempt < t.attempt:
+		return false
+	case known:
+		return r > rank[t.state]
+	default:
+		// FAILED, DROPPED, NOT_SUBMITTED: rare, and their details (retry
+		// time) are not in the event.
+		return c.state != t.state
 	}
 }
 

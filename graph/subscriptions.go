@@ -1,0 +1,205 @@
+package graph
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/store"
+)
+
+// subscriberBuffer is how many changes one subscriber may fall behind by
+// before it loses some and is told it lagged.
+const subscriberBuffer = 256
+
+// recent remembers the sequence numbers a subscriber saw lately, so that an
+// event relayed twice (after a relay crash) is delivered once.
+type recent struct {
+	seen map[int64]struct{}
+}
+
+func (r *recent) first(seq int64) bool {
+	if r.seen == nil || len(r.seen) > 4096 {
+		r.seen = map[int64]struct{}{}
+	}
+	if _, ok := r.seen[seq]; ok {
+		return false
+	}
+	r.seen[seq] = struct{}{}
+	return true
+}
+
+func kindOfEvent(k string) model.EventKind {
+	switch k {
+	case "cluster":
+		return model.EventKindCluster
+	case "job":
+		return model.EventKindJob
+	}
+	return model.EventKindTask
+}
+
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func optInt(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id string) (<-chan *model.ClusterEvent, error) {
+	if _, err := r.Control.Get(ctx, p, id); err != nil {
+		return nil, err
+	}
+	// Subscribe before reading the snapshot: a change in between is then
+	// delivered after it (perhaps again), never lost.
+	sub := r.Hub.SubscribeCluster(id, subscriberBuffer)
+	snapshot, err := r.Control.Get(ctx, p, id)
+	if err != nil {
+		r.Hub.Unsubscribe(sub)
+		return nil, err
+	}
+	out := make(chan *model.ClusterEvent)
+	go func() {
+		defer close(out)
+		defer r.Hub.Unsubscribe(sub)
+		send := func(ev *model.ClusterEvent) bool {
+			select {
+			case out <- ev:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		if !send(&model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, State: snapshot.Status,
+			Message: snapshot.Message, At: snapshot.UpdatedAt, Cluster: snapshot}) {
+			return
+		}
+		var dedup recent
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-sub.C:
+				if !dedup.first(ev.Seq) {
+					continue
+				}
+				m := &model.ClusterEvent{Kind: kindOfEvent(ev.Kind), Seq: strconv.FormatInt(ev.Seq, 10), ClusterID: id,
+					JobID: opt(ev.Job), TaskID: opt(ev.Task), State: ev.State, Attempt: optInt(ev.Attempt), Message: ev.Message, At: ev.At}
+				if sub.Lagged() {
+					m.Lagged = true
+					if c, err := r.Control.Get(ctx, p, id); err == nil {
+						m.Cluster = c
+					}
+				}
+				if !send(m) {
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// progress tracks a job's task states to count them.
+type progress struct {
+	job   string
+	state string
+	tasks map[string]string
+}
+
+func (r *Resolver) readProgress(ctx context.Context, p store.Principal, id string) (*progress, time.Time, error) {
+	j, err := r.Control.Job(ctx, p, id)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	ts, err := r.Control.Tasks(ctx, id)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	pr := &progress{job: id, state: j.State, tasks: make(map[string]string, len(ts))}
+	for _, t := range ts {
+		pr.tasks[t.ID] = t.State
+	}
+	return pr, j.UpdatedAt, nil
+}
+
+func (pr *progress) model(kind model.EventKind) *model.JobProgress {
+	m := &model.JobProgress{Kind: kind, JobID: pr.job, JobState: model.JobState(pr.state), Total: len(pr.tasks)}
+	for _, st := range pr.tasks {
+		switch st {
+		case "COMPLETE":
+			m.Done++
+		case "FAILED", "DROPPED":
+			m.Failed++
+		}
+	}
+	return m
+}
+
+func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string) (<-chan *model.JobProgress, error) {
+	if _, err := r.Control.Job(ctx, p, id); err != nil {
+		return nil, err
+	}
+	sub := r.Hub.SubscribeJob(id, subscriberBuffer)
+	pr, at, err := r.readProgress(ctx, p, id)
+	if err != nil {
+		r.Hub.Unsubscribe(sub)
+		return nil, err
+	}
+	out := make(chan *model.JobProgress)
+	go func() {
+		defer close(out)
+		defer r.Hub.Unsubscribe(sub)
+		send := func(m *model.JobProgress) bool {
+			select {
+			case out <- m:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		first := pr.model(model.EventKindSnapshot)
+		first.Seq, first.State, first.At = "0", pr.state, at
+		if !send(first) {
+			return
+		}
+		var dedup recent
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-sub.C:
+				if !dedup.first(ev.Seq) || ev.Kind == "cluster" {
+					continue
+				}
+				lagged := sub.Lagged()
+				if lagged {
+					if fresh, _, err := r.readProgress(ctx, p, id); err == nil {
+						pr = fresh
+					}
+				}
+				switch ev.Kind {
+				case "job":
+					pr.state = ev.State
+				case "task":
+					pr.tasks[ev.Task] = ev.State
+				}
+				m := pr.model(kindOfEvent(ev.Kind))
+				m.Seq, m.TaskID, m.State, m.Attempt = strconv.FormatInt(ev.Seq, 10), opt(ev.Task), ev.State, optInt(ev.Attempt)
+				m.Message, m.At, m.Lagged = ev.Message, ev.At, lagged
+				if !send(m) {
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}

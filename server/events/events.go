@@ -1,0 +1,196 @@
+// Package events carries committed state changes (the events table) to
+// whoever watches: a relay copies them from Postgres to a Redis channel in
+// commit order, and every server's hub hands them to its local subscribers.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/redis/go-redis/v9"
+)
+
+// Event is one committed state change of a cluster, job or task.
+type Event struct {
+	Seq     int64     `json:"seq" db:"id"`
+	Tenant  string    `json:"tenant" db:"tenant_id"`
+	Cluster string    `json:"cluster,omitempty" db:"cluster_id"`
+	Job     string    `json:"job,omitempty" db:"job_id"`
+	Task    string    `json:"task,omitempty" db:"task_id"`
+	Kind    string    `json:"kind" db:"kind"` // cluster, job or task
+	State   string    `json:"state" db:"state"`
+	Attempt int       `json:"attempt,omitempty" db:"attempt"`
+	Message string    `json:"message,omitempty" db:"message"`
+	At      time.Time `json:"at" db:"created_at"`
+}
+
+// Channel is the Redis channel events travel on.
+func Channel(prefix string) string { return prefix + ":events" }
+
+// Relay copies committed events to Redis. Every server runs one; an
+// advisory lock lets one relay at a time, and another takes over within a
+// second when it stops. Transactions are relayed once all older ones have
+// ended, tracked by a watermark kept in Postgres, so an event is never
+// skipped; after a crash between publishing and saving the watermark a few
+// may be published twice, which subscribers tolerate.
+type Relay struct {
+	db      *sqlx.DB
+	dsn     string
+	rdb     redis.UniversalClient
+	channel string
+	log     *slog.Logger
+	// Poll bounds how long an event can wait when a notification is lost.
+	Poll time.Duration
+	// OnBatch, if set, sees every batch after it is published (the engine
+	// learns there of changes made by other servers).
+	OnBatch func([]Event)
+}
+
+// NewRelay returns a relay over db (opened from dsn, which the relay uses
+// to LISTEN) publishing to rdb under prefix.
+func NewRelay(db *sqlx.DB, dsn string, rdb redis.UniversalClient, prefix string, log *slog.Logger) *Relay {
+	return &Relay{db: db, dsn: dsn, rdb: rdb, channel: Channel(prefix), log: log, Poll: 250 * time.Millisecond}
+}
+
+const relayLock = `hashtext(current_schema() || ':coopr-event-relay')`
+
+// Run relays until ctx ends.
+func (r *Relay) Run(ctx context.Context) error {
+	conn, err := r.db.Connx(ctx)
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	defer conn.Close()
+	for {
+		var ok bool
+		if err := conn.GetContext(ctx, &ok, `SELECT pg_try_advisory_lock(`+relayLock+`)`); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("events: lock: %w", err)
+		}
+		if ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+relayLock+`)`)
+	}()
+	var schema string
+	if err := conn.GetContext(ctx, &schema, `SELECT current_schema()`); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	l := pq.NewListener(r.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("events: listener", "event", ev, "err", err)
+		}
+	})
+	defer l.Close()
+	if err := l.Listen("coopr_events_" + schema); err != nil {
+		return fmt.Errorf("events: listen: %w", err)
+	}
+	if _, err := r.db.ExecContext(ctx, `INSERT INTO event_relay (watermark)
+		VALUES (pg_snapshot_xmin(pg_current_snapshot())) ON CONFLICT DO NOTHING`); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	tick := time.NewTicker(r.Poll)
+	defer tick.Stop()
+	for {
+		if err := r.relay(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			r.log.Warn("events: relay", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-l.Notify:
+		case <-tick.C:
+		}
+	}
+}
+
+// relay publishes every event of transactions that ended since the last
+// watermark, then moves the watermark.
+func (r *Relay) relay(ctx context.Context) error {
+	var w struct {
+		From string `db:"from_xid"`
+		To   string `db:"to_xid"`
+	}
+	if err := r.db.GetContext(ctx, &w, `SELECT watermark::text AS from_xid,
+		pg_snapshot_xmin(pg_current_snapshot())::text AS to_xid FROM event_relay`); err != nil {
+		return err
+	}
+	if w.From == w.To {
+		return nil
+	}
+	const page = 5000
+	afterTxid, afterID := w.From, int64(-1)
+	for {
+		var rows []struct {
+			Event
+			Txid     string  `db:"txid"`
+			ClusterN *string `db:"cluster_n"`
+			JobN     *string `db:"job_n"`
+			TaskN    *string `db:"task_n"`
+			AttemptN *int    `db:"attempt_n"`
+		}
+		if err := r.db.SelectContext(ctx, &rows, `SELECT id, tenant_id, cluster_id AS cluster_n, job_id AS job_n,
+				task_id AS task_n, kind, state, attempt AS attempt_n, message, created_at, txid::text AS txid
+			FROM events WHERE txid >= $1::xid8 AND txid < $2::xid8 AND (txid, id) > ($3::xid8, $4)
+			ORDER BY txid, id LIMIT `+fmt.Sprint(page), w.From, w.To, afterTxid, afterID); err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			break
+		}
+		batch := make([]Event, len(rows))
+		pipe := r.rdb.Pipeline()
+		for i, row := range rows {
+			ev := row.Event
+			ev.Cluster, ev.Job, ev.Task = deref(row.ClusterN), deref(row.JobN), deref(row.TaskN)
+			if row.AttemptN != nil {
+				ev.Attempt = *row.AttemptN
+			}
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return err
+			}
+			pipe.Publish(ctx, r.channel, b)
+			batch[i] = ev
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+		if r.OnBatch != nil {
+			r.OnBatch(batch)
+		}
+		last := rows[len(rows)-1]
+		afterTxid, afterID = last.Txid, last.Seq
+		if len(rows) < page {
+			break
+		}
+	}
+	_, err := r.db.ExecContext(ctx, `UPDATE event_relay SET watermark = $1::xid8`, w.To)
+	return err
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

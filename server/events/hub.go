@@ -1,0 +1,152 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Hub hands the events on the Redis channel to this server's subscribers.
+// A subscriber that does not keep up loses events rather than slow anyone:
+// its buffer is bounded, and its Lagged flag tells it to re-read state.
+type Hub struct {
+	rdb     redis.UniversalClient
+	channel string
+	log     *slog.Logger
+	ready   chan struct{}
+
+	mu        sync.RWMutex
+	byCluster map[string]map[*Sub]struct{}
+	byJob     map[string]map[*Sub]struct{}
+	all       map[*Sub]struct{} // subscribers of every event (the engine)
+
+	// Published counts events handed to subscribers; Dropped those lost to
+	// full buffers.
+	Published, Dropped atomic.Int64
+}
+
+// Sub is one subscription.
+type Sub struct {
+	C      chan Event
+	lagged atomic.Bool
+	key    string
+	job    bool
+}
+
+// Lagged reports, and clears, whether events were dropped since the last
+// call.
+func (s *Sub) Lagged() bool { return s.lagged.Swap(false) }
+
+// NewHub returns a hub for the channel of prefix; Run starts it.
+func NewHub(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Hub {
+	return &Hub{rdb: rdb, channel: Channel(prefix), log: log, ready: make(chan struct{}),
+		byCluster: map[string]map[*Sub]struct{}{}, byJob: map[string]map[*Sub]struct{}{}, all: map[*Sub]struct{}{}}
+}
+
+// Ready is closed once the hub listens: events published after that reach
+// it.
+func (h *Hub) Ready() <-chan struct{} { return h.ready }
+
+// Run listens until ctx ends.
+func (h *Hub) Run(ctx context.Context) error {
+	ps := h.rdb.Subscribe(ctx, h.channel)
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	close(h.ready)
+	ch := ps.Channel(redis.WithChannelSize(4096))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			var ev Event
+			if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
+				h.log.Warn("events: bad message", "err", err)
+				continue
+			}
+			h.dispatch(ev)
+		}
+	}
+}
+
+func (h *Hub) dispatch(ev Event) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	send := func(subs map[*Sub]struct{}) {
+		for s := range subs {
+			select {
+			case s.C <- ev:
+				h.Published.Add(1)
+			default:
+				s.lagged.Store(true)
+				h.Dropped.Add(1)
+			}
+		}
+	}
+	if ev.Cluster != "" {
+		send(h.byCluster[ev.Cluster])
+	}
+	if ev.Job != "" {
+		send(h.byJob[ev.Job])
+	}
+	send(h.all)
+}
+
+// SubscribeCluster subscribes to a cluster's events; buffer bounds what a
+// slow reader may fall behind by.
+func (h *Hub) SubscribeCluster(id string, buffer int) *Sub {
+	return h.subscribe(h.byCluster, id, buffer, false)
+}
+
+// SubscribeJob subscribes to a job's events.
+func (h *Hub) SubscribeJob(id string, buffer int) *Sub { return h.subscribe(h.byJob, id, buffer, true) }
+
+// SubscribeAll subscribes to every event.
+func (h *Hub) SubscribeAll(buffer int) *Sub {
+	s := &Sub{C: make(chan Event, buffer)}
+	h.mu.Lock()
+	h.all[s] = struct{}{}
+	h.mu.Unlock()
+	return s
+}
+
+func (h *Hub) subscribe(m map[string]map[*Sub]struct{}, key string, buffer int, job bool) *Sub {
+	s := &Sub{C: make(chan Event, buffer), key: key, job: job}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if m[key] == nil {
+		m[key] = map[*Sub]struct{}{}
+	}
+	m[key][s] = struct{}{}
+	return s
+}
+
+// Unsubscribe ends a subscription.
+func (h *Hub) Unsubscribe(s *Sub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.key == "" {
+		delete(h.all, s)
+		return
+	}
+	m := h.byCluster
+	if s.job {
+		m = h.byJob
+	}
+	delete(m[s.key], s)
+	if len(m[s.key]) == 0 {
+		delete(m, s.key)
+	}
+}

@@ -1,0 +1,174 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/server/servertest"
+)
+
+type clusterEvent struct {
+	Kind, Seq, State, Message string
+	JobID, TaskID             *string
+	Lagged                    bool
+	Cluster                   *struct{ Status string }
+}
+
+const clusterEventsQuery = `subscription($id: ID!) { clusterEvents(clusterId: $id) {
+	kind seq state message jobId taskId lagged cluster { status } } }`
+
+func (w *world) create(t *testing.T, token string, n int) string {
+	t.Helper()
+	var cr struct{ CreateCluster struct{ ID string } }
+	w.s.Must(token, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"name": "watched", "clusterTemplate": "hadoop-distributed", "numMachines": n}}, &cr)
+	return cr.CreateCluster.ID
+}
+
+// collect reads clusterEvents until the cluster reaches status.
+func collect(t *testing.T, sub *servertest.Subscription, status string) []clusterEvent {
+	t.Helper()
+	var evs []clusterEvent
+	for {
+		r, done, err := sub.Next(30 * time.Second)
+		if err != nil || done {
+			t.Fatalf("subscription ended (done=%v): %v; got %d events", done, err, len(evs))
+		}
+		var out struct{ ClusterEvents clusterEvent }
+		if err := r.Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, out.ClusterEvents)
+		if e := out.ClusterEvents; e.Kind == "CLUSTER" && e.State == status {
+			return evs
+		}
+	}
+}
+
+// checkOrder checks a cluster create's events: a snapshot first, every
+// task QUEUED, then IN_PROGRESS, then COMPLETE, the job COMPLETE after all
+// tasks, and the cluster last.
+func checkCreateEvents(t *testing.T, evs []clusterEvent, tasks int) {
+	t.Helper()
+	if evs[0].Kind != "SNAPSHOT" || evs[0].Cluster == nil {
+		t.Fatalf("first event %+v, want a SNAPSHOT with the cluster", evs[0])
+	}
+	step := map[string]int{}
+	order := map[string]int{"QUEUED": 1, "IN_PROGRESS": 2, "COMPLETE": 3}
+	complete, jobDone := 0, -1
+	for i, e := range evs[1:] {
+		switch e.Kind {
+		case "TASK":
+			if order[e.State] != step[*e.TaskID]+1 {
+				t.Errorf("task %s: %s after step %d", *e.TaskID, e.State, step[*e.TaskID])
+			}
+			step[*e.TaskID] = order[e.State]
+			if e.State == "COMPLETE" {
+				complete++
+				if jobDone >= 0 {
+					t.Errorf("task %s completed after the job", *e.TaskID)
+				}
+			}
+		case "JOB":
+			if e.State == "COMPLETE" {
+				jobDone = i
+			}
+		}
+		if e.Lagged {
+			t.Errorf("event %d lagged", i)
+		}
+	}
+	if complete != tasks || jobDone < 0 {
+		t.Errorf("%d tasks completed of %d; job completed: %v", complete, tasks, jobDone >= 0)
+	}
+}
+
+func TestClusterEventsSubscription(t *testing.T) {
+	w := newWorld(t)
+	id := w.create(t, w.alice, 3)
+	sub, err := w.s.Subscribe(w.alice, clusterEventsQuery, map[string]any{"id": id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	progress, err := w.s.Subscribe(w.alice, `subscription($id: ID!) { jobProgress(jobId: $id) { kind state jobState done failed total } }`,
+		map[string]any{"id": id + "-001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer progress.Close()
+	var job struct {
+		Job struct{ Counts struct{ Total int } }
+	}
+	w.s.Must(w.alice, `query($id: ID!) { job(id: $id) { counts { total } } }`, map[string]any{"id": id + "-001"}, &job)
+
+	wait := w.runAsync(t, w.alice, id, "ACTIVE")
+	evs := collect(t, sub, "ACTIVE")
+	wait()
+	if evs[0].State != "PENDING" {
+		t.Errorf("snapshot state %s, want PENDING", evs[0].State)
+	}
+	checkCreateEvents(t, evs, job.Job.Counts.Total)
+
+	var last struct {
+		JobProgress struct {
+			Kind, JobState      string
+			Done, Failed, Total int
+		}
+	}
+	for last.JobProgress.JobState != "COMPLETE" {
+		r, done, err := progress.Next(30 * time.Second)
+		if err != nil || done {
+			t.Fatalf("jobProgress ended: %v", err)
+		}
+		if err := r.Decode(&last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := last.JobProgress; p.Done != p.Total || p.Total != job.Job.Counts.Total || p.Failed != 0 {
+		t.Errorf("final progress %+v, want all %d done", p, job.Job.Counts.Total)
+	}
+
+	// Refusals: another user's cluster, no token.
+	for _, tok := range []string{w.bob, ""} {
+		s2, err := w.s.Subscribe(tok, clusterEventsQuery, map[string]any{"id": id})
+		if err != nil {
+			continue // refused at connection time is a refusal too
+		}
+		r, _, err := s2.Next(10 * time.Second)
+		s2.Close()
+		if err != nil || r == nil || len(r.Errors) == 0 {
+			t.Errorf("token %q subscribed to alice's cluster: %v %+v", tok, err, r)
+		} else if c := r.Code(); c != "NOT_FOUND" && c != "UNAUTHENTICATED" {
+			t.Errorf("token %q: code %s", tok, c)
+		}
+	}
+}
+
+// Two servers on one database and Redis: a subscriber on one sees a
+// cluster built through the other, and tasks claimed and finished through
+// the server that is not running the scheduler still move the job.
+func TestTwoServers(t *testing.T) {
+	w := newWorld(t)
+	b := servertest.StartWith(t, w.s.Config)
+	id := w.create(t, w.alice, 3)
+	sub, err := b.Subscribe(w.alice, clusterEventsQuery, map[string]any{"id": id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	// The agent talks to b; the first server holds the scheduler lock.
+	done := make(chan error, 1)
+	go func() { done <- w.agent(w.alice, b, id, "ACTIVE") }()
+	start := time.Now()
+	evs := collect(t, sub, "ACTIVE")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var job struct {
+		Job struct{ Counts struct{ Total int } }
+	}
+	w.s.Must(w.alice, `query($id: ID!) { job(id: $id) { counts { total } } }`, map[string]any{"id": id + "-001"}, &job)
+	checkCreateEvents(t, evs, job.Job.Counts.Total)
+	t.Logf("%d tasks through the second server in %s", job.Job.Counts.Total, time.Since(start).Round(time.Millisecond))
+}
