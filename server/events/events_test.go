@@ -1,0 +1,114 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/queue/queuetest"
+	"github.com/cooprhq/coopr/store/storetest"
+)
+
+// An event whose transaction commits after a later-numbered one is still
+// relayed, once, and not before its transaction ends.
+func TestRelayWaitsForOlderTransactions(t *testing.T) {
+	st := storetest.New(t)
+	rdb, prefix := queuetest.New(t)
+	db := st.DB()
+	ctx := context.Background()
+	ten, err := st.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRelay(db, "", rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if _, err := db.Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
+		t.Fatal(err)
+	}
+	ps := rdb.Subscribe(ctx, Channel(prefix))
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insert := `INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`
+
+	slow, err := db.Beginx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Rollback()
+	if _, err := slow.Exec(insert, ten.ID, "slow"); err != nil { // takes its id first
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(insert, ten.ID, "fast"); err != nil { // commits first
+		t.Fatal(err)
+	}
+	if err := r.relay(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ch := ps.Channel()
+	got := func(wait time.Duration) []string {
+		var out []string
+		for {
+			var payload string
+			select {
+			case m := <-ch:
+				payload = m.Payload
+			case <-time.After(wait):
+				return out
+			}
+			var ev Event
+			if err := json.Unmarshal([]byte(payload), &ev); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, ev.Message)
+		}
+	}
+	if evs := got(300 * time.Millisecond); len(evs) != 0 {
+		t.Fatalf("relayed %v while an older transaction was open", evs)
+	}
+	if err := slow.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.relay(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.relay(ctx); err != nil { // nothing new: nothing again
+		t.Fatal(err)
+	}
+	evs := got(500 * time.Millisecond)
+	if len(evs) != 2 || evs[0] != "slow" || evs[1] != "fast" {
+		t.Fatalf("relayed %v, want [slow fast] once each, in commit order of their transactions", evs)
+	}
+}
+
+// A subscriber that stops reading loses events and is told so; the others
+// get every event.
+func TestHubStalledSubscriber(t *testing.T) {
+	h := NewHub(nil, "x", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	stalled := h.SubscribeCluster("c1", 2)
+	live := h.SubscribeCluster("c1", 100)
+	other := h.SubscribeCluster("c2", 100)
+	for i := range 50 {
+		h.dispatch(Event{Seq: int64(i), Cluster: "c1"})
+	}
+	if len(live.C) != 50 || live.Lagged() {
+		t.Errorf("live subscriber got %d of 50 (lagged %v)", len(live.C), live.Lagged())
+	}
+	if len(stalled.C) != 2 || !stalled.Lagged() || stalled.Lagged() {
+		t.Errorf("stalled subscriber holds %d, want 2 and one lagged report", len(stalled.C))
+	}
+	if len(other.C) != 0 {
+		t.Errorf("another cluster's subscriber got %d events", len(other.C))
+	}
+	if h.Dropped.Load() != 48 {
+		t.Errorf("dropped %d, want 48", h.Dropped.Load())
+	}
+	h.Unsubscribe(live)
+	h.dispatch(Event{Seq: 99, Cluster: "c1"})
+	if len(live.C) != 50 {
+		t.Error("an unsubscribed subscriber still receives")
+	}
+}
