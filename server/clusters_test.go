@@ -19,7 +19,7 @@ type world struct {
 	tenantID          string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	s := servertest.Start(t)
 	s.Must(s.Super, `mutation($d: JSON!) { importCatalog(document: $d) { created } }`,

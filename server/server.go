@@ -98,6 +98,9 @@ func (s *Server) Close() error {
 // Store is the server's store, for tests and tools.
 func (s *Server) Store() *store.Store { return s.store }
 
+// Hub is the server's event hub, for tests and tools.
+func (s *Server) Hub() *events.Hub { return s.hub }
+
 // Engine is the server's job engine, for tests and tools.
 func (s *Server) Engine() *engine.Engine { return s.engine }
 

@@ -84,7 +84,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 // tenantTokens makes tenant name with an admin token and a user token.
-func tenantTokens(t *testing.T, s *servertest.Server, name string) (adminTok, userTok string) {
+func tenantTokens(t testing.TB, s *servertest.Server, name string) (adminTok, userTok string) {
 	t.Helper()
 	var out struct {
 		CreateAPIToken struct{ Secret string }
@@ -97,7 +97,7 @@ func tenantTokens(t *testing.T, s *servertest.Server, name string) (adminTok, us
 	return adminTok, out.CreateAPIToken.Secret
 }
 
-func loadBundle(t *testing.T, dir string) map[string]any {
+func loadBundle(t testing.TB, dir string) map[string]any {
 	t.Helper()
 	c, is, err := catalog.LoadPath(dir)
 	if err != nil || is.HasErrors() {

@@ -17,7 +17,7 @@ type clusterEvent struct {
 const clusterEventsQuery = `subscription($id: ID!) { clusterEvents(clusterId: $id) {
 	kind seq state message jobId taskId lagged cluster { status } } }`
 
-func (w *world) create(t *testing.T, token string, n int) string {
+func (w *world) create(t testing.TB, token string, n int) string {
 	t.Helper()
 	var cr struct{ CreateCluster struct{ ID string } }
 	w.s.Must(token, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`,

@@ -1,0 +1,151 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"strconv"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+
+	"github.com/cooprhq/coopr/server/servertest"
+)
+
+// BenchmarkSubscriptionFanout: 1,000 subscribers watch one cluster while
+// it is built; one of them never reads (its socket's receive buffer is
+// 4 KiB, so the server's writes to it block). Reports the delivery lag
+// from each change's commit time to its arrival, p50 and p99 over every
+// delivery to the 999 live subscribers, and how many changes the stalled
+// one was spared.
+func BenchmarkSubscriptionFanout(b *testing.B) {
+	subscribers := 1000
+	if n, err := strconv.Atoi(os.Getenv("COOPR_BENCH_SUBSCRIBERS")); err == nil {
+		subscribers = n
+	}
+	w := newWorld(b)
+	id := w.create(b, w.alice, 3)
+	var mu sync.Mutex
+	var lags []time.Duration
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan struct{}, subscribers)
+	for i := range subscribers {
+		stalled := i == 0
+		conn, err := dial(ctx, w.s, stalled)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close(websocket.StatusNormalClosure, "")
+		if err := start(ctx, conn, w.alice, id); err != nil {
+			b.Fatal(err)
+		}
+		if stalled {
+			ready <- struct{}{}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			defer func() {
+				mu.Lock()
+				lags = append(lags, mine...)
+				mu.Unlock()
+			}()
+			for first := true; ; first = false {
+				var m struct {
+					Type    string
+					Payload struct {
+						Data struct {
+							ClusterEvents struct {
+								Kind, State string
+								At          time.Time
+							}
+						}
+					}
+				}
+				if err := wsjson.Read(ctx, conn, &m); err != nil {
+					return
+				}
+				if m.Type != "next" {
+					continue
+				}
+				now := time.Now()
+				e := m.Payload.Data.ClusterEvents
+				if first {
+					ready <- struct{}{}
+					continue
+				}
+				mine = append(mine, now.Sub(e.At))
+				if e.Kind == "CLUSTER" && e.State == "ACTIVE" {
+					return
+				}
+			}
+		}()
+	}
+	for range subscribers {
+		<-ready
+	}
+	b.ResetTimer()
+	if err := w.agent(w.alice, w.s, id, "ACTIVE"); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+	}
+	cancel()
+	b.StopTimer()
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(lags)
+	if len(lags) == 0 {
+		b.Fatal("no deliveries")
+	}
+	b.ReportMetric(float64(len(lags))/float64(subscribers-1), "events/subscriber")
+	b.ReportMetric(float64(lags[len(lags)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(w.s.Srv.Hub().Dropped.Load()), "dropped-for-stalled")
+}
+
+// dial opens a websocket; a stalled one gets a 4 KiB receive buffer.
+func dial(ctx context.Context, s *servertest.Server, stalled bool) (*websocket.Conn, error) {
+	d := &net.Dialer{}
+	if stalled {
+		d.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+			if err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL, "http")+"/graphql",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: client})
+	return conn, err
+}
+
+func start(ctx context.Context, conn *websocket.Conn, token, cluster string) error {
+	if err := wsjson.Write(ctx, conn, map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}}); err != nil {
+		return err
+	}
+	var ack map[string]any
+	if err := wsjson.Read(ctx, conn, &ack); err != nil {
+		return err
+	}
+	return wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+		"query": `subscription($id: ID!) { clusterEvents(clusterId: $id) { kind state at } }`, "variables": map[string]any{"id": cluster}}})
+}
