@@ -3,10 +3,10 @@ package server_test
 import (
 	"context"
 	"net"
-	"os"
-	"strconv"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
