@@ -15,6 +15,7 @@ import (
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/solver"
 	"github.com/cooprhq/coopr/store"
 )
@@ -109,6 +110,12 @@ func classify(err error) (string, map[string]any) {
 		return CodeInvalidInput, map[string]any{"field": re.Field}
 	case errors.As(err, &cy):
 		return CodeInvalidInput, map[string]any{"kind": "PLAN_CYCLE", "services": cy.Services}
+	case errors.Is(err, fleet.ErrUnknownAgent):
+		return "AGENT_UNKNOWN", nil
+	case errors.Is(err, fleet.ErrSlotNotAssigned):
+		return "SLOT_NOT_ASSIGNED", nil
+	case errors.Is(err, engine.ErrStaleClaim):
+		return "STALE_CLAIM", nil
 	case errors.Is(err, control.ErrQuota):
 		return CodeQuotaExceeded, nil
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrNotFound):

@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/store"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -31,6 +32,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Agent() AgentResolver
 	Catalog() CatalogResolver
 	CatalogEntity() CatalogEntityResolver
 	Cluster() ClusterResolver
@@ -54,6 +56,24 @@ type ComplexityRoot struct {
 		Name       func(childComplexity int) int
 		RevokedAt  func(childComplexity int) int
 		User       func(childComplexity int) int
+	}
+
+	Agent struct {
+		Capacity     func(childComplexity int) int
+		Drivers      func(childComplexity int) int
+		Host         func(childComplexity int) int
+		ID           func(childComplexity int) int
+		LastSeen     func(childComplexity int) int
+		RegisteredAt func(childComplexity int) int
+		Slots        func(childComplexity int) int
+		Version      func(childComplexity int) int
+	}
+
+	AgentSetup struct {
+		Assignments              func(childComplexity int) int
+		Cancel                   func(childComplexity int) int
+		HeartbeatIntervalSeconds func(childComplexity int) int
+		LeaseTTLSeconds          func(childComplexity int) int
 	}
 
 	Catalog struct {
@@ -168,6 +188,8 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AbortJob            func(childComplexity int, id string) int
+		AgentHeartbeat      func(childComplexity int, input model.AgentHeartbeatInput) int
+		ClaimTask           func(childComplexity int, input model.ClaimInput) int
 		CreateAPIToken      func(childComplexity int, input model.APITokenInput) int
 		CreateCluster       func(childComplexity int, input model.ClusterInput, expectedPlanHash *string) int
 		CreateTenant        func(childComplexity int, input model.TenantInput, bootstrap *bool) int
@@ -175,10 +197,12 @@ type ComplexityRoot struct {
 		DeleteCatalogEntity func(childComplexity int, kind model.CatalogKind, name string, version *int) int
 		DeleteCluster       func(childComplexity int, id string, expectedPlanHash *string) int
 		DeleteTenant        func(childComplexity int, name string) int
+		FinishTask          func(childComplexity int, input model.FinishInput) int
 		ImportCatalog       func(childComplexity int, document any) int
 		PauseJob            func(childComplexity int, id string) int
 		PreviewCluster      func(childComplexity int, input model.ClusterInput) int
 		PutCatalogEntity    func(childComplexity int, kind model.CatalogKind, entity any) int
+		RegisterAgent       func(childComplexity int, input model.AgentRegistration) int
 		ResumeJob           func(childComplexity int, id string) int
 		RetryJob            func(childComplexity int, id string) int
 		RevokeAPIToken      func(childComplexity int, id string) int
@@ -235,6 +259,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		APITokens func(childComplexity int) int
+		Agents    func(childComplexity int) int
 		Catalog   func(childComplexity int) int
 		Cluster   func(childComplexity int, id string) int
 		Clusters  func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string) int
@@ -243,6 +268,11 @@ type ComplexityRoot struct {
 		Tenant    func(childComplexity int, name string) int
 		Tenants   func(childComplexity int) int
 		Users     func(childComplexity int) int
+	}
+
+	SlotAssignment struct {
+		Slots    func(childComplexity int) int
+		TenantID func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -262,6 +292,15 @@ type ComplexityRoot struct {
 		Service     func(childComplexity int) int
 		Stage       func(childComplexity int) int
 		State       func(childComplexity int) int
+	}
+
+	TaskAssignment struct {
+		Attempt        func(childComplexity int) int
+		ClaimToken     func(childComplexity int) int
+		LeaseExpiresAt func(childComplexity int) int
+		Payload        func(childComplexity int) int
+		TaskID         func(childComplexity int) int
+		TimeoutAt      func(childComplexity int) int
 	}
 
 	TaskCounts struct {
@@ -295,6 +334,11 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AgentResolver interface {
+	Drivers(ctx context.Context, obj *fleet.Agent) (any, error)
+
+	Slots(ctx context.Context, obj *fleet.Agent) ([]*model.SlotAssignment, error)
+}
 type CatalogResolver interface {
 	Entities(ctx context.Context, obj *model.Catalog, kind model.CatalogKind) ([]*model.CatalogEntity, error)
 	Entity(ctx context.Context, obj *model.Catalog, kind model.CatalogKind, name string, version *int) (*model.CatalogEntity, error)
@@ -339,6 +383,10 @@ type MutationResolver interface {
 	ResumeJob(ctx context.Context, id string) (*control.Job, error)
 	AbortJob(ctx context.Context, id string) (*control.Job, error)
 	RetryJob(ctx context.Context, id string) (*control.Job, error)
+	RegisterAgent(ctx context.Context, input model.AgentRegistration) (*model.AgentSetup, error)
+	AgentHeartbeat(ctx context.Context, input model.AgentHeartbeatInput) (*model.AgentSetup, error)
+	ClaimTask(ctx context.Context, input model.ClaimInput) (*model.TaskAssignment, error)
+	FinishTask(ctx context.Context, input model.FinishInput) (bool, error)
 }
 type NodeResolver interface {
 	Services(ctx context.Context, obj *control.Node) ([]string, error)
@@ -354,6 +402,7 @@ type QueryResolver interface {
 	Cluster(ctx context.Context, id string) (*control.Cluster, error)
 	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string) (*model.ClusterConnection, error)
 	Job(ctx context.Context, id string) (*control.Job, error)
+	Agents(ctx context.Context) ([]*fleet.Agent, error)
 }
 type SubscriptionResolver interface {
 	ClusterEvents(ctx context.Context, clusterID string) (<-chan *model.ClusterEvent, error)
@@ -426,6 +475,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.APIToken.User(childComplexity), true
+
+	case "Agent.capacity":
+		if e.ComplexityRoot.Agent.Capacity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.Capacity(childComplexity), true
+	case "Agent.drivers":
+		if e.ComplexityRoot.Agent.Drivers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.Drivers(childComplexity), true
+	case "Agent.host":
+		if e.ComplexityRoot.Agent.Host == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.Host(childComplexity), true
+	case "Agent.id":
+		if e.ComplexityRoot.Agent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.ID(childComplexity), true
+	case "Agent.lastSeen":
+		if e.ComplexityRoot.Agent.LastSeen == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.LastSeen(childComplexity), true
+	case "Agent.registeredAt":
+		if e.ComplexityRoot.Agent.RegisteredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.RegisteredAt(childComplexity), true
+	case "Agent.slots":
+		if e.ComplexityRoot.Agent.Slots == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.Slots(childComplexity), true
+	case "Agent.version":
+		if e.ComplexityRoot.Agent.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.Version(childComplexity), true
+
+	case "AgentSetup.assignments":
+		if e.ComplexityRoot.AgentSetup.Assignments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSetup.Assignments(childComplexity), true
+	case "AgentSetup.cancel":
+		if e.ComplexityRoot.AgentSetup.Cancel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSetup.Cancel(childComplexity), true
+	case "AgentSetup.heartbeatIntervalSeconds":
+		if e.ComplexityRoot.AgentSetup.HeartbeatIntervalSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSetup.HeartbeatIntervalSeconds(childComplexity), true
+	case "AgentSetup.leaseTTLSeconds":
+		if e.ComplexityRoot.AgentSetup.LeaseTTLSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSetup.LeaseTTLSeconds(childComplexity), true
 
 	case "Catalog.entities":
 		if e.ComplexityRoot.Catalog.Entities == nil {
@@ -938,6 +1061,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AbortJob(childComplexity, args["id"].(string)), true
+	case "Mutation.agentHeartbeat":
+		if e.ComplexityRoot.Mutation.AgentHeartbeat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_agentHeartbeat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AgentHeartbeat(childComplexity, args["input"].(model.AgentHeartbeatInput)), true
+	case "Mutation.claimTask":
+		if e.ComplexityRoot.Mutation.ClaimTask == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_claimTask_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClaimTask(childComplexity, args["input"].(model.ClaimInput)), true
 	case "Mutation.createAPIToken":
 		if e.ComplexityRoot.Mutation.CreateAPIToken == nil {
 			break
@@ -1015,6 +1160,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteTenant(childComplexity, args["name"].(string)), true
+	case "Mutation.finishTask":
+		if e.ComplexityRoot.Mutation.FinishTask == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_finishTask_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FinishTask(childComplexity, args["input"].(model.FinishInput)), true
 	case "Mutation.importCatalog":
 		if e.ComplexityRoot.Mutation.ImportCatalog == nil {
 			break
@@ -1059,6 +1215,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PutCatalogEntity(childComplexity, args["kind"].(model.CatalogKind), args["entity"].(any)), true
+	case "Mutation.registerAgent":
+		if e.ComplexityRoot.Mutation.RegisterAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_registerAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RegisterAgent(childComplexity, args["input"].(model.AgentRegistration)), true
 	case "Mutation.resumeJob":
 		if e.ComplexityRoot.Mutation.ResumeJob == nil {
 			break
@@ -1296,6 +1463,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.APITokens(childComplexity), true
+	case "Query.agents":
+		if e.ComplexityRoot.Query.Agents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Agents(childComplexity), true
 	case "Query.catalog":
 		if e.ComplexityRoot.Query.Catalog == nil {
 			break
@@ -1365,6 +1538,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity), true
+
+	case "SlotAssignment.slots":
+		if e.ComplexityRoot.SlotAssignment.Slots == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SlotAssignment.Slots(childComplexity), true
+	case "SlotAssignment.tenantId":
+		if e.ComplexityRoot.SlotAssignment.TenantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SlotAssignment.TenantID(childComplexity), true
 
 	case "Subscription.clusterEvents":
 		if e.ComplexityRoot.Subscription.ClusterEvents == nil {
@@ -1455,6 +1641,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.State(childComplexity), true
+
+	case "TaskAssignment.attempt":
+		if e.ComplexityRoot.TaskAssignment.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAssignment.Attempt(childComplexity), true
+	case "TaskAssignment.claimToken":
+		if e.ComplexityRoot.TaskAssignment.ClaimToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAssignment.ClaimToken(childComplexity), true
+	case "TaskAssignment.leaseExpiresAt":
+		if e.ComplexityRoot.TaskAssignment.LeaseExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAssignment.LeaseExpiresAt(childComplexity), true
+	case "TaskAssignment.payload":
+		if e.ComplexityRoot.TaskAssignment.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAssignment.Payload(childComplexity), true
+	case "TaskAssignment.taskId":
+		if e.ComplexityRoot.TaskAssignment.TaskID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAssignment.TaskID(childComplexity), true
+	case "TaskAssignment.timeoutAt":
+		if e.ComplexityRoot.TaskAssignment.TimeoutAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAssignment.TimeoutAt(childComplexity), true
 
 	case "TaskCounts.complete":
 		if e.ComplexityRoot.TaskCounts.Complete == nil {
@@ -1571,7 +1794,14 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("APITokenInput", ec.unmarshalInputAPITokenInput),
+			graphql.NewInputUnmarshaler("AgentHeartbeatInput", ec.unmarshalInputAgentHeartbeatInput),
+			graphql.NewInputUnmarshaler("AgentRegistration", ec.unmarshalInputAgentRegistration),
+			graphql.NewInputUnmarshaler("ClaimInput", ec.unmarshalInputClaimInput),
+			graphql.NewInputUnmarshaler("ClaimRefInput", ec.unmarshalInputClaimRefInput),
 			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
+			graphql.NewInputUnmarshaler("DriverInput", ec.unmarshalInputDriverInput),
+			graphql.NewInputUnmarshaler("FinishInput", ec.unmarshalInputFinishInput),
+			graphql.NewInputUnmarshaler("TaskResultInput", ec.unmarshalInputTaskResultInput),
 			graphql.NewInputUnmarshaler("TenantInput", ec.unmarshalInputTenantInput),
 		)
 	}
@@ -1701,6 +1931,9 @@ type Query {
   clusters(first: Int = 50, after: String, status: [ClusterStatus!], template: String): ClusterConnection!
   "A job of a cluster the caller may see."
   job(id: ID!): Job
+
+  "Registered agents and their slots (superadmin)."
+  agents: [Agent!]!
 }
 
 type Mutation {
@@ -1741,6 +1974,109 @@ type Mutation {
   abortJob(id: ID!): Job!
   "Run a failed job again from its unfinished tasks."
   retryJob(id: ID!): Job!
+
+  "Agent API (agent tokens): announce an agent process; claims of its earlier incarnations become stale."
+  registerAgent(input: AgentRegistration!): AgentSetup!
+  "Agent API: renew the leases of the claims held and learn the slot assignment; cancel lists tasks to stop."
+  agentHeartbeat(input: AgentHeartbeatInput!): AgentSetup!
+  "Agent API: wait up to waitSeconds (at most 20) for a task of the tenant for the slot; null when none came."
+  claimTask(input: ClaimInput!): TaskAssignment
+  "Agent API: report how an attempt ended. A claim no longer current is refused with STALE_CLAIM."
+  finishTask(input: FinishInput!): Boolean!
+}
+
+input DriverInput {
+  role: String!
+  name: String!
+  version: String
+}
+
+input AgentRegistration {
+  "Stable across restarts; default the host name."
+  agentId: String!
+  "New for every process start."
+  incarnation: String!
+  version: String
+  host: String
+  "Task slots the agent runs at most."
+  capacity: Int!
+  drivers: [DriverInput!]
+}
+
+input ClaimRefInput {
+  taskId: ID!
+  attempt: Int!
+  claimToken: String!
+}
+
+input AgentHeartbeatInput {
+  agentId: String!
+  incarnation: String!
+  "Every claim the agent holds."
+  claims: [ClaimRefInput!]
+}
+
+type SlotAssignment {
+  tenantId: ID!
+  "The agent runs slots 0..slots-1 for the tenant."
+  slots: Int!
+}
+
+type AgentSetup {
+  heartbeatIntervalSeconds: Int!
+  leaseTTLSeconds: Int!
+  assignments: [SlotAssignment!]!
+  "Tasks the agent must stop: their claims are no longer current."
+  cancel: [ID!]!
+}
+
+input ClaimInput {
+  agentId: String!
+  incarnation: String!
+  tenantId: ID!
+  slot: Int!
+  waitSeconds: Int
+}
+
+type TaskAssignment {
+  taskId: ID!
+  attempt: Int!
+  claimToken: String!
+  leaseExpiresAt: Time!
+  timeoutAt: Time!
+  "The task payload (SPEC §7.5)."
+  payload: JSON!
+}
+
+input TaskResultInput {
+  "0 success; 200–299 failed and nothing was created; anything else failure."
+  status: Int!
+  message: String
+  "Default true."
+  retryable: Boolean
+  hostname: String
+  ipaddresses: JSON
+  facts: JSON
+  stdoutTail: String
+  stderrTail: String
+}
+
+input FinishInput {
+  taskId: ID!
+  attempt: Int!
+  claimToken: String!
+  result: TaskResultInput!
+}
+
+type Agent {
+  id: ID!
+  version: String!
+  host: String!
+  capacity: Int!
+  drivers: JSON!
+  registeredAt: Time!
+  lastSeen: Time!
+  slots: [SlotAssignment!]!
 }
 
 "A create request, with Coopr's field names (SPEC §2.1)."
@@ -2117,6 +2453,42 @@ func (ec *executionContext) childFields_APIToken(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type APIToken", field.Name)
 }
 
+func (ec *executionContext) childFields_Agent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Agent_id(ctx, field)
+	case "version":
+		return ec.fieldContext_Agent_version(ctx, field)
+	case "host":
+		return ec.fieldContext_Agent_host(ctx, field)
+	case "capacity":
+		return ec.fieldContext_Agent_capacity(ctx, field)
+	case "drivers":
+		return ec.fieldContext_Agent_drivers(ctx, field)
+	case "registeredAt":
+		return ec.fieldContext_Agent_registeredAt(ctx, field)
+	case "lastSeen":
+		return ec.fieldContext_Agent_lastSeen(ctx, field)
+	case "slots":
+		return ec.fieldContext_Agent_slots(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Agent", field.Name)
+}
+
+func (ec *executionContext) childFields_AgentSetup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "heartbeatIntervalSeconds":
+		return ec.fieldContext_AgentSetup_heartbeatIntervalSeconds(ctx, field)
+	case "leaseTTLSeconds":
+		return ec.fieldContext_AgentSetup_leaseTTLSeconds(ctx, field)
+	case "assignments":
+		return ec.fieldContext_AgentSetup_assignments(ctx, field)
+	case "cancel":
+		return ec.fieldContext_AgentSetup_cancel(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AgentSetup", field.Name)
+}
+
 func (ec *executionContext) childFields_Catalog(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "entities":
@@ -2433,6 +2805,16 @@ func (ec *executionContext) childFields_PutEntityResult(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type PutEntityResult", field.Name)
 }
 
+func (ec *executionContext) childFields_SlotAssignment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tenantId":
+		return ec.fieldContext_SlotAssignment_tenantId(ctx, field)
+	case "slots":
+		return ec.fieldContext_SlotAssignment_slots(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SlotAssignment", field.Name)
+}
+
 func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2459,6 +2841,24 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_message(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskAssignment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskId":
+		return ec.fieldContext_TaskAssignment_taskId(ctx, field)
+	case "attempt":
+		return ec.fieldContext_TaskAssignment_attempt(ctx, field)
+	case "claimToken":
+		return ec.fieldContext_TaskAssignment_claimToken(ctx, field)
+	case "leaseExpiresAt":
+		return ec.fieldContext_TaskAssignment_leaseExpiresAt(ctx, field)
+	case "timeoutAt":
+		return ec.fieldContext_TaskAssignment_timeoutAt(ctx, field)
+	case "payload":
+		return ec.fieldContext_TaskAssignment_payload(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskAssignment", field.Name)
 }
 
 func (ec *executionContext) childFields_TaskCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2687,6 +3087,34 @@ func (ec *executionContext) field_Mutation_abortJob_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_agentHeartbeat_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AgentHeartbeatInput, error) {
+			return ec.unmarshalNAgentHeartbeatInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentHeartbeatInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_claimTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ClaimInput, error) {
+			return ec.unmarshalNClaimInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createAPIToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2841,6 +3269,20 @@ func (ec *executionContext) field_Mutation_deleteTenant_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_finishTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.FinishInput, error) {
+			return ec.unmarshalNFinishInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_importCatalog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2902,6 +3344,20 @@ func (ec *executionContext) field_Mutation_putCatalogEntity_args(ctx context.Con
 		return nil, err
 	}
 	args["entity"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_registerAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AgentRegistration, error) {
+			return ec.unmarshalNAgentRegistration2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentRegistration(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -3324,6 +3780,300 @@ func (ec *executionContext) _APIToken_revokedAt(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_APIToken_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("APIToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Agent_id(ctx context.Context, field graphql.CollectedField, obj *fleet.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Agent_version(ctx context.Context, field graphql.CollectedField, obj *fleet.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, false, false, "String")
+}
+
+func (ec *executionContext) _Agent_host(ctx context.Context, field graphql.CollectedField, obj *fleet.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_host(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Host, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_host(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, false, false, "String")
+}
+
+func (ec *executionContext) _Agent_capacity(ctx context.Context, field graphql.CollectedField, obj *fleet.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_capacity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capacity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_capacity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Agent_drivers(ctx context.Context, field graphql.CollectedField, obj *fleet.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_drivers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Agent().Drivers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalNJSON2interface(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_drivers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, true, true, "JSON")
+}
+
+func (ec *executionContext) _Agent_registeredAt(ctx context.Context, field graphql.CollectedField, obj *fleet.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_registeredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegisteredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_registeredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Agent_lastSeen(ctx context.Context, field graphql.CollectedField, obj *fleet.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_lastSeen(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeen, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_lastSeen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Agent_slots(ctx context.Context, field graphql.CollectedField, obj *fleet.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_slots(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Agent().Slots(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SlotAssignment) graphql.Marshaler {
+			return ec.marshalNSlotAssignment2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐSlotAssignmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_slots(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Agent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SlotAssignment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AgentSetup_heartbeatIntervalSeconds(ctx context.Context, field graphql.CollectedField, obj *model.AgentSetup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSetup_heartbeatIntervalSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeartbeatIntervalSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSetup_heartbeatIntervalSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSetup", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AgentSetup_leaseTTLSeconds(ctx context.Context, field graphql.CollectedField, obj *model.AgentSetup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSetup_leaseTTLSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LeaseTTLSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSetup_leaseTTLSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSetup", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AgentSetup_assignments(ctx context.Context, field graphql.CollectedField, obj *model.AgentSetup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSetup_assignments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Assignments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SlotAssignment) graphql.Marshaler {
+			return ec.marshalNSlotAssignment2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐSlotAssignmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSetup_assignments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentSetup",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SlotAssignment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AgentSetup_cancel(ctx context.Context, field graphql.CollectedField, obj *model.AgentSetup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSetup_cancel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cancel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSetup_cancel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSetup", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Catalog_entities(ctx context.Context, field graphql.CollectedField, obj *model.Catalog) (ret graphql.Marshaler) {
@@ -6014,6 +6764,182 @@ func (ec *executionContext) fieldContext_Mutation_retryJob(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_registerAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_registerAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RegisterAgent(ctx, fc.Args["input"].(model.AgentRegistration))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AgentSetup) graphql.Marshaler {
+			return ec.marshalNAgentSetup2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentSetup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_registerAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSetup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_registerAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_agentHeartbeat(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_agentHeartbeat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AgentHeartbeat(ctx, fc.Args["input"].(model.AgentHeartbeatInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AgentSetup) graphql.Marshaler {
+			return ec.marshalNAgentSetup2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentSetup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_agentHeartbeat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSetup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_agentHeartbeat_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_claimTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_claimTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClaimTask(ctx, fc.Args["input"].(model.ClaimInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskAssignment) graphql.Marshaler {
+			return ec.marshalOTaskAssignment2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskAssignment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_claimTask(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAssignment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_claimTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_finishTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_finishTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().FinishTask(ctx, fc.Args["input"].(model.FinishInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_finishTask(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_finishTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NewAPIToken_token(ctx context.Context, field graphql.CollectedField, obj *model.NewAPIToken) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7076,6 +8002,38 @@ func (ec *executionContext) fieldContext_Query_job(ctx context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_agents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_agents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Agents(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*fleet.Agent) graphql.Marshaler {
+			return ec.marshalNAgent2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋfleetᚐAgentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_agents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Agent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7150,6 +8108,52 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SlotAssignment_tenantId(ctx context.Context, field graphql.CollectedField, obj *model.SlotAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SlotAssignment_tenantId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TenantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SlotAssignment_tenantId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SlotAssignment", field, false, false, "ID")
+}
+
+func (ec *executionContext) _SlotAssignment_slots(ctx context.Context, field graphql.CollectedField, obj *model.SlotAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SlotAssignment_slots(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slots, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SlotAssignment_slots(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SlotAssignment", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Subscription_clusterEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -7491,6 +8495,144 @@ func (ec *executionContext) _Task_message(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Task_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
+}
+
+func (ec *executionContext) _TaskAssignment_taskId(ctx context.Context, field graphql.CollectedField, obj *model.TaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAssignment_taskId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAssignment_taskId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAssignment", field, false, false, "ID")
+}
+
+func (ec *executionContext) _TaskAssignment_attempt(ctx context.Context, field graphql.CollectedField, obj *model.TaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAssignment_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAssignment_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAssignment", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskAssignment_claimToken(ctx context.Context, field graphql.CollectedField, obj *model.TaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAssignment_claimToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClaimToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAssignment_claimToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAssignment", field, false, false, "String")
+}
+
+func (ec *executionContext) _TaskAssignment_leaseExpiresAt(ctx context.Context, field graphql.CollectedField, obj *model.TaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAssignment_leaseExpiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LeaseExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAssignment_leaseExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAssignment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _TaskAssignment_timeoutAt(ctx context.Context, field graphql.CollectedField, obj *model.TaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAssignment_timeoutAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeoutAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAssignment_timeoutAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAssignment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _TaskAssignment_payload(ctx context.Context, field graphql.CollectedField, obj *model.TaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAssignment_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalNJSON2interface(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAssignment_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAssignment", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _TaskCounts_total(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
@@ -9024,6 +10166,265 @@ func UnmarshalAPITokenInput(ctx context.Context, raw any) (model.APITokenInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputAgentHeartbeatInput(ctx context.Context, obj any) (model.AgentHeartbeatInput, error) {
+	var it model.AgentHeartbeatInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "incarnation", "claims"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "incarnation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("incarnation"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Incarnation = data
+		case "claims":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("claims"))
+			data, err := ec.unmarshalOClaimRefInput2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimRefInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Claims = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAgentHeartbeatInput unmarshals raw into the AgentHeartbeatInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAgentHeartbeatInput(ctx context.Context, raw any) (model.AgentHeartbeatInput, error) {
+	var out model.AgentHeartbeatInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AgentHeartbeatInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputAgentRegistration(ctx context.Context, obj any) (model.AgentRegistration, error) {
+	var it model.AgentRegistration
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "incarnation", "version", "host", "capacity", "drivers"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "incarnation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("incarnation"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Incarnation = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		case "host":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("host"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Host = data
+		case "capacity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("capacity"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Capacity = data
+		case "drivers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("drivers"))
+			data, err := ec.unmarshalODriverInput2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐDriverInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Drivers = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAgentRegistration unmarshals raw into the AgentRegistration input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAgentRegistration(ctx context.Context, raw any) (model.AgentRegistration, error) {
+	var out model.AgentRegistration
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AgentRegistration", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputClaimInput(ctx context.Context, obj any) (model.ClaimInput, error) {
+	var it model.ClaimInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "incarnation", "tenantId", "slot", "waitSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "incarnation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("incarnation"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Incarnation = data
+		case "tenantId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "slot":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slot"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slot = data
+		case "waitSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitSeconds = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalClaimInput unmarshals raw into the ClaimInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClaimInput(ctx context.Context, raw any) (model.ClaimInput, error) {
+	var out model.ClaimInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClaimInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputClaimRefInput(ctx context.Context, obj any) (model.ClaimRefInput, error) {
+	var it model.ClaimRefInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"taskId", "attempt", "claimToken"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "taskId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskID = data
+		case "attempt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attempt"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attempt = data
+		case "claimToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("claimToken"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClaimToken = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalClaimRefInput unmarshals raw into the ClaimRefInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClaimRefInput(ctx context.Context, raw any) (model.ClaimRefInput, error) {
+	var out model.ClaimRefInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClaimRefInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj any) (model.ClusterInput, error) {
 	var it model.ClusterInput
 	if obj == nil {
@@ -9133,6 +10534,216 @@ func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj 
 func UnmarshalClusterInput(ctx context.Context, raw any) (model.ClusterInput, error) {
 	var out model.ClusterInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClusterInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputDriverInput(ctx context.Context, obj any) (model.DriverInput, error) {
+	var it model.DriverInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"role", "name", "version"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDriverInput unmarshals raw into the DriverInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDriverInput(ctx context.Context, raw any) (model.DriverInput, error) {
+	var out model.DriverInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DriverInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputFinishInput(ctx context.Context, obj any) (model.FinishInput, error) {
+	var it model.FinishInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"taskId", "attempt", "claimToken", "result"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "taskId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskID = data
+		case "attempt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attempt"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attempt = data
+		case "claimToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("claimToken"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClaimToken = data
+		case "result":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("result"))
+			data, err := ec.unmarshalNTaskResultInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskResultInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Result = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalFinishInput unmarshals raw into the FinishInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalFinishInput(ctx context.Context, raw any) (model.FinishInput, error) {
+	var out model.FinishInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "FinishInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputTaskResultInput(ctx context.Context, obj any) (model.TaskResultInput, error) {
+	var it model.TaskResultInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "message", "retryable", "hostname", "ipaddresses", "facts", "stdoutTail", "stderrTail"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "message":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("message"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Message = data
+		case "retryable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retryable"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Retryable = data
+		case "hostname":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hostname"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Hostname = data
+		case "ipaddresses":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ipaddresses"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ipaddresses = data
+		case "facts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("facts"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Facts = data
+		case "stdoutTail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stdoutTail"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StdoutTail = data
+		case "stderrTail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stderrTail"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StderrTail = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTaskResultInput unmarshals raw into the TaskResultInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTaskResultInput(ctx context.Context, raw any) (model.TaskResultInput, error) {
+	var out model.TaskResultInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TaskResultInput", raw, &out)
 	return out, err
 }
 
@@ -9258,6 +10869,124 @@ func (ec *executionContext) _APIToken(ctx context.Context, sel ast.SelectionSet,
 		case "revokedAt":
 			out.Values[i] = ec._APIToken_revokedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var agentImplementors = []string{"Agent"}
+
+func (ec *executionContext) _Agent(ctx context.Context, sel ast.SelectionSet, obj *fleet.Agent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Agent")
+		case "id":
+			out.Values[i] = ec._Agent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._Agent_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "host":
+			out.Values[i] = ec._Agent_host(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "capacity":
+			out.Values[i] = ec._Agent_capacity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "drivers":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Agent_drivers(ctx, field, obj)
+				})
+		case "registeredAt":
+			out.Values[i] = ec._Agent_registeredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastSeen":
+			out.Values[i] = ec._Agent_lastSeen(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "slots":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Agent_slots(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var agentSetupImplementors = []string{"AgentSetup"}
+
+func (ec *executionContext) _AgentSetup(ctx context.Context, sel ast.SelectionSet, obj *model.AgentSetup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agentSetupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AgentSetup")
+		case "heartbeatIntervalSeconds":
+			out.Values[i] = ec._AgentSetup_heartbeatIntervalSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaseTTLSeconds":
+			out.Values[i] = ec._AgentSetup_leaseTTLSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assignments":
+			out.Values[i] = ec._AgentSetup_assignments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancel":
+			out.Values[i] = ec._AgentSetup_cancel(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -10102,6 +11831,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "registerAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_registerAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "agentHeartbeat":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_agentHeartbeat(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claimTask":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_claimTask(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "finishTask":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_finishTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10512,6 +12269,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_job(ctx, field)
 				})
+		case "agents":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_agents(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -10525,6 +12288,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var slotAssignmentImplementors = []string{"SlotAssignment"}
+
+func (ec *executionContext) _SlotAssignment(ctx context.Context, sel ast.SelectionSet, obj *model.SlotAssignment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, slotAssignmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SlotAssignment")
+		case "tenantId":
+			out.Values[i] = ec._SlotAssignment_tenantId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "slots":
+			out.Values[i] = ec._SlotAssignment_slots(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -10633,6 +12434,64 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			out.Values[i] = ec._Task_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var taskAssignmentImplementors = []string{"TaskAssignment"}
+
+func (ec *executionContext) _TaskAssignment(ctx context.Context, sel ast.SelectionSet, obj *model.TaskAssignment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskAssignmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskAssignment")
+		case "taskId":
+			out.Values[i] = ec._TaskAssignment_taskId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempt":
+			out.Values[i] = ec._TaskAssignment_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claimToken":
+			out.Values[i] = ec._TaskAssignment_claimToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaseExpiresAt":
+			out.Values[i] = ec._TaskAssignment_leaseExpiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timeoutAt":
+			out.Values[i] = ec._TaskAssignment_timeoutAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._TaskAssignment_payload(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -11221,6 +13080,48 @@ func (ec *executionContext) marshalNAPITokenKind2githubᚗcomᚋcooprhqᚋcoopr�
 	return v
 }
 
+func (ec *executionContext) marshalNAgent2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋfleetᚐAgentᚄ(ctx context.Context, sel ast.SelectionSet, v []*fleet.Agent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAgent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋfleetᚐAgent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAgent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋfleetᚐAgent(ctx context.Context, sel ast.SelectionSet, v *fleet.Agent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Agent!")
+		return graphql.Null
+	}
+	return ec._Agent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAgentHeartbeatInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentHeartbeatInput(ctx context.Context, v any) (model.AgentHeartbeatInput, error) {
+	res, err := ec.unmarshalInputAgentHeartbeatInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAgentRegistration2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentRegistration(ctx context.Context, v any) (model.AgentRegistration, error) {
+	res, err := ec.unmarshalInputAgentRegistration(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAgentSetup2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentSetup(ctx context.Context, sel ast.SelectionSet, v *model.AgentSetup) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AgentSetup!")
+		return graphql.Null
+	}
+	return ec._AgentSetup(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11275,6 +13176,16 @@ func (ec *executionContext) unmarshalNCatalogKind2githubᚗcomᚋcooprhqᚋcoopr
 
 func (ec *executionContext) marshalNCatalogKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐCatalogKind(ctx context.Context, sel ast.SelectionSet, v model.CatalogKind) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNClaimInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimInput(ctx context.Context, v any) (model.ClaimInput, error) {
+	res, err := ec.unmarshalInputClaimInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNClaimRefInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimRefInput(ctx context.Context, v any) (*model.ClaimRefInput, error) {
+	res, err := ec.unmarshalInputClaimRefInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNCluster2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Cluster) graphql.Marshaler {
@@ -11340,6 +13251,11 @@ func (ec *executionContext) marshalNClusterStatus2githubᚗcomᚋcooprhqᚋcoopr
 	return v
 }
 
+func (ec *executionContext) unmarshalNDriverInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐDriverInput(ctx context.Context, v any) (*model.DriverInput, error) {
+	res, err := ec.unmarshalInputDriverInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNEventKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐEventKind(ctx context.Context, v any) (model.EventKind, error) {
 	var res model.EventKind
 	err := res.UnmarshalGQL(v)
@@ -11348,6 +13264,11 @@ func (ec *executionContext) unmarshalNEventKind2githubᚗcomᚋcooprhqᚋcoopr�
 
 func (ec *executionContext) marshalNEventKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐEventKind(ctx context.Context, sel ast.SelectionSet, v model.EventKind) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNFinishInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishInput(ctx context.Context, v any) (model.FinishInput, error) {
+	res, err := ec.unmarshalInputFinishInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -11362,6 +13283,35 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNImportResult2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐImportResult(ctx context.Context, sel ast.SelectionSet, v *model.ImportResult) graphql.Marshaler {
@@ -11605,6 +13555,30 @@ func (ec *executionContext) marshalNRole2githubᚗcomᚋcooprhqᚋcooprᚋgraph�
 	return v
 }
 
+func (ec *executionContext) marshalNSlotAssignment2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐSlotAssignmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SlotAssignment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSlotAssignment2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐSlotAssignment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSlotAssignment2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐSlotAssignment(ctx context.Context, sel ast.SelectionSet, v *model.SlotAssignment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SlotAssignment!")
+		return graphql.Null
+	}
+	return ec._SlotAssignment(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11707,6 +13681,11 @@ func (ec *executionContext) marshalNTaskCounts2ᚖgithubᚗcomᚋcooprhqᚋcoopr
 		return graphql.Null
 	}
 	return ec._TaskCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTaskResultInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskResultInput(ctx context.Context, v any) (*model.TaskResultInput, error) {
+	res, err := ec.unmarshalInputTaskResultInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNTaskState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskState(ctx context.Context, v any) (model.TaskState, error) {
@@ -11981,6 +13960,23 @@ func (ec *executionContext) marshalOCatalogEntity2ᚖgithubᚗcomᚋcooprhqᚋco
 	return ec._CatalogEntity(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOClaimRefInput2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimRefInputᚄ(ctx context.Context, v any) ([]*model.ClaimRefInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ClaimRefInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNClaimRefInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimRefInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalOCluster2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐCluster(ctx context.Context, sel ast.SelectionSet, v *control.Cluster) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -12022,6 +14018,23 @@ func (ec *executionContext) marshalOClusterStatus2ᚕgithubᚗcomᚋcooprhqᚋco
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalODriverInput2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐDriverInputᚄ(ctx context.Context, v any) ([]*model.DriverInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.DriverInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNDriverInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐDriverInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -12152,6 +14165,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTaskAssignment2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskAssignment(ctx context.Context, sel ast.SelectionSet, v *model.TaskAssignment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TaskAssignment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOTenant2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐTenant(ctx context.Context, sel ast.SelectionSet, v *store.Tenant) graphql.Marshaler {

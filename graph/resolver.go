@@ -6,10 +6,13 @@ package graph
 //go:generate go tool gqlgen generate
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
+	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -18,5 +21,9 @@ type Resolver struct {
 	Store   *store.Store
 	Control *control.Service
 	Hub     *events.Hub
+	Engine  *engine.Engine
+	Fleet   *fleet.Fleet
+	// Streams ends when the server starts shutting down: long polls stop.
+	Streams context.Context
 	Log     *slog.Logger
 }

@@ -15,8 +15,24 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/store"
 )
+
+// Drivers is the resolver for the drivers field.
+func (r *agentResolver) Drivers(ctx context.Context, obj *fleet.Agent) (any, error) {
+	var v any
+	return v, json.Unmarshal(obj.DriversJSON, &v)
+}
+
+// Slots is the resolver for the slots field.
+func (r *agentResolver) Slots(ctx context.Context, obj *fleet.Agent) ([]*model.SlotAssignment, error) {
+	all, err := r.Fleet.Assignments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slotList(all[obj.ID]), nil
+}
 
 // Entities is the resolver for the entities field.
 func (r *catalogResolver) Entities(ctx context.Context, obj *model.Catalog, kind model.CatalogKind) ([]*model.CatalogEntity, error) {
@@ -462,6 +478,26 @@ func (r *mutationResolver) RetryJob(ctx context.Context, id string) (*control.Jo
 	return r.control(ctx, id, control.Retry)
 }
 
+// RegisterAgent is the resolver for the registerAgent field.
+func (r *mutationResolver) RegisterAgent(ctx context.Context, input model.AgentRegistration) (*model.AgentSetup, error) {
+	return r.registerAgent(ctx, input)
+}
+
+// AgentHeartbeat is the resolver for the agentHeartbeat field.
+func (r *mutationResolver) AgentHeartbeat(ctx context.Context, input model.AgentHeartbeatInput) (*model.AgentSetup, error) {
+	return r.agentHeartbeat(ctx, input)
+}
+
+// ClaimTask is the resolver for the claimTask field.
+func (r *mutationResolver) ClaimTask(ctx context.Context, input model.ClaimInput) (*model.TaskAssignment, error) {
+	return r.claimTask(ctx, input)
+}
+
+// FinishTask is the resolver for the finishTask field.
+func (r *mutationResolver) FinishTask(ctx context.Context, input model.FinishInput) (bool, error) {
+	return r.finishTask(ctx, input)
+}
+
 // Services is the resolver for the services field.
 func (r *nodeResolver) Services(ctx context.Context, obj *control.Node) ([]string, error) {
 	return obj.Services, nil
@@ -633,6 +669,22 @@ func (r *queryResolver) Job(ctx context.Context, id string) (*control.Job, error
 	return j, err
 }
 
+// Agents is the resolver for the agents field.
+func (r *queryResolver) Agents(ctx context.Context) ([]*fleet.Agent, error) {
+	if _, err := superadmin(ctx, "listing agents"); err != nil {
+		return nil, err
+	}
+	as, err := r.Fleet.Agents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*fleet.Agent, len(as))
+	for i := range as {
+		out[i] = &as[i]
+	}
+	return out, nil
+}
+
 // ClusterEvents is the resolver for the clusterEvents field.
 func (r *subscriptionResolver) ClusterEvents(ctx context.Context, clusterID string) (<-chan *model.ClusterEvent, error) {
 	p, err := caller(ctx)
@@ -669,6 +721,9 @@ func (r *taskResolver) State(ctx context.Context, obj *control.Task) (model.Task
 	return model.TaskState(obj.State), nil
 }
 
+// Agent returns AgentResolver implementation.
+func (r *Resolver) Agent() AgentResolver { return &agentResolver{r} }
+
 // Catalog returns CatalogResolver implementation.
 func (r *Resolver) Catalog() CatalogResolver { return &catalogResolver{r} }
 
@@ -697,6 +752,7 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 func (r *Resolver) Task() TaskResolver { return &taskResolver{r} }
 
 type (
+	agentResolver         struct{ *Resolver }
 	catalogResolver       struct{ *Resolver }
 	catalogEntityResolver struct{ *Resolver }
 	clusterResolver       struct{ *Resolver }

@@ -27,6 +27,7 @@ import (
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
+	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -107,7 +108,8 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // Handler is the whole HTTP surface.
 func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
-		Control: control.New(s.store, s.engine), Hub: s.hub, Log: s.log}}))
+		Control: control.New(s.store, s.engine), Hub: s.hub, Engine: s.engine, Fleet: fleet.New(s.store.DB()),
+		Streams: s.streams, Log: s.log}}))
 	gql.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 10 * time.Second,
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{

@@ -34,6 +34,47 @@ type APITokenInput struct {
 	Tenant *string `json:"tenant,omitempty"`
 }
 
+type AgentHeartbeatInput struct {
+	AgentID     string `json:"agentId"`
+	Incarnation string `json:"incarnation"`
+	// Every claim the agent holds.
+	Claims []*ClaimRefInput `json:"claims,omitempty"`
+}
+
+type AgentRegistration struct {
+	// Stable across restarts; default the host name.
+	AgentID string `json:"agentId"`
+	// New for every process start.
+	Incarnation string  `json:"incarnation"`
+	Version     *string `json:"version,omitempty"`
+	Host        *string `json:"host,omitempty"`
+	// Task slots the agent runs at most.
+	Capacity int            `json:"capacity"`
+	Drivers  []*DriverInput `json:"drivers,omitempty"`
+}
+
+type AgentSetup struct {
+	HeartbeatIntervalSeconds int               `json:"heartbeatIntervalSeconds"`
+	LeaseTTLSeconds          int               `json:"leaseTTLSeconds"`
+	Assignments              []*SlotAssignment `json:"assignments"`
+	// Tasks the agent must stop: their claims are no longer current.
+	Cancel []string `json:"cancel"`
+}
+
+type ClaimInput struct {
+	AgentID     string `json:"agentId"`
+	Incarnation string `json:"incarnation"`
+	TenantID    string `json:"tenantId"`
+	Slot        int    `json:"slot"`
+	WaitSeconds *int   `json:"waitSeconds,omitempty"`
+}
+
+type ClaimRefInput struct {
+	TaskID     string `json:"taskId"`
+	Attempt    int    `json:"attempt"`
+	ClaimToken string `json:"claimToken"`
+}
+
 type ClusterConnection struct {
 	Nodes []*control.Cluster `json:"nodes"`
 	// Pass as after for the next page; null on the last.
@@ -73,6 +114,19 @@ type ClusterPreview struct {
 	Stages   [][]string  `json:"stages"`
 	PlanHash string      `json:"planHash"`
 	Warnings []string    `json:"warnings"`
+}
+
+type DriverInput struct {
+	Role    string  `json:"role"`
+	Name    string  `json:"name"`
+	Version *string `json:"version,omitempty"`
+}
+
+type FinishInput struct {
+	TaskID     string           `json:"taskId"`
+	Attempt    int              `json:"attempt"`
+	ClaimToken string           `json:"claimToken"`
+	Result     *TaskResultInput `json:"result"`
 }
 
 type ImportResult struct {
@@ -152,7 +206,23 @@ type PutEntityResult struct {
 type Query struct {
 }
 
+type SlotAssignment struct {
+	TenantID string `json:"tenantId"`
+	// The agent runs slots 0..slots-1 for the tenant.
+	Slots int `json:"slots"`
+}
+
 type Subscription struct {
+}
+
+type TaskAssignment struct {
+	TaskID         string    `json:"taskId"`
+	Attempt        int       `json:"attempt"`
+	ClaimToken     string    `json:"claimToken"`
+	LeaseExpiresAt time.Time `json:"leaseExpiresAt"`
+	TimeoutAt      time.Time `json:"timeoutAt"`
+	// The task payload (SPEC §7.5).
+	Payload any `json:"payload"`
 }
 
 type TaskCounts struct {
@@ -163,6 +233,19 @@ type TaskCounts struct {
 	Complete     int `json:"complete"`
 	Failed       int `json:"failed"`
 	Dropped      int `json:"dropped"`
+}
+
+type TaskResultInput struct {
+	// 0 success; 200–299 failed and nothing was created; anything else failure.
+	Status  int     `json:"status"`
+	Message *string `json:"message,omitempty"`
+	// Default true.
+	Retryable   *bool   `json:"retryable,omitempty"`
+	Hostname    *string `json:"hostname,omitempty"`
+	Ipaddresses any     `json:"ipaddresses,omitempty"`
+	Facts       any     `json:"facts,omitempty"`
+	StdoutTail  *string `json:"stdoutTail,omitempty"`
+	StderrTail  *string `json:"stderrTail,omitempty"`
 }
 
 // Absent fields keep their value (on create: no description, 0 workers, no quotas).

@@ -152,6 +152,9 @@ func (e *Engine) notify(n note) {
 	}
 }
 
+// LeaseTTL is how long a claim lives without a heartbeat.
+func (e *Engine) LeaseTTL() time.Duration { return e.cfg.LeaseTTL }
+
 // Resync makes the scheduler read every job again at its next reconcile:
 // changes were lost on the way to it.
 func (e *Engine) Resync() { e.dropped.Store(true) }

@@ -1,0 +1,190 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/server/auth"
+	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/server/fleet"
+	"github.com/cooprhq/coopr/store"
+)
+
+// maxClaimWait bounds a claim's long poll (SPEC §7.4).
+const maxClaimWait = 20 * time.Second
+
+// agentCaller is an agent token's principal.
+func agentCaller(ctx context.Context) (store.Principal, error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return p, errUnauthenticated
+	}
+	if p.Kind != store.TokenAgent {
+		return p, forbidden("the agent API needs an agent token (createAPIToken with kind AGENT)")
+	}
+	return p, nil
+}
+
+func slotList(m map[string]int) []*model.SlotAssignment {
+	out := make([]*model.SlotAssignment, 0, len(m))
+	for t, n := range m {
+		out = append(out, &model.SlotAssignment{TenantID: t, Slots: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TenantID < out[j].TenantID })
+	return out
+}
+
+func (r *Resolver) setup(ctx context.Context, agentID string, cancel []string) (*model.AgentSetup, error) {
+	all, err := r.Fleet.Assignments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cancel == nil {
+		cancel = []string{}
+	}
+	return &model.AgentSetup{HeartbeatIntervalSeconds: int(fleet.HeartbeatInterval / time.Second),
+		LeaseTTLSeconds: int(r.Engine.LeaseTTL() / time.Second), Assignments: slotList(all[agentID]), Cancel: cancel}, nil
+}
+
+func (r *Resolver) registerAgent(ctx context.Context, in model.AgentRegistration) (*model.AgentSetup, error) {
+	if _, err := agentCaller(ctx); err != nil {
+		return nil, err
+	}
+	reg := fleet.Registration{AgentID: in.AgentID, Incarnation: in.Incarnation, Capacity: in.Capacity}
+	if in.Version != nil {
+		reg.Version = *in.Version
+	}
+	if in.Host != nil {
+		reg.Host = *in.Host
+	}
+	for _, d := range in.Drivers {
+		fd := fleet.Driver{Role: d.Role, Name: d.Name}
+		if d.Version != nil {
+			fd.Version = *d.Version
+		}
+		reg.Drivers = append(reg.Drivers, fd)
+	}
+	switch {
+	case in.AgentID == "":
+		return nil, invalid("input.agentId", "must not be empty")
+	case in.Incarnation == "":
+		return nil, invalid("input.incarnation", "must not be empty")
+	case in.Capacity < 1:
+		return nil, invalid("input.capacity", "must be at least 1 (got %d)", in.Capacity)
+	}
+	if err := r.Fleet.Register(ctx, reg); err != nil {
+		return nil, err
+	}
+	return r.setup(ctx, in.AgentID, nil)
+}
+
+func (r *Resolver) agentHeartbeat(ctx context.Context, in model.AgentHeartbeatInput) (*model.AgentSetup, error) {
+	if _, err := agentCaller(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.Fleet.Touch(ctx, in.AgentID, in.Incarnation); err != nil {
+		return nil, err
+	}
+	claims := make([]engine.ClaimRef, len(in.Claims))
+	for i, c := range in.Claims {
+		claims[i] = engine.ClaimRef{TaskID: c.TaskID, Attempt: c.Attempt, Token: c.ClaimToken}
+	}
+	cancel, err := r.Engine.Heartbeat(ctx, in.AgentID, claims)
+	if err != nil {
+		return nil, err
+	}
+	return r.setup(ctx, in.AgentID, cancel)
+}
+
+func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.TaskAssignment, error) {
+	if _, err := agentCaller(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.Fleet.Known(ctx, in.AgentID, in.Incarnation); err != nil {
+		return nil, err
+	}
+	ok, err := r.Fleet.Assigned(ctx, in.AgentID, in.TenantID, in.Slot)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fleet.ErrSlotNotAssigned
+	}
+	wait := maxClaimWait
+	if in.WaitSeconds != nil {
+		if *in.WaitSeconds < 0 {
+			return nil, invalid("input.waitSeconds", "must not be negative")
+		}
+		wait = min(time.Duration(*in.WaitSeconds)*time.Second, maxClaimWait)
+	}
+	// A long poll ends when the server starts shutting down, so shutdown
+	// does not wait for it.
+	if r.Streams != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(r.Streams, cancel)
+		defer stop()
+	}
+	a, err := r.Engine.Claim(ctx, engine.ClaimRequest{TenantID: in.TenantID, AgentID: in.AgentID, Slot: in.Slot, Wait: wait})
+	if err != nil || a == nil {
+		if ctx.Err() != nil && r.Streams != nil && r.Streams.Err() != nil {
+			return nil, nil // shutting down: nothing was claimed
+		}
+		return nil, err
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	var payload any
+	if err := json.Unmarshal(raw, &payload); err != nil {
+		return nil, err
+	}
+	return &model.TaskAssignment{TaskID: a.TaskID, Attempt: a.Attempt, ClaimToken: a.ClaimToken,
+		LeaseExpiresAt: a.LeaseExpiresAt, TimeoutAt: a.TimeoutAt, Payload: payload}, nil
+}
+
+func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, error) {
+	if _, err := agentCaller(ctx); err != nil {
+		return false, err
+	}
+	res := engine.Result{Status: in.Result.Status, Retryable: in.Result.Retryable}
+	for _, f := range []struct {
+		dst *string
+		src *string
+	}{{&res.Message, in.Result.Message}, {&res.Hostname, in.Result.Hostname}, {&res.StdoutTail, in.Result.StdoutTail},
+		{&res.StderrTail, in.Result.StderrTail}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	if in.Result.Ipaddresses != nil {
+		ips, ok := in.Result.Ipaddresses.(map[string]any)
+		if !ok {
+			return false, invalid("input.result.ipaddresses", "must be an object of address type to address")
+		}
+		res.IPAddresses = map[string]string{}
+		for k, v := range ips {
+			s, ok := v.(string)
+			if !ok {
+				return false, invalid("input.result.ipaddresses."+k, "must be a string")
+			}
+			res.IPAddresses[k] = s
+		}
+	}
+	if in.Result.Facts != nil {
+		facts, ok := in.Result.Facts.(map[string]any)
+		if !ok {
+			return false, invalid("input.result.facts", "must be an object")
+		}
+		res.Facts = facts
+	}
+	if err := r.Engine.Finish(ctx, in.TaskID, in.Attempt, in.ClaimToken, res); err != nil {
+		return false, err
+	}
+	return true, nil
+}

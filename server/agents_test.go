@@ -1,0 +1,133 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+)
+
+type assignment struct {
+	TaskID, ClaimToken string
+	Attempt            int
+	Payload            struct {
+		TaskName string
+		Service  *struct{ Name string }
+		Node     *struct{ ID, Hostname string }
+		Cluster  struct {
+			ID     string
+			Config map[string]any
+		}
+		Nodes map[string]any
+	}
+}
+
+const claimQuery = `mutation($in: ClaimInput!) { claimTask(input: $in) { taskId attempt claimToken payload } }`
+const finishQuery = `mutation($in: FinishInput!) { finishTask(input: $in) }`
+
+func TestAgentAPI(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	reg := map[string]any{"agentId": "agent-1", "incarnation": "inc-1", "capacity": 4, "version": "test",
+		"drivers": []any{map[string]any{"role": "vm", "name": "pool"}}}
+	var setup struct {
+		RegisterAgent struct {
+			HeartbeatIntervalSeconds int
+			Assignments              []struct {
+				TenantID string
+				Slots    int
+			}
+		}
+	}
+	s.Must(agent, `mutation($in: AgentRegistration!) { registerAgent(input: $in) { heartbeatIntervalSeconds assignments { tenantId slots } } }`,
+		map[string]any{"in": reg}, &setup)
+	if setup.RegisterAgent.HeartbeatIntervalSeconds != 10 || len(setup.RegisterAgent.Assignments) != 0 {
+		t.Fatalf("setup %+v: want no slots while the tenant has no workers", setup.RegisterAgent)
+	}
+	claim := map[string]any{"agentId": "agent-1", "incarnation": "inc-1", "tenantId": w.tenantID, "slot": 0, "waitSeconds": 1}
+	if r := s.Do(agent, claimQuery, map[string]any{"in": claim}); r.Code() != "SLOT_NOT_ASSIGNED" {
+		t.Errorf("claim without slots: %+v", r.Errors)
+	}
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 2}) { id } }`, nil, &struct{}{})
+	var hb struct {
+		AgentHeartbeat struct {
+			Assignments []struct {
+				TenantID string
+				Slots    int
+			}
+		}
+	}
+	s.Must(agent, `mutation { agentHeartbeat(input: {agentId: "agent-1", incarnation: "inc-1"}) { assignments { tenantId slots } } }`, nil, &hb)
+	if a := hb.AgentHeartbeat.Assignments; len(a) != 1 || a[0].TenantID != w.tenantID || a[0].Slots != 2 {
+		t.Fatalf("assignments %+v, want 2 slots of acme", a)
+	}
+	for _, c := range []struct{ name, token, query, code string }{
+		{"user claims", w.alice, claimQuery, "FORBIDDEN"},
+		{"agent reads me", agent, `{ me { user } }`, "FORBIDDEN"},
+		{"agent lists clusters", agent, `{ clusters { nodes { id } } }`, "FORBIDDEN"},
+		{"user lists agents", w.admin, `{ agents { id } }`, "FORBIDDEN"},
+	} {
+		if r := s.Do(c.token, c.query, map[string]any{"in": claim}); r.Code() != c.code {
+			t.Errorf("%s: %+v, want %s", c.name, r.Errors, c.code)
+		}
+	}
+	old := map[string]any{"agentId": "agent-1", "incarnation": "inc-0", "tenantId": w.tenantID, "slot": 0, "waitSeconds": 1}
+	if r := s.Do(agent, claimQuery, map[string]any{"in": old}); r.Code() != "AGENT_UNKNOWN" {
+		t.Errorf("claim of an old incarnation: %+v", r.Errors)
+	}
+	if r := s.Do(agent, claimQuery, map[string]any{"in": map[string]any{"agentId": "agent-1", "incarnation": "inc-1",
+		"tenantId": w.tenantID, "slot": 2, "waitSeconds": 1}}); r.Code() != "SLOT_NOT_ASSIGNED" {
+		t.Errorf("claim on slot 2 of 2: %+v", r.Errors)
+	}
+
+	// Build a cluster through the agent API alone.
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": map[string]any{
+		"name": "via-agent", "clusterTemplate": "lamp", "numMachines": 2}}, &cr)
+	id := cr.CreateCluster.ID
+	deadline := time.Now().Add(60 * time.Second)
+	var sawService bool
+	var last assignment
+	for time.Now().Before(deadline) {
+		var c struct{ Cluster struct{ Status string } }
+		s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { status } }`, map[string]any{"id": id}, &c)
+		if c.Cluster.Status == "ACTIVE" {
+			break
+		}
+		var got struct{ ClaimTask *assignment }
+		s.Must(agent, claimQuery, map[string]any{"in": claim}, &got)
+		if got.ClaimTask == nil {
+			continue
+		}
+		a := got.ClaimTask
+		if a.Payload.Cluster.ID != id || len(a.Payload.Nodes) != 2 {
+			t.Fatalf("payload names cluster %q with %d nodes", a.Payload.Cluster.ID, len(a.Payload.Nodes))
+		}
+		result := map[string]any{"status": 0}
+		if a.Payload.TaskName == "CONFIRM" {
+			result["ipaddresses"] = map[string]any{"access_v4": "10.9.0.1", "bind_v4": "10.9.0.1"}
+		}
+		if a.Payload.Service != nil && a.Payload.Service.Name == "php" {
+			sawService = true
+			// lamp's config names mysql-server's host: expanded at claim.
+			php := a.Payload.Cluster.Config["php"].(map[string]any)["directives"].(map[string]any)["mysql.default_host"]
+			if php == "%host.service.mysql-server%" || php == "" {
+				t.Errorf("php task saw mysql.default_host = %v, want a hostname", php)
+			}
+		}
+		s.Must(agent, finishQuery, map[string]any{"in": map[string]any{"taskId": a.TaskID, "attempt": a.Attempt,
+			"claimToken": a.ClaimToken, "result": result}}, &struct{}{})
+		last = *a
+	}
+	var c struct{ Cluster struct{ Status string } }
+	s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { status } }`, map[string]any{"id": id}, &c)
+	if c.Cluster.Status != "ACTIVE" || !sawService {
+		t.Fatalf("cluster %s (saw a php task: %v)", c.Cluster.Status, sawService)
+	}
+	r := s.Do(agent, finishQuery, map[string]any{"in": map[string]any{"taskId": last.TaskID, "attempt": last.Attempt,
+		"claimToken": last.ClaimToken, "result": map[string]any{"status": 0}}})
+	if r.Code() != "STALE_CLAIM" {
+		t.Errorf("second finish: %+v, want STALE_CLAIM", r.Errors)
+	}
+}

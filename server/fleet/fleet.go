@@ -1,0 +1,174 @@
+// Package fleet keeps the agents: their registrations, liveness and the
+// task slots each tenant gets on them (SPEC §7.2, §7.3).
+package fleet
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Timings agents are told at registration.
+const (
+	HeartbeatInterval = 10 * time.Second
+	// Agents not heard from for this long are not given slots.
+	liveFor = 3 * HeartbeatInterval
+)
+
+// ErrUnknownAgent is a heartbeat or claim from an agent (or incarnation)
+// the server does not know: the agent must register again.
+var ErrUnknownAgent = errors.New("AGENT_UNKNOWN: register again")
+
+// ErrSlotNotAssigned is a claim for a slot the tenant does not have on
+// that agent.
+var ErrSlotNotAssigned = errors.New("SLOT_NOT_ASSIGNED")
+
+// Driver is a driver an agent carries.
+type Driver struct {
+	Role    string `json:"role"`
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// Registration is what an agent says about itself.
+type Registration struct {
+	AgentID, Incarnation, Version, Host string
+	Capacity                            int
+	Drivers                             []Driver
+}
+
+// Agent is a registered agent.
+type Agent struct {
+	ID           string    `db:"id"`
+	Incarnation  string    `db:"incarnation"`
+	Version      string    `db:"version"`
+	Host         string    `db:"host"`
+	Capacity     int       `db:"capacity"`
+	DriversJSON  []byte    `db:"drivers"`
+	RegisteredAt time.Time `db:"registered_at"`
+	LastSeen     time.Time `db:"last_seen"`
+}
+
+// Fleet is the agent registry.
+type Fleet struct {
+	db *sqlx.DB
+}
+
+// New returns the registry over a migrated database.
+func New(db *sqlx.DB) *Fleet { return &Fleet{db: db} }
+
+// Register records (or renews) an agent under a new incarnation; claims of
+// older incarnations are then stale.
+func (f *Fleet) Register(ctx context.Context, r Registration) error {
+	if r.AgentID == "" || r.Incarnation == "" {
+		return fmt.Errorf("register: agentId and incarnation are required")
+	}
+	if r.Capacity < 1 {
+		return fmt.Errorf("register: capacity must be at least 1 (got %d)", r.Capacity)
+	}
+	drivers, err := json.Marshal(r.Drivers)
+	if err != nil {
+		return err
+	}
+	_, err = f.db.ExecContext(ctx, `INSERT INTO agents (id, incarnation, version, host, capacity, drivers)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (id) DO UPDATE SET incarnation = excluded.incarnation, version = excluded.version, host = excluded.host,
+			capacity = excluded.capacity, drivers = excluded.drivers, registered_at = now(), last_seen = now()`,
+		r.AgentID, r.Incarnation, r.Version, r.Host, r.Capacity, drivers)
+	return err
+}
+
+// Touch records a heartbeat; an unknown agent or incarnation is
+// ErrUnknownAgent.
+func (f *Fleet) Touch(ctx context.Context, agentID, incarnation string) error {
+	res, err := f.db.ExecContext(ctx, `UPDATE agents SET last_seen = now() WHERE id = $1 AND incarnation = $2`, agentID, incarnation)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrUnknownAgent
+	}
+	return nil
+}
+
+// Known checks that the agent's incarnation is the registered one.
+func (f *Fleet) Known(ctx context.Context, agentID, incarnation string) error {
+	var ok bool
+	err := f.db.GetContext(ctx, &ok, `SELECT true FROM agents WHERE id = $1 AND incarnation = $2`, agentID, incarnation)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrUnknownAgent
+	}
+	return err
+}
+
+// Agents lists every registered agent by id.
+func (f *Fleet) Agents(ctx context.Context) ([]Agent, error) {
+	var as []Agent
+	err := f.db.SelectContext(ctx, &as, `SELECT id, incarnation, version, host, capacity, drivers, registered_at, last_seen
+		FROM agents ORDER BY id`)
+	return as, err
+}
+
+// Assignments gives each live agent its slots per tenant: every tenant's
+// workers spread over the live agents, most free capacity first (ties by
+// id), tenants in id order. Every server computes the same answer from the
+// same rows, so agents asking different servers agree.
+func (f *Fleet) Assignments(ctx context.Context) (map[string]map[string]int, error) {
+	var agents []struct {
+		ID       string `db:"id"`
+		Capacity int    `db:"capacity"`
+	}
+	if err := f.db.SelectContext(ctx, &agents, `SELECT id, capacity FROM agents
+		WHERE last_seen > now() - $1 * interval '1 millisecond' ORDER BY id`, liveFor.Milliseconds()); err != nil {
+		return nil, err
+	}
+	var tenants []struct {
+		ID      string `db:"id"`
+		Workers int    `db:"workers"`
+	}
+	if err := f.db.SelectContext(ctx, &tenants, `SELECT id::text, workers FROM tenants WHERE workers > 0 ORDER BY id`); err != nil {
+		return nil, err
+	}
+	free := make(map[string]int, len(agents))
+	out := make(map[string]map[string]int, len(agents))
+	for _, a := range agents {
+		free[a.ID] = a.Capacity
+		out[a.ID] = map[string]int{}
+	}
+	ids := make([]string, len(agents))
+	for i, a := range agents {
+		ids[i] = a.ID
+	}
+	for _, t := range tenants {
+		for n := 0; n < t.Workers; n++ {
+			sort.SliceStable(ids, func(i, j int) bool {
+				if free[ids[i]] != free[ids[j]] {
+					return free[ids[i]] > free[ids[j]]
+				}
+				return ids[i] < ids[j]
+			})
+			if len(ids) == 0 || free[ids[0]] == 0 {
+				break // the shortfall fills as agents join
+			}
+			free[ids[0]]--
+			out[ids[0]][t.ID]++
+		}
+	}
+	return out, nil
+}
+
+// Assigned reports whether the agent holds slot (numbered 0..n-1 per
+// tenant) of tenant.
+func (f *Fleet) Assigned(ctx context.Context, agentID, tenantID string, slot int) (bool, error) {
+	all, err := f.Assignments(ctx)
+	if err != nil {
+		return false, err
+	}
+	return slot >= 0 && slot < all[agentID][tenantID], nil
+}
