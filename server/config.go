@@ -24,12 +24,25 @@ type Config struct {
 	// AllowedOrigins are extra origins (host patterns) whose pages may open
 	// websockets; same-origin pages always may.
 	AllowedOrigins []string `yaml:"allowed_origins"` // COOPR_ALLOWED_ORIGINS, comma-separated
+
+	// Limits on one request: body size, nesting depth and complexity
+	// (gqlgen's count of fields, lists weighing their requested size).
+	MaxRequestBytes int64 `yaml:"max_request_bytes"` // default 16 MiB
+	MaxDepth        int   `yaml:"max_depth"`         // default 12
+	MaxComplexity   int   `yaml:"max_complexity"`    // default 10000
+	// Requests per second and burst per API token; agent tokens get their
+	// own, larger, allowance. 0 disables.
+	RateLimit      float64 `yaml:"rate_limit"`       // default 50
+	RateBurst      float64 `yaml:"rate_burst"`       // default 200
+	AgentRateLimit float64 `yaml:"agent_rate_limit"` // default 500
+	AgentRateBurst float64 `yaml:"agent_rate_burst"` // default 2000
 }
 
 // Defaults returns a Config with every default set.
 func Defaults() Config {
 	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
-		ShutdownTimeout: 20 * time.Second}
+		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDepth: 12, MaxComplexity: 10000,
+		RateLimit: 50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000}
 }
 
 // Load reads file (if not "") over the defaults, then the environment over

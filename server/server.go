@@ -123,6 +123,8 @@ func (s *Server) Handler() http.Handler {
 	gql.AddTransport(transport.GET{})
 	gql.AddTransport(transport.POST{})
 	gql.Use(extension.Introspection{})
+	gql.Use(depthLimit{max: s.cfg.MaxDepth})
+	gql.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
 	gql.SetErrorPresenter(graph.PresentError(s.log))
 	gql.SetRecoverFunc(func(ctx context.Context, p any) error {
 		s.log.ErrorContext(ctx, "graphql: panic", "panic", p)
@@ -130,7 +132,9 @@ func (s *Server) Handler() http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", s.instrument("graphql", auth.Middleware(s.store, s.endOnShutdown(gql))))
+	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
+	mux.Handle("/graphql", s.instrument("graphql", limitBody(s.cfg.MaxRequestBytes,
+		auth.Middleware(s.store, limiter.middleware(s.endOnShutdown(gql))))))
 	mux.Handle("GET /{$}", s.instrument("playground", playground.Handler("coopr", "/graphql")))
 	mux.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))

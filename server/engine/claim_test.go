@@ -9,6 +9,7 @@ import (
 
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/planner"
+	"github.com/jmoiron/sqlx"
 )
 
 // startOnly is one service with only a start action: a START_SERVICES job
@@ -142,4 +143,25 @@ func TestFinishBatchDuplicates(t *testing.T) {
 	if done != 2 {
 		t.Errorf("%d COMPLETE events, want 2", done)
 	}
+}
+
+// A job submitted through another server reaches this scheduler through
+// the relayed events alone.
+func TestChangedStartsUnknownJob(t *testing.T) {
+	h := newHarness(t, fast)
+	other := New(h.db, h.q, fast) // a second server's engine: it never runs its scheduler
+	p, err := planner.Build(&planner.Request{Action: planner.StartServices, Services: startOnly(), Nodes: independent(h.nodes(3))})
+	must(t, err)
+	var jobID string
+	err = other.tx(context.Background(), func(tx *sqlx.Tx) error {
+		var err error
+		jobID, err = other.SubmitTx(context.Background(), tx, JobSpec{TenantID: h.tenant, ClusterID: h.cluster,
+			Action: planner.StartServices, Plan: p, Services: startOnly()})
+		return err
+	})
+	must(t, err)
+	// No local note: only the relayed job event tells the scheduler.
+	h.engine().Changed("job", jobID, "", JobRunning, 0)
+	h.agent("a1", 2, succeed)
+	h.waitStatus("ACTIVE", 10*time.Second)
 }

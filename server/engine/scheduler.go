@@ -130,12 +130,16 @@ func (s *scheduler) apply(ctx context.Context, n note) {
 			return
 		}
 		c := n.external
-		if t := js.byID[c.task]; t != nil && c.kind == "task" && rank[c.state] > 0 {
-			// A step of the usual progression: apply it as it is.
-			t.attempt = c.attempt
-			js.setState(t, c.state)
-			return
+		if js != nil && c.kind == "task" && rank[c.state] > 0 {
+			if t := js.byID[c.task]; t != nil {
+				// A step of the usual progression: apply it as it is.
+				t.attempt = c.attempt
+				js.setState(t, c.state)
+				return
+			}
 		}
+		// Anything else (a job this scheduler does not hold, a new task, a
+		// failure): read the job again.
 		if err := s.load(ctx, n.job); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			s.logError(ctx, "engine: load job", "job", n.job, "err", err)
 		}

@@ -40,6 +40,9 @@ func Start(t testing.TB) *Server {
 	cfg := server.Defaults()
 	cfg.DatabaseURL, cfg.RedisURL, cfg.RedisPrefix = dsn, queuetest.URL(), prefix
 	cfg.ShutdownTimeout = 5 * time.Second
+	// Tests drive agents and clients as fast as they can; the limiter has
+	// its own test.
+	cfg.RateLimit, cfg.AgentRateLimit = 0, 0
 	return StartWith(t, cfg)
 }
 

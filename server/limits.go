@@ -1,0 +1,161 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cooprhq/coopr/server/auth"
+	"github.com/cooprhq/coopr/store"
+)
+
+// depthLimit refuses operations nested deeper than max: a cheap guard
+// against queries that walk cluster → jobs → tasks → ... without end.
+type depthLimit struct{ max int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = depthLimit{}
+
+func (depthLimit) ExtensionName() string                   { return "DepthLimit" }
+func (depthLimit) Validate(graphql.ExecutableSchema) error { return nil }
+func (d depthLimit) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	op := oc.Doc.Operations.ForName(oc.OperationName)
+	if op == nil {
+		return nil
+	}
+	if n := depth(op.SelectionSet, oc.Doc.Fragments, 0); n > d.max {
+		err := gqlerror.Errorf("operation nests %d levels deep, over the limit of %d", n, d.max)
+		err.Extensions = map[string]any{"code": "LIMIT_EXCEEDED"}
+		return err
+	}
+	return nil
+}
+
+func depth(ss ast.SelectionSet, frags ast.FragmentDefinitionList, seen int) int {
+	if seen > 64 { // fragment cycles are refused by validation; be safe anyway
+		return seen
+	}
+	deepest := 0
+	for _, s := range ss {
+		var d int
+		switch s := s.(type) {
+		case *ast.Field:
+			if len(s.SelectionSet) > 0 {
+				d = 1 + depth(s.SelectionSet, frags, seen+1)
+			} else {
+				d = 1
+			}
+		case *ast.InlineFragment:
+			d = depth(s.SelectionSet, frags, seen+1)
+		case *ast.FragmentSpread:
+			if f := frags.ForName(s.Name); f != nil {
+				d = depth(f.SelectionSet, frags, seen+1)
+			}
+		}
+		deepest = max(deepest, d)
+	}
+	return deepest
+}
+
+// limitBody caps request bodies; a catalog import is the largest thing a
+// client sends.
+func limitBody(n int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > n {
+			writeGraphQLError(w, http.StatusRequestEntityTooLarge, "LIMIT_EXCEEDED",
+				"request body over the limit of "+humanBytes(n))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, n)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func humanBytes(n int64) string {
+	b, _ := json.Marshal(float64(n) / (1 << 20))
+	return string(b) + " MiB"
+}
+
+func writeGraphQLError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"errors": []any{map[string]any{"message": msg,
+		"extensions": map[string]any{"code": code}}}})
+}
+
+// rateLimiter is a token bucket per API token, in this server's memory:
+// with several servers each grants the rate.
+type rateLimiter struct {
+	user, agent rate
+	mu          sync.Mutex
+	buckets     map[string]*bucket
+	now         func() time.Time
+}
+
+type rate struct {
+	perSecond float64
+	burst     float64
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newRateLimiter(user, agent rate) *rateLimiter {
+	return &rateLimiter{user: user, agent: agent, buckets: map[string]*bucket{}, now: time.Now}
+}
+
+// allow takes one request from the principal's bucket; when empty it says
+// how long until the next one is allowed.
+func (l *rateLimiter) allow(p store.Principal) (bool, time.Duration) {
+	r := l.user
+	if p.Kind == store.TokenAgent {
+		r = l.agent
+	}
+	if r.perSecond <= 0 {
+		return true, 0
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[p.TokenID]
+	if b == nil {
+		if len(l.buckets) > 100_000 {
+			l.buckets = map[string]*bucket{} // forget idle tokens rather than grow without bound
+		}
+		b = &bucket{tokens: r.burst, last: now}
+		l.buckets[p.TokenID] = b
+	}
+	b.tokens = math.Min(r.burst, b.tokens+now.Sub(b.last).Seconds()*r.perSecond)
+	b.last = now
+	if b.tokens < 1 {
+		return false, time.Duration((1 - b.tokens) / r.perSecond * float64(time.Second))
+	}
+	b.tokens--
+	return true, 0
+}
+
+func (l *rateLimiter) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := auth.FromContext(r.Context()); ok {
+			if ok, wait := l.allow(p); !ok {
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+				writeGraphQLError(w, http.StatusTooManyRequests, "RATE_LIMITED",
+					"too many requests for this token; retry after "+wait.Round(time.Millisecond).String())
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
