@@ -187,26 +187,27 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AbortJob            func(childComplexity int, id string) int
-		AgentHeartbeat      func(childComplexity int, input model.AgentHeartbeatInput) int
-		ClaimTask           func(childComplexity int, input model.ClaimInput) int
-		CreateAPIToken      func(childComplexity int, input model.APITokenInput) int
-		CreateCluster       func(childComplexity int, input model.ClusterInput, expectedPlanHash *string) int
-		CreateTenant        func(childComplexity int, input model.TenantInput, bootstrap *bool) int
-		CreateUser          func(childComplexity int, name string, role model.Role, tenant *string) int
-		DeleteCatalogEntity func(childComplexity int, kind model.CatalogKind, name string, version *int) int
-		DeleteCluster       func(childComplexity int, id string, expectedPlanHash *string) int
-		DeleteTenant        func(childComplexity int, name string) int
-		FinishTask          func(childComplexity int, input model.FinishInput) int
-		ImportCatalog       func(childComplexity int, document any) int
-		PauseJob            func(childComplexity int, id string) int
-		PreviewCluster      func(childComplexity int, input model.ClusterInput) int
-		PutCatalogEntity    func(childComplexity int, kind model.CatalogKind, entity any) int
-		RegisterAgent       func(childComplexity int, input model.AgentRegistration) int
-		ResumeJob           func(childComplexity int, id string) int
-		RetryJob            func(childComplexity int, id string) int
-		RevokeAPIToken      func(childComplexity int, id string) int
-		UpdateTenant        func(childComplexity int, name string, input model.TenantInput) int
+		AbortJob             func(childComplexity int, id string) int
+		AgentHeartbeat       func(childComplexity int, input model.AgentHeartbeatInput) int
+		ClaimTask            func(childComplexity int, input model.ClaimInput) int
+		CreateAPIToken       func(childComplexity int, input model.APITokenInput) int
+		CreateCluster        func(childComplexity int, input model.ClusterInput, expectedPlanHash *string) int
+		CreateTenant         func(childComplexity int, input model.TenantInput, bootstrap *bool) int
+		CreateUser           func(childComplexity int, name string, role model.Role, tenant *string) int
+		DeleteCatalogEntity  func(childComplexity int, kind model.CatalogKind, name string, version *int) int
+		DeleteCluster        func(childComplexity int, id string, expectedPlanHash *string) int
+		DeleteTenant         func(childComplexity int, name string) int
+		FinishTask           func(childComplexity int, input model.FinishInput) int
+		ImportCatalog        func(childComplexity int, document any) int
+		PauseJob             func(childComplexity int, id string) int
+		PreviewCluster       func(childComplexity int, input model.ClusterInput) int
+		PutCatalogEntity     func(childComplexity int, kind model.CatalogKind, entity any) int
+		RegisterAgent        func(childComplexity int, input model.AgentRegistration) int
+		ResumeJob            func(childComplexity int, id string) int
+		RetryJob             func(childComplexity int, id string) int
+		RevokeAPIToken       func(childComplexity int, id string) int
+		SetClusterExpireTime func(childComplexity int, id string, expireTime time.Time) int
+		UpdateTenant         func(childComplexity int, name string, input model.TenantInput) int
 	}
 
 	NewAPIToken struct {
@@ -378,6 +379,7 @@ type MutationResolver interface {
 	DeleteCatalogEntity(ctx context.Context, kind model.CatalogKind, name string, version *int) (bool, error)
 	PreviewCluster(ctx context.Context, input model.ClusterInput) (*model.ClusterPreview, error)
 	CreateCluster(ctx context.Context, input model.ClusterInput, expectedPlanHash *string) (*control.Cluster, error)
+	SetClusterExpireTime(ctx context.Context, id string, expireTime time.Time) (*control.Cluster, error)
 	DeleteCluster(ctx context.Context, id string, expectedPlanHash *string) (*control.Job, error)
 	PauseJob(ctx context.Context, id string) (*control.Job, error)
 	ResumeJob(ctx context.Context, id string) (*control.Job, error)
@@ -1259,6 +1261,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIToken(childComplexity, args["id"].(string)), true
+	case "Mutation.setClusterExpireTime":
+		if e.ComplexityRoot.Mutation.SetClusterExpireTime == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setClusterExpireTime_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetClusterExpireTime(childComplexity, args["id"].(string), args["expireTime"].(time.Time)), true
 	case "Mutation.updateTenant":
 		if e.ComplexityRoot.Mutation.UpdateTenant == nil {
 			break
@@ -1965,6 +1978,11 @@ type Mutation {
   fails with CONFLICT unless it would run exactly the previewed plan.
   """
   createCluster(input: ClusterInput!, expectedPlanHash: String): Cluster!
+  """
+  Move a cluster's lease end: not while PENDING or TERMINATED; within the
+  template's max after creation and, per change, its step.
+  """
+  setClusterExpireTime(id: ID!, expireTime: Time!): Cluster!
   "Delete a cluster's machines; the cluster ends TERMINATED. Null when it already is."
   deleteCluster(id: ID!, expectedPlanHash: String): Job
   "Stop dispatching a job's tasks; running ones finish."
@@ -3400,6 +3418,28 @@ func (ec *executionContext) field_Mutation_revokeAPIToken_args(ctx context.Conte
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setClusterExpireTime_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "expireTime",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expireTime"] = arg1
 	return args, nil
 }
 
@@ -6538,6 +6578,50 @@ func (ec *executionContext) fieldContext_Mutation_createCluster(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createCluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setClusterExpireTime(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setClusterExpireTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetClusterExpireTime(ctx, fc.Args["id"].(string), fc.Args["expireTime"].(time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐCluster(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setClusterExpireTime(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setClusterExpireTime_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11792,6 +11876,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createCluster":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCluster(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setClusterExpireTime":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setClusterExpireTime(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -445,6 +445,15 @@ func (r *mutationResolver) CreateCluster(ctx context.Context, input model.Cluste
 	return r.Control.Create(ctx, p, req)
 }
 
+// SetClusterExpireTime is the resolver for the setClusterExpireTime field.
+func (r *mutationResolver) SetClusterExpireTime(ctx context.Context, id string, expireTime time.Time) (*control.Cluster, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Control.SetExpireTime(ctx, p, id, expireTime)
+}
+
 // DeleteCluster is the resolver for the deleteCluster field.
 func (r *mutationResolver) DeleteCluster(ctx context.Context, id string, expectedPlanHash *string) (*control.Job, error) {
 	p, err := caller(ctx)

@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cooprhq/coopr/queue/queuetest"
+	"github.com/cooprhq/coopr/server"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/servertest"
+	"github.com/cooprhq/coopr/store/storetest"
 )
 
 // world is a server with Coopr's catalog in tenant acme, its admin, and
@@ -21,7 +24,23 @@ type world struct {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	s := servertest.Start(t)
+	return worldOn(t, servertest.Start(t))
+}
+
+// newWorldWith is newWorld on a server whose configuration set adjusts.
+func newWorldWith(t testing.TB, set func(*server.Config)) *world {
+	t.Helper()
+	dsn, _ := storetest.NewDSN(t)
+	_, prefix := queuetest.New(t)
+	cfg := server.Defaults()
+	cfg.DatabaseURL, cfg.RedisURL, cfg.RedisPrefix = dsn, queuetest.URL(), prefix
+	cfg.RateLimit, cfg.AgentRateLimit = 0, 0
+	set(&cfg)
+	return worldOn(t, servertest.StartWith(t, cfg))
+}
+
+func worldOn(t testing.TB, s *servertest.Server) *world {
+	t.Helper()
 	s.Must(s.Super, `mutation($d: JSON!) { importCatalog(document: $d) { created } }`,
 		map[string]any{"d": loadBundle(t, "../../shared/catalogs/coopr-plugin-types")}, &struct{}{})
 	w := &world{s: s}

@@ -36,13 +36,16 @@ type Config struct {
 	RateBurst      float64 `yaml:"rate_burst"`       // default 200
 	AgentRateLimit float64 `yaml:"agent_rate_limit"` // default 500
 	AgentRateBurst float64 `yaml:"agent_rate_burst"` // default 2000
+
+	// JanitorInterval is how often clusters whose lease ended are deleted.
+	JanitorInterval time.Duration `yaml:"janitor_interval"` // default 60s
 }
 
 // Defaults returns a Config with every default set.
 func Defaults() Config {
 	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
 		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDepth: 12, MaxComplexity: 10000,
-		RateLimit: 50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000}
+		RateLimit: 50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute}
 }
 
 // Load reads file (if not "") over the defaults, then the environment over

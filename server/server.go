@@ -35,14 +35,15 @@ import (
 // Redis: none keeps state another needs, and the engine's scheduler runs in
 // one of them at a time (the others wait on its advisory lock).
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	store  *store.Store
-	redis  *redis.Client
-	engine *engine.Engine
-	relay  *events.Relay
-	hub    *events.Hub
-	reg    *prometheus.Registry
+	cfg     Config
+	log     *slog.Logger
+	store   *store.Store
+	redis   *redis.Client
+	engine  *engine.Engine
+	relay   *events.Relay
+	control *control.Service
+	hub     *events.Hub
+	reg     *prometheus.Registry
 	// streams ends long-lived requests (websockets) when shutdown begins;
 	// ordinary requests are left to finish.
 	streams    context.Context
@@ -81,6 +82,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), engine.Config{Logger: log})
 	s.relay = events.NewRelay(st.DB(), cfg.DatabaseURL, rdb, cfg.RedisPrefix, log)
 	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)
+	s.control = control.New(st, s.engine)
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
 	s.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coopr_http_request_duration_seconds",
@@ -108,7 +110,7 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // Handler is the whole HTTP surface.
 func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
-		Control: control.New(s.store, s.engine), Hub: s.hub, Engine: s.engine, Fleet: fleet.New(s.store.DB()),
+		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: fleet.New(s.store.DB()),
 		Streams: s.streams, Log: s.log}}))
 	gql.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 10 * time.Second,
@@ -250,6 +252,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	loop("event relay", s.relay.Run)
 	loop("event hub", s.hub.Run)
 	loop("engine feed", s.feedEngine)
+	loop("lease janitor", s.janitor)
 	// Serve only once the hub listens, so a subscription made at once
 	// misses nothing.
 	select {
@@ -276,6 +279,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return errors.Join(append(loopErrs, err)...)
+}
+
+// janitor deletes clusters whose lease ended. Every server runs it; a
+// cluster two servers both try to delete is deleted once (the second finds
+// it PENDING).
+func (s *Server) janitor(ctx context.Context) error {
+	tick := time.NewTicker(s.cfg.JanitorInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if _, err := s.control.ExpireDue(ctx, s.log); err != nil && ctx.Err() == nil {
+				s.log.Warn("lease janitor", "err", err)
+			}
+		}
+	}
 }
 
 // feedEngine passes every relayed event to the engine, which so learns of
