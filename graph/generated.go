@@ -201,11 +201,13 @@ type ComplexityRoot struct {
 		ImportCatalog        func(childComplexity int, document any) int
 		PauseJob             func(childComplexity int, id string) int
 		PreviewCluster       func(childComplexity int, input model.ClusterInput) int
+		PreviewOperation     func(childComplexity int, clusterID string, input model.OperationInput) int
 		PutCatalogEntity     func(childComplexity int, kind model.CatalogKind, entity any) int
 		RegisterAgent        func(childComplexity int, input model.AgentRegistration) int
 		ResumeJob            func(childComplexity int, id string) int
 		RetryJob             func(childComplexity int, id string) int
 		RevokeAPIToken       func(childComplexity int, id string) int
+		RunOperation         func(childComplexity int, clusterID string, input model.OperationInput, expectedPlanHash *string) int
 		SetClusterExpireTime func(childComplexity int, id string, expireTime time.Time) int
 		UpdateTenant         func(childComplexity int, name string, input model.TenantInput) int
 	}
@@ -226,6 +228,22 @@ type ComplexityRoot struct {
 		NodeNum      func(childComplexity int) int
 		SSHUser      func(childComplexity int) int
 		Services     func(childComplexity int) int
+	}
+
+	NodeChange struct {
+		Add     func(childComplexity int) int
+		Nodenum func(childComplexity int) int
+	}
+
+	OperationPreview struct {
+		Action   func(childComplexity int) int
+		Added    func(childComplexity int) int
+		Changed  func(childComplexity int) int
+		Edges    func(childComplexity int) int
+		PlanHash func(childComplexity int) int
+		Removed  func(childComplexity int) int
+		Stages   func(childComplexity int) int
+		Tasks    func(childComplexity int) int
 	}
 
 	PlanTask struct {
@@ -380,6 +398,8 @@ type MutationResolver interface {
 	PreviewCluster(ctx context.Context, input model.ClusterInput) (*model.ClusterPreview, error)
 	CreateCluster(ctx context.Context, input model.ClusterInput, expectedPlanHash *string) (*control.Cluster, error)
 	SetClusterExpireTime(ctx context.Context, id string, expireTime time.Time) (*control.Cluster, error)
+	PreviewOperation(ctx context.Context, clusterID string, input model.OperationInput) (*model.OperationPreview, error)
+	RunOperation(ctx context.Context, clusterID string, input model.OperationInput, expectedPlanHash *string) (*control.Job, error)
 	DeleteCluster(ctx context.Context, id string, expectedPlanHash *string) (*control.Job, error)
 	PauseJob(ctx context.Context, id string) (*control.Job, error)
 	ResumeJob(ctx context.Context, id string) (*control.Job, error)
@@ -1206,6 +1226,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PreviewCluster(childComplexity, args["input"].(model.ClusterInput)), true
+	case "Mutation.previewOperation":
+		if e.ComplexityRoot.Mutation.PreviewOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_previewOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PreviewOperation(childComplexity, args["clusterId"].(string), args["input"].(model.OperationInput)), true
 	case "Mutation.putCatalogEntity":
 		if e.ComplexityRoot.Mutation.PutCatalogEntity == nil {
 			break
@@ -1261,6 +1292,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIToken(childComplexity, args["id"].(string)), true
+	case "Mutation.runOperation":
+		if e.ComplexityRoot.Mutation.RunOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_runOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RunOperation(childComplexity, args["clusterId"].(string), args["input"].(model.OperationInput), args["expectedPlanHash"].(*string)), true
 	case "Mutation.setClusterExpireTime":
 		if e.ComplexityRoot.Mutation.SetClusterExpireTime == nil {
 			break
@@ -1357,6 +1399,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Node.Services(childComplexity), true
+
+	case "NodeChange.add":
+		if e.ComplexityRoot.NodeChange.Add == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeChange.Add(childComplexity), true
+	case "NodeChange.nodenum":
+		if e.ComplexityRoot.NodeChange.Nodenum == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeChange.Nodenum(childComplexity), true
+
+	case "OperationPreview.action":
+		if e.ComplexityRoot.OperationPreview.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Action(childComplexity), true
+	case "OperationPreview.added":
+		if e.ComplexityRoot.OperationPreview.Added == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Added(childComplexity), true
+	case "OperationPreview.changed":
+		if e.ComplexityRoot.OperationPreview.Changed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Changed(childComplexity), true
+	case "OperationPreview.edges":
+		if e.ComplexityRoot.OperationPreview.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Edges(childComplexity), true
+	case "OperationPreview.planHash":
+		if e.ComplexityRoot.OperationPreview.PlanHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.PlanHash(childComplexity), true
+	case "OperationPreview.removed":
+		if e.ComplexityRoot.OperationPreview.Removed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Removed(childComplexity), true
+	case "OperationPreview.stages":
+		if e.ComplexityRoot.OperationPreview.Stages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Stages(childComplexity), true
+	case "OperationPreview.tasks":
+		if e.ComplexityRoot.OperationPreview.Tasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Tasks(childComplexity), true
 
 	case "PlanTask.action":
 		if e.ComplexityRoot.PlanTask.Action == nil {
@@ -1814,6 +1918,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
 			graphql.NewInputUnmarshaler("DriverInput", ec.unmarshalInputDriverInput),
 			graphql.NewInputUnmarshaler("FinishInput", ec.unmarshalInputFinishInput),
+			graphql.NewInputUnmarshaler("OperationInput", ec.unmarshalInputOperationInput),
 			graphql.NewInputUnmarshaler("TaskResultInput", ec.unmarshalInputTaskResultInput),
 			graphql.NewInputUnmarshaler("TenantInput", ec.unmarshalInputTenantInput),
 		)
@@ -1983,6 +2088,13 @@ type Mutation {
   template's max after creation and, per change, its step.
   """
   setClusterExpireTime(id: ID!, expireTime: Time!): Cluster!
+  "What an operation on a live cluster would do; nothing is changed."
+  previewOperation(clusterId: ID!, input: OperationInput!): OperationPreview!
+  """
+  Run an operation on a live cluster. With expectedPlanHash (a preview's
+  planHash) it fails with CONFLICT unless it would run exactly that plan.
+  """
+  runOperation(clusterId: ID!, input: OperationInput!, expectedPlanHash: String): Job!
   "Delete a cluster's machines; the cluster ends TERMINATED. Null when it already is."
   deleteCluster(id: ID!, expectedPlanHash: String): Job
   "Stop dispatching a job's tasks; running ones finish."
@@ -2443,6 +2555,48 @@ type JobProgress {
   failed: Int!
   total: Int!
 }
+
+enum ClusterOperation {
+  "Replace the config and reconfigure every service."
+  CONFIGURE
+  "As CONFIGURE, stopping and starting services around it."
+  CONFIGURE_WITH_RESTART
+  START_SERVICES
+  STOP_SERVICES
+  RESTART_SERVICES
+  ADD_SERVICES
+  "Grow or shrink to numMachines nodes."
+  SCALE
+}
+
+input OperationInput {
+  operation: ClusterOperation!
+  "START/STOP/RESTART_SERVICES: the services (default all), widened by their dependencies; ADD_SERVICES: those to add."
+  services: [String!]
+  "CONFIGURE: the new config."
+  config: JSON
+  "SCALE: the new node count."
+  numMachines: Int
+}
+
+type NodeChange {
+  nodenum: Int!
+  "Services the node gains."
+  add: [String!]!
+}
+
+type OperationPreview {
+  "The planned cluster action, e.g. SCALE_OUT."
+  action: String!
+  added: [PreviewNode!]!
+  "Numbers of the nodes removed."
+  removed: [Int!]!
+  changed: [NodeChange!]!
+  tasks: [PlanTask!]!
+  edges: [[String!]!]!
+  stages: [[String!]!]!
+  planHash: String!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2761,6 +2915,38 @@ func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.
 		return ec.fieldContext_Node_sshuser(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Node", field.Name)
+}
+
+func (ec *executionContext) childFields_NodeChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodenum":
+		return ec.fieldContext_NodeChange_nodenum(ctx, field)
+	case "add":
+		return ec.fieldContext_NodeChange_add(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeChange", field.Name)
+}
+
+func (ec *executionContext) childFields_OperationPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "action":
+		return ec.fieldContext_OperationPreview_action(ctx, field)
+	case "added":
+		return ec.fieldContext_OperationPreview_added(ctx, field)
+	case "removed":
+		return ec.fieldContext_OperationPreview_removed(ctx, field)
+	case "changed":
+		return ec.fieldContext_OperationPreview_changed(ctx, field)
+	case "tasks":
+		return ec.fieldContext_OperationPreview_tasks(ctx, field)
+	case "edges":
+		return ec.fieldContext_OperationPreview_edges(ctx, field)
+	case "stages":
+		return ec.fieldContext_OperationPreview_stages(ctx, field)
+	case "planHash":
+		return ec.fieldContext_OperationPreview_planHash(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationPreview", field.Name)
 }
 
 func (ec *executionContext) childFields_PlanTask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3343,6 +3529,28 @@ func (ec *executionContext) field_Mutation_previewCluster_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_previewOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clusterId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clusterId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OperationInput, error) {
+			return ec.unmarshalNOperationInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOperationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_putCatalogEntity_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3418,6 +3626,36 @@ func (ec *executionContext) field_Mutation_revokeAPIToken_args(ctx context.Conte
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_runOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clusterId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clusterId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OperationInput, error) {
+			return ec.unmarshalNOperationInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOperationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "expectedPlanHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedPlanHash"] = arg2
 	return args, nil
 }
 
@@ -6628,6 +6866,94 @@ func (ec *executionContext) fieldContext_Mutation_setClusterExpireTime(ctx conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_previewOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_previewOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PreviewOperation(ctx, fc.Args["clusterId"].(string), fc.Args["input"].(model.OperationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperationPreview) graphql.Marshaler {
+			return ec.marshalNOperationPreview2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOperationPreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_previewOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationPreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_previewOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_runOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_runOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RunOperation(ctx, fc.Args["clusterId"].(string), fc.Args["input"].(model.OperationInput), fc.Args["expectedPlanHash"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_runOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_runOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_deleteCluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7307,6 +7633,263 @@ func (ec *executionContext) _Node_sshuser(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Node_sshuser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeChange_nodenum(ctx context.Context, field graphql.CollectedField, obj *model.NodeChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeChange_nodenum(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodenum, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeChange_nodenum(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeChange", field, false, false, "Int")
+}
+
+func (ec *executionContext) _NodeChange_add(ctx context.Context, field graphql.CollectedField, obj *model.NodeChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeChange_add(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Add, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeChange_add(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationPreview_action(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationPreview_added(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_added(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Added, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PreviewNode) graphql.Marshaler {
+			return ec.marshalNPreviewNode2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPreviewNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PreviewNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationPreview_removed(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_removed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Removed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int) graphql.Marshaler {
+			return ec.marshalNInt2ᚕintᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_removed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationPreview", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OperationPreview_changed(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_changed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.NodeChange) graphql.Marshaler {
+			return ec.marshalNNodeChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_changed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationPreview_tasks(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_tasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tasks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PlanTask) graphql.Marshaler {
+			return ec.marshalNPlanTask2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPlanTaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_tasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanTask(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationPreview_edges(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v [][]string) graphql.Marshaler {
+			return ec.marshalNString2ᚕᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationPreview_stages(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_stages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stages, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v [][]string) graphql.Marshaler {
+			return ec.marshalNString2ᚕᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_stages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationPreview_planHash(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_planHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlanHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_planHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationPreview", field, false, false, "String")
 }
 
 func (ec *executionContext) _PlanTask_ref(ctx context.Context, field graphql.CollectedField, obj *model.PlanTask) (ret graphql.Marshaler) {
@@ -10740,6 +11323,69 @@ func UnmarshalFinishInput(ctx context.Context, raw any) (model.FinishInput, erro
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, obj any) (model.OperationInput, error) {
+	var it model.OperationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"operation", "services", "config", "numMachines"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "operation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("operation"))
+			data, err := ec.unmarshalNClusterOperation2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterOperation(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Operation = data
+		case "services":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("services"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Services = data
+		case "config":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("config"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Config = data
+		case "numMachines":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("numMachines"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NumMachines = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOperationInput unmarshals raw into the OperationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOperationInput(ctx context.Context, raw any) (model.OperationInput, error) {
+	var out model.OperationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OperationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputTaskResultInput(ctx context.Context, obj any) (model.TaskResultInput, error) {
 	var it model.TaskResultInput
 	if obj == nil {
@@ -11887,6 +12533,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "previewOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_previewOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_runOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "deleteCluster":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteCluster(ctx, field)
@@ -12067,6 +12727,112 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			out.Values[i] = ec._Node_sshuser(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeChangeImplementors = []string{"NodeChange"}
+
+func (ec *executionContext) _NodeChange(ctx context.Context, sel ast.SelectionSet, obj *model.NodeChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeChange")
+		case "nodenum":
+			out.Values[i] = ec._NodeChange_nodenum(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "add":
+			out.Values[i] = ec._NodeChange_add(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationPreviewImplementors = []string{"OperationPreview"}
+
+func (ec *executionContext) _OperationPreview(ctx context.Context, sel ast.SelectionSet, obj *model.OperationPreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationPreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationPreview")
+		case "action":
+			out.Values[i] = ec._OperationPreview_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "added":
+			out.Values[i] = ec._OperationPreview_added(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removed":
+			out.Values[i] = ec._OperationPreview_removed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changed":
+			out.Values[i] = ec._OperationPreview_changed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tasks":
+			out.Values[i] = ec._OperationPreview_tasks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._OperationPreview_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stages":
+			out.Values[i] = ec._OperationPreview_stages(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "planHash":
+			out.Values[i] = ec._OperationPreview_planHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -13324,6 +14090,16 @@ func (ec *executionContext) unmarshalNClusterInput2githubᚗcomᚋcooprhqᚋcoop
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNClusterOperation2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterOperation(ctx context.Context, v any) (model.ClusterOperation, error) {
+	var res model.ClusterOperation
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClusterOperation2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterOperation(ctx context.Context, sel ast.SelectionSet, v model.ClusterOperation) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNClusterPreview2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterPreview(ctx context.Context, sel ast.SelectionSet, v *model.ClusterPreview) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ClusterPreview!")
@@ -13570,6 +14346,43 @@ func (ec *executionContext) marshalNNode2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋser
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNodeChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.NodeChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNodeChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNodeChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeChange(ctx context.Context, sel ast.SelectionSet, v *model.NodeChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NodeChange!")
+		return graphql.Null
+	}
+	return ec._NodeChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOperationInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOperationInput(ctx context.Context, v any) (model.OperationInput, error) {
+	res, err := ec.unmarshalInputOperationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOperationPreview2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOperationPreview(ctx context.Context, sel ast.SelectionSet, v *model.OperationPreview) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OperationPreview!")
+		return graphql.Null
+	}
+	return ec._OperationPreview(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPlanTask2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPlanTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PlanTask) graphql.Marshaler {

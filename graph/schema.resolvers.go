@@ -454,6 +454,36 @@ func (r *mutationResolver) SetClusterExpireTime(ctx context.Context, id string, 
 	return r.Control.SetExpireTime(ctx, p, id, expireTime)
 }
 
+// PreviewOperation is the resolver for the previewOperation field.
+func (r *mutationResolver) PreviewOperation(ctx context.Context, clusterID string, input model.OperationInput) (*model.OperationPreview, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req, err := opRequest(input, nil)
+	if err != nil {
+		return nil, err
+	}
+	op, err := r.Control.PreviewOp(ctx, p, clusterID, req)
+	if err != nil {
+		return nil, err
+	}
+	return opPreviewModel(op), nil
+}
+
+// RunOperation is the resolver for the runOperation field.
+func (r *mutationResolver) RunOperation(ctx context.Context, clusterID string, input model.OperationInput, expectedPlanHash *string) (*control.Job, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req, err := opRequest(input, expectedPlanHash)
+	if err != nil {
+		return nil, err
+	}
+	return r.Control.RunOp(ctx, p, clusterID, req)
+}
+
 // DeleteCluster is the resolver for the deleteCluster field.
 func (r *mutationResolver) DeleteCluster(ctx context.Context, id string, expectedPlanHash *string) (*control.Job, error) {
 	p, err := caller(ctx)

@@ -172,6 +172,35 @@ type NewAPIToken struct {
 	Secret string `json:"secret"`
 }
 
+type NodeChange struct {
+	Nodenum int `json:"nodenum"`
+	// Services the node gains.
+	Add []string `json:"add"`
+}
+
+type OperationInput struct {
+	Operation ClusterOperation `json:"operation"`
+	// START/STOP/RESTART_SERVICES: the services (default all), widened by their dependencies; ADD_SERVICES: those to add.
+	Services []string `json:"services,omitempty"`
+	// CONFIGURE: the new config.
+	Config any `json:"config,omitempty"`
+	// SCALE: the new node count.
+	NumMachines *int `json:"numMachines,omitempty"`
+}
+
+type OperationPreview struct {
+	// The planned cluster action, e.g. SCALE_OUT.
+	Action string         `json:"action"`
+	Added  []*PreviewNode `json:"added"`
+	// Numbers of the nodes removed.
+	Removed  []int         `json:"removed"`
+	Changed  []*NodeChange `json:"changed"`
+	Tasks    []*PlanTask   `json:"tasks"`
+	Edges    [][]string    `json:"edges"`
+	Stages   [][]string    `json:"stages"`
+	PlanHash string        `json:"planHash"`
+}
+
 type PlanTask struct {
 	Ref     string `json:"ref"`
 	Nodenum *int   `json:"nodenum,omitempty"`
@@ -383,6 +412,74 @@ func (e *CatalogKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e CatalogKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type ClusterOperation string
+
+const (
+	// Replace the config and reconfigure every service.
+	ClusterOperationConfigure ClusterOperation = "CONFIGURE"
+	// As CONFIGURE, stopping and starting services around it.
+	ClusterOperationConfigureWithRestart ClusterOperation = "CONFIGURE_WITH_RESTART"
+	ClusterOperationStartServices        ClusterOperation = "START_SERVICES"
+	ClusterOperationStopServices         ClusterOperation = "STOP_SERVICES"
+	ClusterOperationRestartServices      ClusterOperation = "RESTART_SERVICES"
+	ClusterOperationAddServices          ClusterOperation = "ADD_SERVICES"
+	// Grow or shrink to numMachines nodes.
+	ClusterOperationScale ClusterOperation = "SCALE"
+)
+
+var AllClusterOperation = []ClusterOperation{
+	ClusterOperationConfigure,
+	ClusterOperationConfigureWithRestart,
+	ClusterOperationStartServices,
+	ClusterOperationStopServices,
+	ClusterOperationRestartServices,
+	ClusterOperationAddServices,
+	ClusterOperationScale,
+}
+
+func (e ClusterOperation) IsValid() bool {
+	switch e {
+	case ClusterOperationConfigure, ClusterOperationConfigureWithRestart, ClusterOperationStartServices, ClusterOperationStopServices, ClusterOperationRestartServices, ClusterOperationAddServices, ClusterOperationScale:
+		return true
+	}
+	return false
+}
+
+func (e ClusterOperation) String() string {
+	return string(e)
+}
+
+func (e *ClusterOperation) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ClusterOperation(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ClusterOperation", str)
+	}
+	return nil
+}
+
+func (e ClusterOperation) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ClusterOperation) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ClusterOperation) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

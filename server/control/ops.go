@@ -1,0 +1,272 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/solver"
+	"github.com/cooprhq/coopr/store"
+)
+
+// Operation names the operations on a live cluster.
+type Operation string
+
+// Operations (SPEC §4.1).
+const (
+	OpConfigure            Operation = "CONFIGURE"
+	OpConfigureWithRestart Operation = "CONFIGURE_WITH_RESTART"
+	OpStartServices        Operation = "START_SERVICES"
+	OpStopServices         Operation = "STOP_SERVICES"
+	OpRestartServices      Operation = "RESTART_SERVICES"
+	OpAddServices          Operation = "ADD_SERVICES"
+	OpScale                Operation = "SCALE"
+)
+
+// OpRequest is an operation on a live cluster.
+type OpRequest struct {
+	Op               Operation
+	Services         []string       // the service filter; for ADD_SERVICES the services to add
+	Config           map[string]any // CONFIGURE: replaces the config
+	Size             int            // SCALE: the new node count
+	ExpectedPlanHash string
+}
+
+// OpPlan is what an operation will do.
+type OpPlan struct {
+	Action   planner.ClusterAction
+	Plan     *planner.Plan
+	PlanHash string
+	Added    []solver.Node
+	Removed  []solver.ExistingNode
+	Changed  []solver.NodeChange
+	hosts    map[string]int // node id -> nodenum, for previews
+	snap     *snapshot
+	services []string // cluster services afterwards
+	size     int
+	config   map[string]any
+}
+
+// NodeNum is the number of a node the plan names.
+func (o *OpPlan) NodeNum(id string) int { return o.hosts[id] }
+
+// from lists the cluster statuses each operation starts from.
+var from = map[Operation][]string{
+	OpConfigure: {"ACTIVE", "INCONSISTENT"}, OpConfigureWithRestart: {"ACTIVE", "INCONSISTENT"},
+	OpStartServices: {"ACTIVE"}, OpStopServices: {"ACTIVE"}, OpRestartServices: {"ACTIVE"},
+	OpAddServices: {"ACTIVE"}, OpScale: {"ACTIVE"},
+}
+
+// planOp checks and plans an operation inside tx, which holds the
+// cluster's row lock.
+func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id string, req OpRequest) (*OpPlan, error) {
+	c, err := s.Get(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	allowed, ok := from[req.Op]
+	if !ok {
+		return nil, invalid("operation", "unknown operation %q", req.Op)
+	}
+	var raw []byte
+	var status string
+	if err := tx.QueryRowxContext(ctx, `SELECT snapshot, status FROM clusters WHERE id = $1 FOR UPDATE`, id).Scan(&raw, &status); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(allowed, status) {
+		return nil, fmt.Errorf("%w: cluster %s is %s; %s needs it %v", ErrConflict, id, status, req.Op, allowed)
+	}
+	snap := &snapshot{}
+	if err := json.Unmarshal(raw, snap); err != nil {
+		return nil, fmt.Errorf("cluster %s snapshot: %w", id, err)
+	}
+	nodes, err := s.Nodes(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	existing := make([]solver.ExistingNode, len(nodes))
+	pnodes := make([]planner.Node, len(nodes))
+	out := &OpPlan{snap: snap, hosts: map[string]int{}, services: c.Services, size: c.Size}
+	for i, n := range nodes {
+		existing[i] = solver.ExistingNode{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname, Services: n.Services,
+			HardwareType: n.HardwareType, ImageType: n.ImageType}
+		pnodes[i] = planner.Node{ID: n.ID, NodeNum: n.NodeNum, Services: n.Services}
+		out.hosts[n.ID] = n.NodeNum
+	}
+	network := snap.Provider != nil && snap.Provider.Network != nil
+	preq := &planner.Request{Services: snap.Services, Nodes: pnodes, Network: network, PlannedServices: req.Services}
+	switch req.Op {
+	case OpConfigure, OpConfigureWithRestart:
+		if req.Config == nil {
+			return nil, invalid("config", "CONFIGURE needs the new config (it replaces the old one)")
+		}
+		if err := checkMacros("config", req.Config); err != nil {
+			return nil, err
+		}
+		out.config = req.Config
+		preq.Action, preq.PlannedServices = planner.ClusterConfigure, nil
+		if req.Op == OpConfigureWithRestart {
+			preq.Action = planner.ClusterConfigureWithRestart
+		}
+	case OpStartServices, OpStopServices, OpRestartServices:
+		for _, sv := range req.Services {
+			if !slices.Contains(c.Services, sv) {
+				return nil, invalid("services", "the cluster has no service %q (it has %v)", sv, []string(c.Services))
+			}
+		}
+		preq.Action = map[Operation]planner.ClusterAction{OpStartServices: planner.StartServices,
+			OpStopServices: planner.StopServices, OpRestartServices: planner.RestartServices}[req.Op]
+	case OpAddServices, OpScale:
+		cat, err := s.store.ExportCatalog(ctx, p.TenantName)
+		if err != nil {
+			return nil, err
+		}
+		sc := solver.FromCatalog(cat)
+		// Services the cluster has keep the definitions it was built with.
+		for name, def := range snap.Services {
+			sc.Services[name] = def
+		}
+		var u *solver.Update
+		if req.Op == OpAddServices {
+			if len(req.Services) == 0 {
+				return nil, invalid("services", "name the services to add")
+			}
+			u, err = solver.AddServices(solver.AddRequest{Template: snap.Template, Catalog: sc, Nodes: existing, Add: req.Services})
+		} else {
+			if req.Size < 1 {
+				return nil, invalid("numMachines", "must be at least 1 (got %d)", req.Size)
+			}
+			if req.Size > s.MaxClusterSize {
+				return nil, fmt.Errorf("%w: numMachines %d is over this server's cap of %d", ErrQuota, req.Size, s.MaxClusterSize)
+			}
+			if req.Size == len(nodes) {
+				return nil, invalid("numMachines", "the cluster already has %d nodes", req.Size)
+			}
+			u, err = solver.Scale(solver.ScaleRequest{Template: snap.Template, Catalog: sc, Provider: c.Provider,
+				Cluster: solver.Cluster{ID: id, Name: c.Name, DNSSuffix: c.DNSSuffix}, Nodes: existing, Size: req.Size})
+		}
+		if err != nil {
+			return nil, err
+		}
+		out.Added, out.Removed, out.Changed, out.services, out.size = u.Added, u.Removed, u.Changed, u.Services, req.Size
+		if req.Op == OpAddServices {
+			out.size = c.Size
+		}
+		svcs := map[string]*catalog.Service{}
+		for _, name := range u.Services {
+			svcs[name] = sc.Services[name]
+		}
+		for _, n := range u.Removed {
+			for _, name := range n.Services {
+				svcs[name] = sc.Services[name]
+			}
+		}
+		snap.Services = svcs
+		preq.Services = svcs
+		preq.Nodes = preq.Nodes[:0]
+		for _, n := range u.Nodes {
+			preq.Nodes = append(preq.Nodes, planner.Node{ID: n.ID, NodeNum: n.NodeNum, Services: n.Services})
+			out.hosts[n.ID] = n.NodeNum
+		}
+		switch {
+		case req.Op == OpAddServices:
+			preq.Action = planner.AddServices
+			for _, ch := range u.Changed {
+				preq.PlannedNodes = append(preq.PlannedNodes, ch.NodeID)
+			}
+		case len(u.Added) > 0:
+			preq.Action, preq.PlannedServices = planner.ScaleOut, nil
+			for _, n := range u.Added {
+				preq.NewNodes = append(preq.NewNodes, n.ID)
+			}
+		default:
+			preq.Action, preq.PlannedServices = planner.ScaleIn, nil
+			for _, n := range u.Removed {
+				preq.RemovedNodes = append(preq.RemovedNodes, n.ID)
+				preq.Nodes = append(preq.Nodes, planner.Node{ID: n.ID, NodeNum: n.NodeNum, Services: n.Services})
+				out.hosts[n.ID] = n.NodeNum
+			}
+		}
+	}
+	plan, err := planner.Build(preq)
+	if err != nil {
+		return nil, err
+	}
+	out.Action, out.Plan, out.PlanHash = preq.Action, plan, plan.Hash()
+	if req.ExpectedPlanHash != "" && req.ExpectedPlanHash != out.PlanHash {
+		return nil, fmt.Errorf("%w: the plan differs from the one expected (plan hash %s, expected %s): preview again",
+			ErrConflict, out.PlanHash, req.ExpectedPlanHash)
+	}
+	return out, nil
+}
+
+// PreviewOp plans an operation without running it.
+func (s *Service) PreviewOp(ctx context.Context, p store.Principal, id string, req OpRequest) (*OpPlan, error) {
+	var out *OpPlan
+	err := s.tx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		out, err = s.planOp(ctx, tx, p, id, req)
+		if err == nil && len(out.Added) > 0 {
+			err = s.checkQuota(ctx, tx, p, len(out.Added), false)
+		}
+		return err
+	})
+	return out, err
+}
+
+// RunOp plans and submits an operation.
+func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req OpRequest) (*Job, error) {
+	var jobID string
+	err := s.tx(ctx, func(tx *sqlx.Tx) error {
+		op, err := s.planOp(ctx, tx, p, id, req)
+		if err != nil {
+			return err
+		}
+		if len(op.Added) > 0 {
+			if err := s.checkQuota(ctx, tx, p, len(op.Added), false); err != nil {
+				return err
+			}
+			if err := insertNodes(ctx, tx, id, op.Added); err != nil {
+				return err
+			}
+		}
+		for _, ch := range op.Changed {
+			if _, err := tx.ExecContext(ctx, `UPDATE nodes SET services = ARRAY(SELECT DISTINCT unnest(services || $2::text[]) ORDER BY 1)
+				WHERE id = $1`, ch.NodeID, pq.Array(ch.Add)); err != nil {
+				return err
+			}
+		}
+		snap, err := json.Marshal(op.snap)
+		if err != nil {
+			return err
+		}
+		var cfg any
+		if op.config != nil {
+			b, err := json.Marshal(op.config)
+			if err != nil {
+				return err
+			}
+			cfg = string(b)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE clusters SET services = $2, size = $3, snapshot = $4,
+			config = coalesce($5::jsonb, config), updated_at = now() WHERE id = $1`,
+			id, pq.Array(op.services), op.size, snap, cfg); err != nil {
+			return err
+		}
+		jobID, err = s.engine.SubmitTx(ctx, tx, engine.JobSpec{TenantID: p.TenantID, ClusterID: id, Action: op.Action,
+			Plan: op.Plan, Services: op.snap.Services})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.engine.Submitted(jobID)
+	return s.Job(ctx, p, jobID)
+}
