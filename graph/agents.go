@@ -140,10 +140,16 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 	if err != nil {
 		return nil, err
 	}
-	var payload any
+	var payload map[string]any
 	if err := json.Unmarshal(raw, &payload); err != nil {
 		return nil, err
 	}
+	// Secrets join the payload here, at claim time, and nowhere else.
+	provider, secrets, err := r.Control.ClaimContext(ctx, a.ClusterID)
+	if err != nil {
+		return nil, err
+	}
+	payload["provider"], payload["secrets"] = provider, secrets
 	return &model.TaskAssignment{TaskID: a.TaskID, Attempt: a.Attempt, ClaimToken: a.ClaimToken,
 		LeaseExpiresAt: a.LeaseExpiresAt, TimeoutAt: a.TimeoutAt, Payload: payload}, nil
 }

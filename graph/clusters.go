@@ -27,6 +27,13 @@ func createRequest(in model.ClusterInput, expectedPlanHash *string) (control.Cre
 		}
 		req.Config = cfg
 	}
+	if in.ProviderFields != nil {
+		f, ok := in.ProviderFields.(map[string]any)
+		if !ok {
+			return req, invalid("input.providerFields", "must be a JSON object of field name to value")
+		}
+		req.ProviderFields = f
+	}
 	return req, nil
 }
 

@@ -93,6 +93,7 @@ func classify(err error) (string, map[string]any) {
 	var se *solver.Error
 	var re *planner.RequestError
 	var cy *planner.CycleError
+	var mf *control.MissingFieldsError
 	switch {
 	case errors.Is(err, errUnauthenticated):
 		return CodeUnauthenticated, nil
@@ -110,6 +111,8 @@ func classify(err error) (string, map[string]any) {
 		return CodeInvalidInput, map[string]any{"field": re.Field}
 	case errors.As(err, &cy):
 		return CodeInvalidInput, map[string]any{"kind": "PLAN_CYCLE", "services": cy.Services}
+	case errors.As(err, &mf):
+		return "MISSING_FIELDS", map[string]any{"section": mf.Section, "missingFields": mf.Sets}
 	case errors.Is(err, fleet.ErrUnknownAgent):
 		return "AGENT_UNKNOWN", nil
 	case errors.Is(err, fleet.ErrSlotNotAssigned):

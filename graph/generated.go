@@ -2227,6 +2227,12 @@ input ClusterInput {
   dnsSuffix: String
   "Milliseconds or a duration such as 2h; absent or -1: the template's initial lease."
   initialLeaseDuration: String
+  """
+  Field name to value, for the provider type's user fields (and the admin
+  fields it lets users override). Sensitive ones are sealed in the
+  credential store and handed only to claimed tasks; no query returns them.
+  """
+  providerFields: JSON
 }
 
 enum ClusterStatus {
@@ -11103,7 +11109,7 @@ func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "clusterTemplate", "numMachines", "description", "provider", "hardwaretype", "imagetype", "services", "config", "dnsSuffix", "initialLeaseDuration"}
+	fieldsInOrder := [...]string{"name", "clusterTemplate", "numMachines", "description", "provider", "hardwaretype", "imagetype", "services", "config", "dnsSuffix", "initialLeaseDuration", "providerFields"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11187,6 +11193,13 @@ func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.InitialLeaseDuration = data
+		case "providerFields":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providerFields"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProviderFields = data
 		}
 	}
 	return it, nil

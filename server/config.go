@@ -37,6 +37,10 @@ type Config struct {
 	AgentRateLimit float64 `yaml:"agent_rate_limit"` // default 500
 	AgentRateBurst float64 `yaml:"agent_rate_burst"` // default 2000
 
+	// CredentialKey seals sensitive provider fields and driver secrets:
+	// 32 random bytes, base64. Without it the server refuses them.
+	CredentialKey string `yaml:"credential_key"` // COOPR_CREDENTIAL_KEY
+
 	// JanitorInterval is how often clusters whose lease ended are deleted.
 	JanitorInterval time.Duration `yaml:"janitor_interval"` // default 60s
 }
@@ -75,6 +79,7 @@ func Load(file string, getenv func(string) string) (Config, error) {
 	str(&c.DatabaseURL, "COOPR_DATABASE_URL")
 	str(&c.RedisURL, "COOPR_REDIS_URL")
 	str(&c.RedisPrefix, "COOPR_REDIS_PREFIX")
+	str(&c.CredentialKey, "COOPR_CREDENTIAL_KEY")
 	if v := getenv("COOPR_SHUTDOWN_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/cooprhq/coopr/queue"
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/server/credentials"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/server/fleet"
@@ -82,7 +83,16 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), engine.Config{Logger: log})
 	s.relay = events.NewRelay(st.DB(), cfg.DatabaseURL, rdb, cfg.RedisPrefix, log)
 	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)
-	s.control = control.New(st, s.engine)
+	creds, err := credentials.New(cfg.CredentialKey)
+	if err != nil {
+		st.Close()
+		_ = rdb.Close()
+		return nil, err
+	}
+	if !creds.Enabled() {
+		log.Warn("no credential key (COOPR_CREDENTIAL_KEY): clusters whose providers need sensitive fields cannot be created")
+	}
+	s.control = control.New(st, s.engine, creds)
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
 	s.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coopr_http_request_duration_seconds",

@@ -100,6 +100,10 @@ type ClusterInput struct {
 	DNSSuffix *string `json:"dnsSuffix,omitempty"`
 	// Milliseconds or a duration such as 2h; absent or -1: the template's initial lease.
 	InitialLeaseDuration *string `json:"initialLeaseDuration,omitempty"`
+	// Field name to value, for the provider type's user fields (and the admin
+	// fields it lets users override). Sensitive ones are sealed in the
+	// credential store and handed only to claimed tasks; no query returns them.
+	ProviderFields any `json:"providerFields,omitempty"`
 }
 
 type ClusterPreview struct {

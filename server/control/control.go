@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/macro"
 	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/server/credentials"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/solver"
 	"github.com/cooprhq/coopr/store"
@@ -53,12 +55,43 @@ type Service struct {
 	store          *store.Store
 	db             *sqlx.DB
 	engine         *engine.Engine
+	creds          *credentials.Store
 	MaxClusterSize int
 }
 
-// New returns the control plane over a migrated store and an engine.
-func New(st *store.Store, eng *engine.Engine) *Service {
-	return &Service{store: st, db: st.DB(), engine: eng, MaxClusterSize: DefaultMaxClusterSize}
+// New returns the control plane over a migrated store, an engine and the
+// credential store.
+func New(st *store.Store, eng *engine.Engine, creds *credentials.Store) *Service {
+	return &Service{store: st, db: st.DB(), engine: eng, creds: creds, MaxClusterSize: DefaultMaxClusterSize}
+}
+
+// ClaimContext is what a claimed task's payload adds from the control
+// plane: the cluster's provider with its accepted and sensitive fields,
+// and the driver secrets by namespace. Only the claim path may call it.
+func (s *Service) ClaimContext(ctx context.Context, clusterID string) (map[string]any, map[string]map[string]any, error) {
+	var raw []byte
+	if err := s.db.GetContext(ctx, &raw, `SELECT snapshot FROM clusters WHERE id = $1`, clusterID); err != nil {
+		return nil, nil, err
+	}
+	var snap snapshot
+	if err := json.Unmarshal(raw, &snap); err != nil {
+		return nil, nil, err
+	}
+	secrets, err := s.creds.Get(ctx, s.db, clusterID)
+	if err != nil {
+		return nil, nil, err
+	}
+	provider := map[string]any{}
+	if p := snap.Provider; p != nil {
+		prov := maps.Clone(p.Provisioner)
+		if prov == nil {
+			prov = map[string]any{}
+		}
+		maps.Copy(prov, secrets["provider"])
+		delete(secrets, "provider")
+		provider = map[string]any{"name": p.Name, "providertype": p.ProviderType, "provisioner": prov, "network": p.Network}
+	}
+	return provider, secrets, nil
 }
 
 // CreateRequest asks for a cluster (SPEC §2.1).
@@ -71,6 +104,7 @@ type CreateRequest struct {
 	DNSSuffix                         string
 	InitialLease                      string // "" or "-1": the template's initial lease
 	ExpectedPlanHash                  string // the preview's; "" skips the check
+	ProviderFields                    map[string]any
 }
 
 // Preview is what a create would do: the layout and the plan. Node ids in
@@ -98,6 +132,7 @@ type prepared struct {
 	plan     *planner.Plan // canonical: node ids are node numbers
 	hash     string
 	warnings []string
+	fields   providerFields
 }
 
 func checkName(name string) error {
@@ -148,8 +183,25 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 	if out.provider = c.Providers()[prov]; out.provider == nil {
 		return nil, fmt.Errorf("provider %q: %w", prov, ErrNotFound)
 	}
-	if c.ProviderTypes()[out.provider.ProviderType] == nil {
+	pt := c.ProviderTypes()[out.provider.ProviderType]
+	if pt == nil {
 		return nil, fmt.Errorf("provider type %q of provider %q: %w", out.provider.ProviderType, prov, ErrNotFound)
+	}
+	if out.fields, err = applyProviderFields(pt, out.provider, req.ProviderFields, nil); err != nil {
+		return nil, err
+	}
+	if len(out.fields.sensitive) > 0 && !s.creds.Enabled() {
+		return nil, fmt.Errorf("providerFields: %w", credentials.ErrNoKey)
+	}
+	if len(out.fields.public) > 0 {
+		// The cluster's copy of the provider carries the accepted fields.
+		cp := *out.provider
+		cp.Provisioner = maps.Clone(cp.Provisioner)
+		if cp.Provisioner == nil {
+			cp.Provisioner = map[string]any{}
+		}
+		maps.Copy(cp.Provisioner, out.fields.public)
+		out.provider = &cp
 	}
 	out.suffix = req.DNSSuffix
 	if out.suffix == "" {
@@ -197,7 +249,7 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 		return nil, fmt.Errorf("%w: the plan differs from the preview's (plan hash %s, expected %s): the catalog changed since; preview again",
 			ErrConflict, out.hash, req.ExpectedPlanHash)
 	}
-	out.warnings = macroWarnings(out.config, sol.Services)
+	out.warnings = append(out.fields.warnings, macroWarnings(out.config, sol.Services)...)
 	return out, nil
 }
 
@@ -380,6 +432,9 @@ func (s *Service) Create(ctx context.Context, p store.Principal, req CreateReque
 			return err
 		}
 		if err := insertNodes(ctx, tx, id, pr.sol.Nodes); err != nil {
+			return err
+		}
+		if err := s.creds.Put(ctx, tx, id, "provider", pr.fields.sensitive); err != nil {
 			return err
 		}
 		plan := withNodeIDs(pr.plan, pr.sol.Nodes)

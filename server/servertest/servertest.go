@@ -6,6 +6,8 @@ package servertest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +45,15 @@ func Start(t testing.TB) *Server {
 	// Tests drive agents and clients as fast as they can; the limiter has
 	// its own test.
 	cfg.RateLimit, cfg.AgentRateLimit = 0, 0
+	cfg.CredentialKey = Key()
 	return StartWith(t, cfg)
+}
+
+// Key is a fresh credential key.
+func Key() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // StartWith runs a server with cfg (its listen address is ignored).

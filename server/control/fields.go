@@ -1,0 +1,95 @@
+package control
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/cooprhq/coopr/catalog"
+)
+
+// MissingFieldsError is a provider field set not fully given (SPEC §2.4):
+// one entry per unmet alternative, mapping each absent field to its schema.
+type MissingFieldsError struct {
+	Section string // "user" or "admin"
+	Sets    []map[string]catalog.FieldSchema
+}
+
+func (e *MissingFieldsError) Error() string {
+	var names [][]string
+	for _, s := range e.Sets {
+		names = append(names, slices.Sorted(maps.Keys(s)))
+	}
+	return fmt.Sprintf("providerFields: the provider type's %s fields need one of these sets, each missing %v", e.Section, names)
+}
+
+// providerFields is the outcome of filtering and checking a request's
+// provider fields.
+type providerFields struct {
+	public, sensitive map[string]any
+	warnings          []string
+}
+
+// applyProviderFields filters given against the provider type's
+// descriptor, checks the required sets against the provider's admin
+// values, the kept fields and (when none are given) the stored sensitive
+// ones, and splits what is kept into sensitive and public values.
+func applyProviderFields(pt *catalog.PluginType, prov *catalog.Provider, given, stored map[string]any) (providerFields, error) {
+	out := providerFields{public: map[string]any{}, sensitive: map[string]any{}}
+	schemas := map[string]catalog.FieldSchema{}
+	for _, k := range slices.Sorted(maps.Keys(given)) {
+		if f, ok := pt.Parameters.User.Fields[k]; ok {
+			schemas[k] = f
+		} else if f, ok := pt.Parameters.Admin.Fields[k]; ok && f.Override {
+			schemas[k] = f
+		} else {
+			out.warnings = append(out.warnings, fmt.Sprintf("providerFields.%s: not a user field of provider type %s (nor an admin field users may override): dropped", k, pt.Name))
+			continue
+		}
+		if schemas[k].Sensitive {
+			out.sensitive[k] = given[k]
+		} else {
+			out.public[k] = given[k]
+		}
+	}
+	have := map[string]bool{}
+	for k := range prov.Provisioner {
+		have[k] = true
+	}
+	for k := range schemas {
+		have[k] = true
+	}
+	if len(given) == 0 {
+		for k := range stored {
+			have[k] = true
+		}
+	}
+	for _, sec := range []struct {
+		name string
+		set  catalog.ParameterSet
+	}{{"user", pt.Parameters.User}, {"admin", pt.Parameters.Admin}} {
+		if len(sec.set.Required) == 0 {
+			continue
+		}
+		var unmet []map[string]catalog.FieldSchema
+		for _, alt := range sec.set.Required {
+			missing := map[string]catalog.FieldSchema{}
+			for _, f := range alt {
+				if !have[f] {
+					missing[f] = sec.set.Fields[f]
+				}
+			}
+			if len(missing) == 0 {
+				unmet = nil
+				break
+			}
+			unmet = append(unmet, missing)
+		}
+		if len(unmet) > 0 {
+			sort.SliceStable(unmet, func(i, j int) bool { return len(unmet[i]) < len(unmet[j]) })
+			return out, &MissingFieldsError{Section: sec.name, Sets: unmet}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,103 @@
+// Package credentials keeps secrets (sensitive provider fields, driver
+// secrets) sealed in Postgres with AES-256-GCM under the server's key.
+package credentials
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// ErrNoKey is a secret to store on a server started without a key.
+var ErrNoKey = errors.New("this server has no credential key: set COOPR_CREDENTIAL_KEY (32 random bytes, base64) to accept sensitive fields")
+
+// Store seals and opens secrets.
+type Store struct {
+	aead cipher.AEAD // nil without a key
+}
+
+// New returns a store for a base64 key of 32 bytes; "" gives a store that
+// refuses to seal (and has nothing to open).
+func New(key string) (*Store, error) {
+	if key == "" {
+		return &Store{}, nil
+	}
+	k, err := base64.StdEncoding.DecodeString(key)
+	if err != nil || len(k) != 32 {
+		return nil, errors.New("credential key: want 32 bytes, base64-encoded (e.g. `head -c32 /dev/urandom | base64`)")
+	}
+	block, err := aes.NewCipher(k)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{aead: aead}, nil
+}
+
+// Enabled reports whether the store has a key.
+func (s *Store) Enabled() bool { return s.aead != nil }
+
+func aad(cluster, ns string) []byte { return []byte(cluster + "\x00" + ns) }
+
+// Put replaces a cluster's secrets of a namespace, in the caller's
+// transaction. The cluster id and namespace are bound into the seal, so a
+// sealed value moved to another row does not open.
+func (s *Store) Put(ctx context.Context, tx *sqlx.Tx, cluster, ns string, values map[string]any) error {
+	if len(values) == 0 {
+		return nil
+	}
+	if s.aead == nil {
+		return ErrNoKey
+	}
+	plain, err := json.Marshal(values)
+	if err != nil {
+		return err
+	}
+	nonce := make([]byte, s.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	sealed := s.aead.Seal(nil, nonce, plain, aad(cluster, ns))
+	_, err = tx.ExecContext(ctx, `INSERT INTO credentials (cluster_id, namespace, nonce, sealed) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (cluster_id, namespace) DO UPDATE SET nonce = excluded.nonce, sealed = excluded.sealed, updated_at = now()`,
+		cluster, ns, nonce, sealed)
+	return err
+}
+
+// Get opens a cluster's secrets by namespace. Secrets that no longer open
+// (the key changed) are left out: the next operation needing them asks
+// the user again (SPEC §2.4).
+func (s *Store) Get(ctx context.Context, db sqlx.QueryerContext, cluster string) (map[string]map[string]any, error) {
+	var rows []struct {
+		NS     string `db:"namespace"`
+		Nonce  []byte `db:"nonce"`
+		Sealed []byte `db:"sealed"`
+	}
+	if err := sqlx.SelectContext(ctx, db, &rows, `SELECT namespace, nonce, sealed FROM credentials WHERE cluster_id = $1`, cluster); err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]any{}
+	if s.aead == nil {
+		return out, nil
+	}
+	for _, r := range rows {
+		plain, err := s.aead.Open(nil, r.Nonce, r.Sealed, aad(cluster, r.NS))
+		if err != nil {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal(plain, &v); err != nil {
+			return nil, fmt.Errorf("credentials of cluster %s: %w", cluster, err)
+		}
+		out[r.NS] = v
+	}
+	return out, nil
+}

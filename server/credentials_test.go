@@ -1,0 +1,112 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+const secret = "s3cr3t-v4lue-never-shown"
+
+func TestSensitiveProviderFields(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	s.Must(s.Super, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERTYPES, entity: $e) { entity { version } } }`, map[string]any{"e": map[string]any{
+		"name": "vault-cloud",
+		"parameters": map[string]any{
+			"admin": map[string]any{"fields": map[string]any{"endpoint": map[string]any{"label": "Endpoint", "type": "text"}},
+				"required": [][]string{{"endpoint"}}},
+			"user": map[string]any{"fields": map[string]any{
+				"token":  map[string]any{"label": "API token", "type": "password", "sensitive": true},
+				"region": map[string]any{"label": "Region", "type": "text"}},
+				"required": [][]string{{"token"}}},
+		}}}, &struct{}{})
+	s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`, map[string]any{"e": map[string]any{
+		// A new version of the provider the templates use, now of a type
+		// with a sensitive user field.
+		"name": "rackspace", "providertype": "vault-cloud", "provisioner": map[string]any{"endpoint": "https://vc.example"}}}, &struct{}{})
+
+	create := `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`
+	r := s.Do(w.alice, create, map[string]any{"in": map[string]any{"name": "v", "clusterTemplate": "lamp", "numMachines": 2}})
+	if r.Code() != "MISSING_FIELDS" || !strings.Contains(string(mustJSON(r.Errors[0].Extensions)), `"token"`) {
+		t.Fatalf("create without the token: %+v, want MISSING_FIELDS naming token", r.Errors)
+	}
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, create, map[string]any{"in": map[string]any{"name": "v", "clusterTemplate": "lamp", "numMachines": 2,
+		"providerFields": map[string]any{"token": secret, "region": "eu", "bogus": 1}}}, &cr)
+	id := cr.CreateCluster.ID
+
+	// No query shows it.
+	for _, q := range []string{
+		`query($id: ID!) { cluster(id: $id) { id name provider config services nodes { id hostname ipaddresses } jobs { id message tasks { id message } } } }`,
+		`{ clusters { nodes { id provider config } } }`,
+		`{ catalog { export } }`,
+	} {
+		resp, err := s.Request(w.admin, q, map[string]any{"id": id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := mustJSON(resp); bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s returns the secret", q)
+		}
+	}
+	// Not in any row in the clear.
+	var leaks int
+	if err := s.Srv.Store().DB().Get(&leaks, `SELECT count(*) FROM clusters WHERE snapshot::text LIKE '%'||$1||'%' OR config::text LIKE '%'||$1||'%'`, secret); err != nil || leaks != 0 {
+		t.Errorf("cluster rows hold the secret (%d, %v)", leaks, err)
+	}
+	var sealed [][]byte
+	if err := s.Srv.Store().DB().Select(&sealed, `SELECT sealed FROM credentials WHERE cluster_id = $1`, id); err != nil || len(sealed) != 1 {
+		t.Fatalf("credentials rows %d, %v", len(sealed), err)
+	}
+	if bytes.Contains(sealed[0], []byte(secret)) {
+		t.Error("the credential row holds the secret in the clear")
+	}
+
+	// A claimed task carries it.
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	s.Must(agent, `mutation { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1}) { cancel } }`, nil, &struct{}{})
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 1}) { id } }`, nil, &struct{}{})
+	var got struct {
+		ClaimTask *struct {
+			Payload struct {
+				Provider struct {
+					Name        string
+					Provisioner map[string]any
+				}
+			}
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for got.ClaimTask == nil && time.Now().Before(deadline) {
+		s.Must(agent, claimQuery, map[string]any{"in": map[string]any{"agentId": "a", "incarnation": "1", "tenantId": w.tenantID,
+			"slot": 0, "waitSeconds": 2}}, &got)
+	}
+	if got.ClaimTask == nil {
+		t.Fatal("no task claimed")
+	}
+	pv := got.ClaimTask.Payload.Provider
+	if pv.Name != "rackspace" || pv.Provisioner["token"] != secret || pv.Provisioner["region"] != "eu" ||
+		pv.Provisioner["endpoint"] != "https://vc.example" || pv.Provisioner["bogus"] != nil {
+		t.Errorf("payload provider %+v", pv)
+	}
+
+	// Entering TERMINATED wipes it.
+	if _, err := s.Srv.Store().DB().Exec(`UPDATE clusters SET status = 'TERMINATED' WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	_ = s.Srv.Store().DB().Get(&left, `SELECT count(*) FROM credentials WHERE cluster_id = $1`, id)
+	if left != 0 {
+		t.Errorf("%d credential rows left after TERMINATED", left)
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
