@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/store"
 )
@@ -193,4 +195,61 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 		return false, err
 	}
 	return true, nil
+}
+
+func (r *Resolver) reportProgress(ctx context.Context, in model.ProgressInput) (bool, error) {
+	if _, err := agentCaller(ctx); err != nil {
+		return false, err
+	}
+	cluster, err := r.Engine.CheckClaim(ctx, in.TaskID, in.Attempt, in.ClaimToken)
+	if err != nil {
+		return false, err
+	}
+	secrets, err := r.Control.SecretValues(ctx, cluster)
+	if err != nil {
+		return false, err
+	}
+	chunk := in.Chunk
+	for _, s := range secrets {
+		chunk = strings.ReplaceAll(chunk, s, "[redacted]")
+	}
+	line := events.LogLine{Task: in.TaskID, Attempt: in.Attempt, Seq: in.Seq, Stream: strings.ToLower(string(in.Stream)), Chunk: chunk}
+	if in.Percent != nil {
+		line.Percent = *in.Percent
+	}
+	if err := r.Hub.PublishLog(ctx, line); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func (r *Resolver) taskLog(ctx context.Context, p store.Principal, taskID string) (<-chan *model.TaskLogLine, error) {
+	if _, err := r.Control.TaskCluster(ctx, p, taskID); err != nil {
+		return nil, err
+	}
+	sub := r.Hub.SubscribeLog(taskID, subscriberBuffer)
+	out := make(chan *model.TaskLogLine)
+	go func() {
+		defer close(out)
+		defer r.Hub.UnsubscribeLog(sub)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case l := <-sub.C:
+				m := &model.TaskLogLine{TaskID: l.Task, Attempt: l.Attempt, Seq: l.Seq, Stream: model.LogStream(strings.ToUpper(l.Stream)),
+					Chunk: l.Chunk, Lagged: sub.Lagged()}
+				if l.Percent != 0 {
+					pct := l.Percent
+					m.Percent = &pct
+				}
+				select {
+				case out <- m:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
 }

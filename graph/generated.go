@@ -204,6 +204,7 @@ type ComplexityRoot struct {
 		PreviewOperation     func(childComplexity int, clusterID string, input model.OperationInput) int
 		PutCatalogEntity     func(childComplexity int, kind model.CatalogKind, entity any) int
 		RegisterAgent        func(childComplexity int, input model.AgentRegistration) int
+		ReportProgress       func(childComplexity int, input model.ProgressInput) int
 		ResumeJob            func(childComplexity int, id string) int
 		RetryJob             func(childComplexity int, id string) int
 		RevokeAPIToken       func(childComplexity int, id string) int
@@ -297,6 +298,7 @@ type ComplexityRoot struct {
 	Subscription struct {
 		ClusterEvents func(childComplexity int, clusterID string) int
 		JobProgress   func(childComplexity int, jobID string) int
+		TaskLog       func(childComplexity int, taskID string) int
 	}
 
 	Task struct {
@@ -330,6 +332,16 @@ type ComplexityRoot struct {
 		NotSubmitted func(childComplexity int) int
 		Queued       func(childComplexity int) int
 		Total        func(childComplexity int) int
+	}
+
+	TaskLogLine struct {
+		Attempt func(childComplexity int) int
+		Chunk   func(childComplexity int) int
+		Lagged  func(childComplexity int) int
+		Percent func(childComplexity int) int
+		Seq     func(childComplexity int) int
+		Stream  func(childComplexity int) int
+		TaskID  func(childComplexity int) int
 	}
 
 	Tenant struct {
@@ -409,6 +421,7 @@ type MutationResolver interface {
 	AgentHeartbeat(ctx context.Context, input model.AgentHeartbeatInput) (*model.AgentSetup, error)
 	ClaimTask(ctx context.Context, input model.ClaimInput) (*model.TaskAssignment, error)
 	FinishTask(ctx context.Context, input model.FinishInput) (bool, error)
+	ReportProgress(ctx context.Context, input model.ProgressInput) (bool, error)
 }
 type NodeResolver interface {
 	Services(ctx context.Context, obj *control.Node) ([]string, error)
@@ -429,6 +442,7 @@ type QueryResolver interface {
 type SubscriptionResolver interface {
 	ClusterEvents(ctx context.Context, clusterID string) (<-chan *model.ClusterEvent, error)
 	JobProgress(ctx context.Context, jobID string) (<-chan *model.JobProgress, error)
+	TaskLog(ctx context.Context, taskID string) (<-chan *model.TaskLogLine, error)
 }
 type TaskResolver interface {
 	NodeID(ctx context.Context, obj *control.Task) (string, error)
@@ -1259,6 +1273,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterAgent(childComplexity, args["input"].(model.AgentRegistration)), true
+	case "Mutation.reportProgress":
+		if e.ComplexityRoot.Mutation.ReportProgress == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reportProgress_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReportProgress(childComplexity, args["input"].(model.ProgressInput)), true
 	case "Mutation.resumeJob":
 		if e.ComplexityRoot.Mutation.ResumeJob == nil {
 			break
@@ -1691,6 +1716,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.JobProgress(childComplexity, args["jobId"].(string)), true
+	case "Subscription.taskLog":
+		if e.ComplexityRoot.Subscription.TaskLog == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_taskLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.TaskLog(childComplexity, args["taskId"].(string)), true
 
 	case "Task.action":
 		if e.ComplexityRoot.Task.Action == nil {
@@ -1839,6 +1875,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskCounts.Total(childComplexity), true
 
+	case "TaskLogLine.attempt":
+		if e.ComplexityRoot.TaskLogLine.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskLogLine.Attempt(childComplexity), true
+	case "TaskLogLine.chunk":
+		if e.ComplexityRoot.TaskLogLine.Chunk == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskLogLine.Chunk(childComplexity), true
+	case "TaskLogLine.lagged":
+		if e.ComplexityRoot.TaskLogLine.Lagged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskLogLine.Lagged(childComplexity), true
+	case "TaskLogLine.percent":
+		if e.ComplexityRoot.TaskLogLine.Percent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskLogLine.Percent(childComplexity), true
+	case "TaskLogLine.seq":
+		if e.ComplexityRoot.TaskLogLine.Seq == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskLogLine.Seq(childComplexity), true
+	case "TaskLogLine.stream":
+		if e.ComplexityRoot.TaskLogLine.Stream == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskLogLine.Stream(childComplexity), true
+	case "TaskLogLine.taskId":
+		if e.ComplexityRoot.TaskLogLine.TaskID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskLogLine.TaskID(childComplexity), true
+
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
 			break
@@ -1919,6 +1998,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DriverInput", ec.unmarshalInputDriverInput),
 			graphql.NewInputUnmarshaler("FinishInput", ec.unmarshalInputFinishInput),
 			graphql.NewInputUnmarshaler("OperationInput", ec.unmarshalInputOperationInput),
+			graphql.NewInputUnmarshaler("ProgressInput", ec.unmarshalInputProgressInput),
 			graphql.NewInputUnmarshaler("TaskResultInput", ec.unmarshalInputTaskResultInput),
 			graphql.NewInputUnmarshaler("TenantInput", ec.unmarshalInputTenantInput),
 		)
@@ -2113,6 +2193,8 @@ type Mutation {
   claimTask(input: ClaimInput!): TaskAssignment
   "Agent API: report how an attempt ended. A claim no longer current is refused with STALE_CLAIM."
   finishTask(input: FinishInput!): Boolean!
+  "Agent API: stream a running attempt's output; known secrets are scrubbed before anyone sees it."
+  reportProgress(input: ProgressInput!): Boolean!
 }
 
 input DriverInput {
@@ -2514,6 +2596,36 @@ type Subscription {
   clusterEvents(clusterId: ID!): ClusterEvent!
   "A job's task transitions with running counts; first a SNAPSHOT."
   jobProgress(jobId: ID!): JobProgress!
+  "A running task's output, line by line as agents report it."
+  taskLog(taskId: ID!): TaskLogLine!
+}
+
+enum LogStream {
+  STDOUT
+  STDERR
+  STATUS
+}
+
+input ProgressInput {
+  taskId: ID!
+  attempt: Int!
+  claimToken: String!
+  "Increases with every report of the attempt."
+  seq: Int!
+  stream: LogStream!
+  chunk: String!
+  percent: Float
+}
+
+type TaskLogLine {
+  taskId: ID!
+  attempt: Int!
+  seq: Int!
+  stream: LogStream!
+  chunk: String!
+  percent: Float
+  "True when lines were dropped before this one because this subscriber fell behind."
+  lagged: Boolean!
 }
 
 enum EventKind {
@@ -3091,6 +3203,26 @@ func (ec *executionContext) childFields_TaskCounts(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type TaskCounts", field.Name)
 }
 
+func (ec *executionContext) childFields_TaskLogLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskId":
+		return ec.fieldContext_TaskLogLine_taskId(ctx, field)
+	case "attempt":
+		return ec.fieldContext_TaskLogLine_attempt(ctx, field)
+	case "seq":
+		return ec.fieldContext_TaskLogLine_seq(ctx, field)
+	case "stream":
+		return ec.fieldContext_TaskLogLine_stream(ctx, field)
+	case "chunk":
+		return ec.fieldContext_TaskLogLine_chunk(ctx, field)
+	case "percent":
+		return ec.fieldContext_TaskLogLine_percent(ctx, field)
+	case "lagged":
+		return ec.fieldContext_TaskLogLine_lagged(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskLogLine", field.Name)
+}
+
 func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3593,6 +3725,20 @@ func (ec *executionContext) field_Mutation_registerAgent_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_reportProgress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ProgressInput, error) {
+			return ec.unmarshalNProgressInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐProgressInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_resumeJob_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3828,6 +3974,20 @@ func (ec *executionContext) field_Subscription_jobProgress_args(ctx context.Cont
 		return nil, err
 	}
 	args["jobId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_taskLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "taskId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["taskId"] = arg0
 	return args, nil
 }
 
@@ -7356,6 +7516,50 @@ func (ec *executionContext) fieldContext_Mutation_finishTask(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_reportProgress(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reportProgress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReportProgress(ctx, fc.Args["input"].(model.ProgressInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reportProgress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reportProgress_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NewAPIToken_token(ctx context.Context, field graphql.CollectedField, obj *model.NewAPIToken) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8917,6 +9121,50 @@ func (ec *executionContext) fieldContext_Subscription_jobProgress(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_taskLog(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_taskLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().TaskLog(ctx, fc.Args["taskId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskLogLine) graphql.Marshaler {
+			return ec.marshalNTaskLogLine2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskLogLine(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_taskLog(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskLogLine(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_taskLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Task_id(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9467,6 +9715,167 @@ func (ec *executionContext) _TaskCounts_dropped(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_TaskCounts_dropped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskLogLine_taskId(ctx context.Context, field graphql.CollectedField, obj *model.TaskLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskLogLine_taskId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskLogLine_taskId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "ID")
+}
+
+func (ec *executionContext) _TaskLogLine_attempt(ctx context.Context, field graphql.CollectedField, obj *model.TaskLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskLogLine_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskLogLine_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskLogLine_seq(ctx context.Context, field graphql.CollectedField, obj *model.TaskLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskLogLine_seq(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seq, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskLogLine_seq(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskLogLine_stream(ctx context.Context, field graphql.CollectedField, obj *model.TaskLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskLogLine_stream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stream, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LogStream) graphql.Marshaler {
+			return ec.marshalNLogStream2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLogStream(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskLogLine_stream(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "LogStream")
+}
+
+func (ec *executionContext) _TaskLogLine_chunk(ctx context.Context, field graphql.CollectedField, obj *model.TaskLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskLogLine_chunk(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Chunk, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskLogLine_chunk(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _TaskLogLine_percent(ctx context.Context, field graphql.CollectedField, obj *model.TaskLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskLogLine_percent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Percent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskLogLine_percent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "Float")
+}
+
+func (ec *executionContext) _TaskLogLine_lagged(ctx context.Context, field graphql.CollectedField, obj *model.TaskLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskLogLine_lagged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lagged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskLogLine_lagged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Tenant_id(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
@@ -11399,6 +11808,90 @@ func UnmarshalOperationInput(ctx context.Context, raw any) (model.OperationInput
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputProgressInput(ctx context.Context, obj any) (model.ProgressInput, error) {
+	var it model.ProgressInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"taskId", "attempt", "claimToken", "seq", "stream", "chunk", "percent"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "taskId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskID = data
+		case "attempt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attempt"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attempt = data
+		case "claimToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("claimToken"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClaimToken = data
+		case "seq":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seq"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seq = data
+		case "stream":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stream"))
+			data, err := ec.unmarshalNLogStream2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLogStream(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stream = data
+		case "chunk":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("chunk"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Chunk = data
+		case "percent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("percent"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Percent = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalProgressInput unmarshals raw into the ProgressInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalProgressInput(ctx context.Context, raw any) (model.ProgressInput, error) {
+	var out model.ProgressInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ProgressInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputTaskResultInput(ctx context.Context, obj any) (model.TaskResultInput, error) {
 	var it model.TaskResultInput
 	if obj == nil {
@@ -12623,6 +13116,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "reportProgress":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reportProgress(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13231,6 +13731,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_clusterEvents(ctx, fields[0])
 	case "jobProgress":
 		return ec._Subscription_jobProgress(ctx, fields[0])
+	case "taskLog":
+		return ec._Subscription_taskLog(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -13423,6 +13925,69 @@ func (ec *executionContext) _TaskCounts(ctx context.Context, sel ast.SelectionSe
 			}
 		case "dropped":
 			out.Values[i] = ec._TaskCounts_dropped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var taskLogLineImplementors = []string{"TaskLogLine"}
+
+func (ec *executionContext) _TaskLogLine(ctx context.Context, sel ast.SelectionSet, obj *model.TaskLogLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskLogLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskLogLine")
+		case "taskId":
+			out.Values[i] = ec._TaskLogLine_taskId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempt":
+			out.Values[i] = ec._TaskLogLine_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seq":
+			out.Values[i] = ec._TaskLogLine_seq(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stream":
+			out.Values[i] = ec._TaskLogLine_stream(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "chunk":
+			out.Values[i] = ec._TaskLogLine_chunk(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "percent":
+			out.Values[i] = ec._TaskLogLine_percent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lagged":
+			out.Values[i] = ec._TaskLogLine_lagged(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14329,6 +14894,16 @@ func (ec *executionContext) marshalNJobState2githubᚗcomᚋcooprhqᚋcooprᚋgr
 	return v
 }
 
+func (ec *executionContext) unmarshalNLogStream2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLogStream(ctx context.Context, v any) (model.LogStream, error) {
+	var res model.LogStream
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLogStream2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLogStream(ctx context.Context, sel ast.SelectionSet, v model.LogStream) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNNewAPIToken2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNewAPIToken(ctx context.Context, sel ast.SelectionSet, v *model.NewAPIToken) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "NewAPIToken!")
@@ -14452,6 +15027,11 @@ func (ec *executionContext) marshalNPrincipal2ᚖgithubᚗcomᚋcooprhqᚋcoopr�
 		return graphql.Null
 	}
 	return ec._Principal(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNProgressInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐProgressInput(ctx context.Context, v any) (model.ProgressInput, error) {
+	res, err := ec.unmarshalInputProgressInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNPutEntityResult2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPutEntityResult(ctx context.Context, sel ast.SelectionSet, v *model.PutEntityResult) graphql.Marshaler {
@@ -14598,6 +15178,14 @@ func (ec *executionContext) marshalNTaskCounts2ᚖgithubᚗcomᚋcooprhqᚋcoopr
 		return graphql.Null
 	}
 	return ec._TaskCounts(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTaskLogLine2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskLogLine(ctx context.Context, sel ast.SelectionSet, v *model.TaskLogLine) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TaskLogLine!")
+		return graphql.Null
+	}
+	return ec._TaskLogLine(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTaskResultInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskResultInput(ctx context.Context, v any) (*model.TaskResultInput, error) {
@@ -14952,6 +15540,23 @@ func (ec *executionContext) unmarshalODriverInput2ᚕᚖgithubᚗcomᚋcooprhq�
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel ast.SelectionSet, v *float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalFloatContext(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -537,6 +537,11 @@ func (r *mutationResolver) FinishTask(ctx context.Context, input model.FinishInp
 	return r.finishTask(ctx, input)
 }
 
+// ReportProgress is the resolver for the reportProgress field.
+func (r *mutationResolver) ReportProgress(ctx context.Context, input model.ProgressInput) (bool, error) {
+	return r.reportProgress(ctx, input)
+}
+
 // Services is the resolver for the services field.
 func (r *nodeResolver) Services(ctx context.Context, obj *control.Node) ([]string, error) {
 	return obj.Services, nil
@@ -740,6 +745,15 @@ func (r *subscriptionResolver) JobProgress(ctx context.Context, jobID string) (<
 		return nil, err
 	}
 	return r.jobProgress(ctx, p, jobID)
+}
+
+// TaskLog is the resolver for the taskLog field.
+func (r *subscriptionResolver) TaskLog(ctx context.Context, taskID string) (<-chan *model.TaskLogLine, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.taskLog(ctx, p, taskID)
 }
 
 // NodeID is the resolver for the nodeId field.

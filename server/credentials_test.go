@@ -73,7 +73,9 @@ func TestSensitiveProviderFields(t *testing.T) {
 	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 1}) { id } }`, nil, &struct{}{})
 	var got struct {
 		ClaimTask *struct {
-			Payload struct {
+			TaskID, ClaimToken string
+			Attempt            int
+			Payload            struct {
 				Provider struct {
 					Name        string
 					Provisioner map[string]any
@@ -83,8 +85,9 @@ func TestSensitiveProviderFields(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for got.ClaimTask == nil && time.Now().Before(deadline) {
-		s.Must(agent, claimQuery, map[string]any{"in": map[string]any{"agentId": "a", "incarnation": "1", "tenantId": w.tenantID,
-			"slot": 0, "waitSeconds": 2}}, &got)
+		s.Must(agent, `mutation($in: ClaimInput!) { claimTask(input: $in) { taskId attempt claimToken payload } }`,
+			map[string]any{"in": map[string]any{"agentId": "a", "incarnation": "1", "tenantId": w.tenantID,
+				"slot": 0, "waitSeconds": 2}}, &got)
 	}
 	if got.ClaimTask == nil {
 		t.Fatal("no task claimed")
@@ -93,6 +96,51 @@ func TestSensitiveProviderFields(t *testing.T) {
 	if pv.Name != "rackspace" || pv.Provisioner["token"] != secret || pv.Provisioner["region"] != "eu" ||
 		pv.Provisioner["endpoint"] != "https://vc.example" || pv.Provisioner["bogus"] != nil {
 		t.Errorf("payload provider %+v", pv)
+	}
+
+	// Task output reaches watchers with the secret scrubbed.
+	task := got.ClaimTask
+	logs, err := s.Subscribe(w.alice, `subscription($id: ID!) { taskLog(taskId: $id) { seq stream chunk } }`, map[string]any{"id": task.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	var line struct {
+		TaskLog struct {
+			Seq           int
+			Stream, Chunk string
+		}
+	}
+	// Nothing acknowledges a subscription: report until a line arrives.
+	// (A read that times out closes the websocket, so one read waits.)
+	arrived := make(chan error, 1)
+	go func() {
+		r, _, err := logs.Next(15 * time.Second)
+		if err == nil {
+			err = r.Decode(&line)
+		}
+		arrived <- err
+	}()
+	for seq := 1; ; seq++ {
+		s.Must(agent, `mutation($in: ProgressInput!) { reportProgress(input: $in) }`, map[string]any{"in": map[string]any{
+			"taskId": task.TaskID, "attempt": task.Attempt, "claimToken": task.ClaimToken, "seq": seq, "stream": "STDOUT",
+			"chunk": "logging in with " + secret + " ... ok"}}, &struct{}{})
+		select {
+		case err := <-arrived:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(100 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	if line.TaskLog.Chunk != "logging in with [redacted] ... ok" || line.TaskLog.Stream != "STDOUT" {
+		t.Errorf("log line %+v", line.TaskLog)
+	}
+	if r := s.Do(agent, `mutation($in: ProgressInput!) { reportProgress(input: $in) }`, map[string]any{"in": map[string]any{
+		"taskId": task.TaskID, "attempt": task.Attempt, "claimToken": "00", "seq": 99, "stream": "STDOUT", "chunk": "x"}}); r.Code() != "STALE_CLAIM" {
+		t.Errorf("progress under a wrong token: %+v", r.Errors)
 	}
 
 	// Entering TERMINATED wipes it.

@@ -231,6 +231,17 @@ type Principal struct {
 	Superadmin bool   `json:"superadmin"`
 }
 
+type ProgressInput struct {
+	TaskID     string `json:"taskId"`
+	Attempt    int    `json:"attempt"`
+	ClaimToken string `json:"claimToken"`
+	// Increases with every report of the attempt.
+	Seq     int       `json:"seq"`
+	Stream  LogStream `json:"stream"`
+	Chunk   string    `json:"chunk"`
+	Percent *float64  `json:"percent,omitempty"`
+}
+
 type PutEntityResult struct {
 	Entity   *CatalogEntity `json:"entity"`
 	Warnings []*Issue       `json:"warnings"`
@@ -266,6 +277,17 @@ type TaskCounts struct {
 	Complete     int `json:"complete"`
 	Failed       int `json:"failed"`
 	Dropped      int `json:"dropped"`
+}
+
+type TaskLogLine struct {
+	TaskID  string    `json:"taskId"`
+	Attempt int       `json:"attempt"`
+	Seq     int       `json:"seq"`
+	Stream  LogStream `json:"stream"`
+	Chunk   string    `json:"chunk"`
+	Percent *float64  `json:"percent,omitempty"`
+	// True when lines were dropped before this one because this subscriber fell behind.
+	Lagged bool `json:"lagged"`
 }
 
 type TaskResultInput struct {
@@ -663,6 +685,63 @@ func (e *JobState) UnmarshalJSON(b []byte) error {
 }
 
 func (e JobState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type LogStream string
+
+const (
+	LogStreamStdout LogStream = "STDOUT"
+	LogStreamStderr LogStream = "STDERR"
+	LogStreamStatus LogStream = "STATUS"
+)
+
+var AllLogStream = []LogStream{
+	LogStreamStdout,
+	LogStreamStderr,
+	LogStreamStatus,
+}
+
+func (e LogStream) IsValid() bool {
+	switch e {
+	case LogStreamStdout, LogStreamStderr, LogStreamStatus:
+		return true
+	}
+	return false
+}
+
+func (e LogStream) String() string {
+	return string(e)
+}
+
+func (e *LogStream) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = LogStream(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid LogStream", str)
+	}
+	return nil
+}
+
+func (e LogStream) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *LogStream) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e LogStream) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -307,3 +307,36 @@ func (s *Service) Control(ctx context.Context, p store.Principal, jobID string, 
 	}
 	return s.Job(ctx, p, jobID)
 }
+
+// TaskCluster returns the cluster of a task the caller may see.
+func (s *Service) TaskCluster(ctx context.Context, p store.Principal, taskID string) (string, error) {
+	owner := p.User
+	if p.Admin() {
+		owner = ""
+	}
+	var cluster string
+	err := s.db.GetContext(ctx, &cluster, `SELECT c.id FROM tasks t JOIN jobs j ON j.id = t.job_id JOIN clusters c ON c.id = j.cluster_id
+		WHERE c.tenant_id = $1 AND ($2 = '' OR c.owner = $2) AND t.id = $3`, p.TenantID, owner, taskID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("task %s: %w", taskID, ErrNotFound)
+	}
+	return cluster, err
+}
+
+// SecretValues lists every secret value of a cluster, to scrub from task
+// output.
+func (s *Service) SecretValues(ctx context.Context, clusterID string) ([]string, error) {
+	all, err := s.creds.Get(ctx, s.db, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ns := range all {
+		for _, v := range ns {
+			if str, ok := v.(string); ok && len(str) >= 4 {
+				out = append(out, str)
+			}
+		}
+	}
+	return out, nil
+}

@@ -640,3 +640,19 @@ func (e *Engine) control(ctx context.Context, jobID string, from []string, to, m
 	e.notify(note{job: jobID, reload: true})
 	return nil
 }
+
+// CheckClaim reports whether a claim is current: the attempt IN_PROGRESS
+// under token. It returns the task's cluster.
+func (e *Engine) CheckClaim(ctx context.Context, taskID string, attempt int, token string) (string, error) {
+	tok, err := hex.DecodeString(token)
+	if err != nil || len(tok) == 0 {
+		return "", ErrStaleClaim
+	}
+	var cluster string
+	err = e.db.GetContext(ctx, &cluster, `SELECT j.cluster_id FROM tasks t JOIN jobs j ON j.id = t.job_id
+		WHERE t.id = $1 AND t.attempt = $2 AND t.claim_token = $3 AND t.state = 'IN_PROGRESS'`, taskID, attempt, tok)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrStaleClaim
+	}
+	return cluster, err
+}

@@ -23,6 +23,7 @@ type Hub struct {
 	byCluster map[string]map[*Sub]struct{}
 	byJob     map[string]map[*Sub]struct{}
 	all       map[*Sub]struct{} // subscribers of every event (the engine)
+	logs      map[string]map[*LogSub]struct{}
 
 	// Published counts events handed to subscribers; Dropped those lost to
 	// full buffers.
@@ -44,7 +45,8 @@ func (s *Sub) Lagged() bool { return s.lagged.Swap(false) }
 // NewHub returns a hub for the channel of prefix; Run starts it.
 func NewHub(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Hub {
 	return &Hub{rdb: rdb, channel: Channel(prefix), log: log, ready: make(chan struct{}),
-		byCluster: map[string]map[*Sub]struct{}{}, byJob: map[string]map[*Sub]struct{}{}, all: map[*Sub]struct{}{}}
+		byCluster: map[string]map[*Sub]struct{}{}, byJob: map[string]map[*Sub]struct{}{}, all: map[*Sub]struct{}{},
+		logs: map[string]map[*LogSub]struct{}{}}
 }
 
 // Ready is closed once the hub listens: events published after that reach
@@ -53,7 +55,7 @@ func (h *Hub) Ready() <-chan struct{} { return h.ready }
 
 // Run listens until ctx ends.
 func (h *Hub) Run(ctx context.Context) error {
-	ps := h.rdb.Subscribe(ctx, h.channel)
+	ps := h.rdb.Subscribe(ctx, h.channel, h.channel+":logs")
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -70,6 +72,13 @@ func (h *Hub) Run(ctx context.Context) error {
 		case m, ok := <-ch:
 			if !ok {
 				return nil
+			}
+			if m.Channel != h.channel {
+				var l LogLine
+				if err := json.Unmarshal([]byte(m.Payload), &l); err == nil {
+					h.dispatchLog(l)
+				}
+				continue
 			}
 			var ev Event
 			if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
@@ -148,5 +157,68 @@ func (h *Hub) Unsubscribe(s *Sub) {
 	delete(m[s.key], s)
 	if len(m[s.key]) == 0 {
 		delete(m, s.key)
+	}
+}
+
+// LogLine is a chunk of a running task's output.
+type LogLine struct {
+	Task    string  `json:"task"`
+	Attempt int     `json:"attempt"`
+	Seq     int     `json:"seq"`
+	Stream  string  `json:"stream"` // stdout, stderr or status
+	Chunk   string  `json:"chunk"`
+	Percent float64 `json:"percent,omitempty"`
+}
+
+// LogSub is a subscription to one task's output.
+type LogSub struct {
+	C      chan LogLine
+	lagged atomic.Bool
+	task   string
+}
+
+// Lagged reports, and clears, whether lines were dropped.
+func (s *LogSub) Lagged() bool { return s.lagged.Swap(false) }
+
+// PublishLog sends a line to every server's subscribers of the task.
+func (h *Hub) PublishLog(ctx context.Context, l LogLine) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	return h.rdb.Publish(ctx, h.channel+":logs", b).Err()
+}
+
+// SubscribeLog subscribes to a task's output.
+func (h *Hub) SubscribeLog(task string, buffer int) *LogSub {
+	s := &LogSub{C: make(chan LogLine, buffer), task: task}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.logs[task] == nil {
+		h.logs[task] = map[*LogSub]struct{}{}
+	}
+	h.logs[task][s] = struct{}{}
+	return s
+}
+
+// UnsubscribeLog ends a log subscription.
+func (h *Hub) UnsubscribeLog(s *LogSub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.logs[s.task], s)
+	if len(h.logs[s.task]) == 0 {
+		delete(h.logs, s.task)
+	}
+}
+
+func (h *Hub) dispatchLog(l LogLine) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.logs[l.Task] {
+		select {
+		case s.C <- l:
+		default:
+			s.lagged.Store(true)
+		}
 	}
 }
