@@ -13,7 +13,7 @@ func newCatalogCmd() *cobra.Command {
 		Use:   "catalog",
 		Short: "Validate, import and export catalogs in Coopr's JSON layout",
 	}
-	cmd.AddCommand(newCatalogValidateCmd())
+	cmd.AddCommand(newCatalogValidateCmd(), newCatalogBundleCmd())
 	addDatabaseCatalogCmds(cmd)
 	return cmd
 }
@@ -57,4 +57,28 @@ and JSON path. It exits 1 when there is an error (or, with --strict, a warning).
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
 	return cmd
+}
+
+func newCatalogBundleCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "bundle DIR|FILE",
+		Short: "Print a catalog as one JSON document, as importCatalog takes it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, issues, err := catalog.LoadPath(args[0])
+			if err != nil {
+				return err
+			}
+			if issues.HasErrors() {
+				printIssues(cmd.ErrOrStderr(), issues, c)
+				return exitCode(1)
+			}
+			b, err := c.Bundle()
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(append(b, '\n'))
+			return err
+		},
+	}
 }

@@ -8,16 +8,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"testing"
 	"time"
 
+	"github.com/cooprhq/coopr/client"
 	"github.com/cooprhq/coopr/queue/queuetest"
 	"github.com/cooprhq/coopr/server"
 	"github.com/cooprhq/coopr/store"
@@ -113,37 +110,11 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Error is one GraphQL error as a client sees it.
-type Error struct {
-	Message    string         `json:"message"`
-	Path       []any          `json:"path"`
-	Extensions map[string]any `json:"extensions"`
-}
-
-// Code is the error's extensions.code.
-func (e Error) Code() string { s, _ := e.Extensions["code"].(string); return s }
-
-// Response is a GraphQL response.
-type Response struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []Error         `json:"errors"`
-}
-
-// Code is the first error's code, "" without errors.
-func (r *Response) Code() string {
-	if len(r.Errors) == 0 {
-		return ""
-	}
-	return r.Errors[0].Code()
-}
-
-// Decode unmarshals data into v.
-func (r *Response) Decode(v any) error {
-	if len(r.Errors) > 0 {
-		return fmt.Errorf("graphql errors: %+v", r.Errors)
-	}
-	return json.Unmarshal(r.Data, v)
-}
+// Error and Response are the client's.
+type (
+	Error    = client.Error
+	Response = client.Response
+)
 
 // Do posts a GraphQL request with token ("" for none) over HTTP.
 func (s *Server) Do(token, query string, vars map[string]any) *Response {
@@ -157,35 +128,7 @@ func (s *Server) Do(token, query string, vars map[string]any) *Response {
 
 // Request is Do returning transport errors instead of failing the test.
 func (s *Server) Request(token, query string, vars map[string]any) (*Response, error) {
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	var out Response
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("HTTP %d, not GraphQL: %s", resp.StatusCode, data)
-	}
-	if out.Data == nil && out.Errors == nil {
-		return nil, errors.New("empty GraphQL response")
-	}
-	return &out, nil
+	return (&client.Client{URL: s.URL, Token: token}).Do(context.Background(), query, vars)
 }
 
 // Must is Do that fails the test on any GraphQL error and decodes data into v.
