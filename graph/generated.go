@@ -304,6 +304,7 @@ type ComplexityRoot struct {
 	Task struct {
 		Action      func(childComplexity int) int
 		Attempt     func(childComplexity int) int
+		Attempts    func(childComplexity int) int
 		Failures    func(childComplexity int) int
 		Hostname    func(childComplexity int) int
 		ID          func(childComplexity int) int
@@ -322,6 +323,18 @@ type ComplexityRoot struct {
 		Payload        func(childComplexity int) int
 		TaskID         func(childComplexity int) int
 		TimeoutAt      func(childComplexity int) int
+	}
+
+	TaskAttempt struct {
+		Agent      func(childComplexity int) int
+		Attempt    func(childComplexity int) int
+		ClaimedAt  func(childComplexity int) int
+		FinishedAt func(childComplexity int) int
+		Message    func(childComplexity int) int
+		Retryable  func(childComplexity int) int
+		Status     func(childComplexity int) int
+		StderrTail func(childComplexity int) int
+		StdoutTail func(childComplexity int) int
 	}
 
 	TaskCounts struct {
@@ -449,6 +462,8 @@ type TaskResolver interface {
 	Hostname(ctx context.Context, obj *control.Task) (*string, error)
 
 	State(ctx context.Context, obj *control.Task) (model.TaskState, error)
+
+	Attempts(ctx context.Context, obj *control.Task) ([]*control.Attempt, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1740,6 +1755,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.Attempt(childComplexity), true
+	case "Task.attempts":
+		if e.ComplexityRoot.Task.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Attempts(childComplexity), true
 	case "Task.failures":
 		if e.ComplexityRoot.Task.Failures == nil {
 			break
@@ -1831,6 +1852,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskAssignment.TimeoutAt(childComplexity), true
+
+	case "TaskAttempt.agent":
+		if e.ComplexityRoot.TaskAttempt.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAttempt.Agent(childComplexity), true
+	case "TaskAttempt.attempt":
+		if e.ComplexityRoot.TaskAttempt.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAttempt.Attempt(childComplexity), true
+	case "TaskAttempt.claimedAt":
+		if e.ComplexityRoot.TaskAttempt.ClaimedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAttempt.ClaimedAt(childComplexity), true
+	case "TaskAttempt.finishedAt":
+		if e.ComplexityRoot.TaskAttempt.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAttempt.FinishedAt(childComplexity), true
+	case "TaskAttempt.message":
+		if e.ComplexityRoot.TaskAttempt.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAttempt.Message(childComplexity), true
+	case "TaskAttempt.retryable":
+		if e.ComplexityRoot.TaskAttempt.Retryable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAttempt.Retryable(childComplexity), true
+	case "TaskAttempt.status":
+		if e.ComplexityRoot.TaskAttempt.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAttempt.Status(childComplexity), true
+	case "TaskAttempt.stderrTail":
+		if e.ComplexityRoot.TaskAttempt.StderrTail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAttempt.StderrTail(childComplexity), true
+	case "TaskAttempt.stdoutTail":
+		if e.ComplexityRoot.TaskAttempt.StdoutTail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAttempt.StdoutTail(childComplexity), true
 
 	case "TaskCounts.complete":
 		if e.ComplexityRoot.TaskCounts.Complete == nil {
@@ -2426,6 +2502,23 @@ type Task {
   failures: Int!
   maxAttempts: Int!
   message: String!
+  "Every attempt, first to last, with timings and output tails."
+  attempts: [TaskAttempt!]!
+}
+
+type TaskAttempt {
+  attempt: Int!
+  agent: String!
+  claimedAt: Time!
+  "Null while running."
+  finishedAt: Time
+  "0 success; null while running."
+  status: Int
+  message: String!
+  retryable: Boolean
+  "The last 2,048 characters."
+  stdoutTail: String!
+  stderrTail: String!
 }
 
 type ClusterPreview {
@@ -3161,6 +3254,8 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_maxAttempts(ctx, field)
 	case "message":
 		return ec.fieldContext_Task_message(ctx, field)
+	case "attempts":
+		return ec.fieldContext_Task_attempts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
 }
@@ -3181,6 +3276,30 @@ func (ec *executionContext) childFields_TaskAssignment(ctx context.Context, fiel
 		return ec.fieldContext_TaskAssignment_payload(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskAssignment", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "attempt":
+		return ec.fieldContext_TaskAttempt_attempt(ctx, field)
+	case "agent":
+		return ec.fieldContext_TaskAttempt_agent(ctx, field)
+	case "claimedAt":
+		return ec.fieldContext_TaskAttempt_claimedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_TaskAttempt_finishedAt(ctx, field)
+	case "status":
+		return ec.fieldContext_TaskAttempt_status(ctx, field)
+	case "message":
+		return ec.fieldContext_TaskAttempt_message(ctx, field)
+	case "retryable":
+		return ec.fieldContext_TaskAttempt_retryable(ctx, field)
+	case "stdoutTail":
+		return ec.fieldContext_TaskAttempt_stdoutTail(ctx, field)
+	case "stderrTail":
+		return ec.fieldContext_TaskAttempt_stderrTail(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskAttempt", field.Name)
 }
 
 func (ec *executionContext) childFields_TaskCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9418,6 +9537,38 @@ func (ec *executionContext) fieldContext_Task_message(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
 }
 
+func (ec *executionContext) _Task_attempts(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Task().Attempts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*control.Attempt) graphql.Marshaler {
+			return ec.marshalNTaskAttempt2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐAttemptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Task",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAttempt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TaskAssignment_taskId(ctx context.Context, field graphql.CollectedField, obj *model.TaskAssignment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9554,6 +9705,213 @@ func (ec *executionContext) _TaskAssignment_payload(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_TaskAssignment_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaskAssignment", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _TaskAttempt_attempt(ctx context.Context, field graphql.CollectedField, obj *control.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAttempt_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAttempt_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAttempt", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskAttempt_agent(ctx context.Context, field graphql.CollectedField, obj *control.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAttempt_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAttempt_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAttempt", field, false, false, "String")
+}
+
+func (ec *executionContext) _TaskAttempt_claimedAt(ctx context.Context, field graphql.CollectedField, obj *control.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAttempt_claimedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClaimedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAttempt_claimedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAttempt", field, false, false, "Time")
+}
+
+func (ec *executionContext) _TaskAttempt_finishedAt(ctx context.Context, field graphql.CollectedField, obj *control.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAttempt_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAttempt_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAttempt", field, false, false, "Time")
+}
+
+func (ec *executionContext) _TaskAttempt_status(ctx context.Context, field graphql.CollectedField, obj *control.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAttempt_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAttempt_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAttempt", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskAttempt_message(ctx context.Context, field graphql.CollectedField, obj *control.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAttempt_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAttempt_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAttempt", field, false, false, "String")
+}
+
+func (ec *executionContext) _TaskAttempt_retryable(ctx context.Context, field graphql.CollectedField, obj *control.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAttempt_retryable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Retryable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAttempt_retryable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAttempt", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _TaskAttempt_stdoutTail(ctx context.Context, field graphql.CollectedField, obj *control.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAttempt_stdoutTail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StdoutTail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAttempt_stdoutTail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAttempt", field, false, false, "String")
+}
+
+func (ec *executionContext) _TaskAttempt_stderrTail(ctx context.Context, field graphql.CollectedField, obj *control.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAttempt_stderrTail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StderrTail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAttempt_stderrTail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAttempt", field, false, false, "String")
 }
 
 func (ec *executionContext) _TaskCounts_total(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
@@ -13807,6 +14165,12 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "attempts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Task_attempts(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13862,6 +14226,79 @@ func (ec *executionContext) _TaskAssignment(ctx context.Context, sel ast.Selecti
 			}
 		case "payload":
 			out.Values[i] = ec._TaskAssignment_payload(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var taskAttemptImplementors = []string{"TaskAttempt"}
+
+func (ec *executionContext) _TaskAttempt(ctx context.Context, sel ast.SelectionSet, obj *control.Attempt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskAttemptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskAttempt")
+		case "attempt":
+			out.Values[i] = ec._TaskAttempt_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "agent":
+			out.Values[i] = ec._TaskAttempt_agent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claimedAt":
+			out.Values[i] = ec._TaskAttempt_claimedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._TaskAttempt_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._TaskAttempt_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._TaskAttempt_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retryable":
+			out.Values[i] = ec._TaskAttempt_retryable(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "stdoutTail":
+			out.Values[i] = ec._TaskAttempt_stdoutTail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stderrTail":
+			out.Values[i] = ec._TaskAttempt_stderrTail(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15170,6 +15607,30 @@ func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋser
 		return graphql.Null
 	}
 	return ec._Task(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTaskAttempt2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Attempt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTaskAttempt2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTaskAttempt2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐAttempt(ctx context.Context, sel ast.SelectionSet, v *control.Attempt) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TaskAttempt!")
+		return graphql.Null
+	}
+	return ec._TaskAttempt(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTaskCounts2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskCounts(ctx context.Context, sel ast.SelectionSet, v *model.TaskCounts) graphql.Marshaler {

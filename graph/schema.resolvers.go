@@ -774,6 +774,19 @@ func (r *taskResolver) State(ctx context.Context, obj *control.Task) (model.Task
 	return model.TaskState(obj.State), nil
 }
 
+// Attempts is the resolver for the attempts field.
+func (r *taskResolver) Attempts(ctx context.Context, obj *control.Task) ([]*control.Attempt, error) {
+	as, err := r.Control.Attempts(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*control.Attempt, len(as))
+	for i := range as {
+		out[i] = &as[i]
+	}
+	return out, nil
+}
+
 // Agent returns AgentResolver implementation.
 func (r *Resolver) Agent() AgentResolver { return &agentResolver{r} }
 

@@ -125,6 +125,26 @@ func TestAgentAPI(t *testing.T) {
 	if c.Cluster.Status != "ACTIVE" || !sawService {
 		t.Fatalf("cluster %s (saw a php task: %v)", c.Cluster.Status, sawService)
 	}
+	var tk struct {
+		Job struct {
+			Tasks []struct {
+				Attempts []struct {
+					Attempt    int
+					Agent      string
+					FinishedAt *time.Time
+					Status     *int
+				}
+			}
+		}
+	}
+	s.Must(w.alice, `query($id: ID!) { job(id: $id) { tasks { attempts { attempt agent finishedAt status } } } }`,
+		map[string]any{"id": id + "-001"}, &tk)
+	for i, task := range tk.Job.Tasks {
+		if len(task.Attempts) != 1 || task.Attempts[0].Agent != "agent-1" || task.Attempts[0].FinishedAt == nil ||
+			task.Attempts[0].Status == nil || *task.Attempts[0].Status != 0 {
+			t.Errorf("task %d attempts %+v", i, task.Attempts)
+		}
+	}
 	r := s.Do(agent, finishQuery, map[string]any{"in": map[string]any{"taskId": last.TaskID, "attempt": last.Attempt,
 		"claimToken": last.ClaimToken, "result": map[string]any{"status": 0}}})
 	if r.Code() != "STALE_CLAIM" {

@@ -340,3 +340,24 @@ func (s *Service) SecretValues(ctx context.Context, clusterID string) ([]string,
 	}
 	return out, nil
 }
+
+// Attempt is one attempt of a task.
+type Attempt struct {
+	Attempt    int        `db:"attempt"`
+	Agent      string     `db:"agent_id"`
+	ClaimedAt  time.Time  `db:"claimed_at"`
+	FinishedAt *time.Time `db:"finished_at"`
+	Status     *int       `db:"status"`
+	Message    string     `db:"message"`
+	Retryable  *bool      `db:"retryable"`
+	StdoutTail string     `db:"stdout_tail"`
+	StderrTail string     `db:"stderr_tail"`
+}
+
+// Attempts lists a task's attempts, first to last.
+func (s *Service) Attempts(ctx context.Context, taskID string) ([]Attempt, error) {
+	var as []Attempt
+	err := s.db.SelectContext(ctx, &as, `SELECT attempt, agent_id, claimed_at, finished_at, status, message, retryable,
+		stdout_tail, stderr_tail FROM task_attempts WHERE task_id = $1 ORDER BY attempt`, taskID)
+	return as, err
+}
