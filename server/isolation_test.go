@@ -16,7 +16,9 @@ func TestIsolation(t *testing.T) {
 	id := w.create(t, w.alice, 3)
 	w.run(t, w.alice, id, "ACTIVE")
 	job := id + "-001"
-	var tasks struct{ Job struct{ Tasks []struct{ ID string } } }
+	var tasks struct {
+		Job struct{ Tasks []struct{ ID string } }
+	}
 	s.Must(w.alice, `query($id: ID!) { job(id: $id) { tasks { id } } }`, map[string]any{"id": job}, &tasks)
 	task := tasks.Job.Tasks[0].ID
 	vars := map[string]any{"c": id, "j": job, "t": task}

@@ -31,7 +31,9 @@ func TestAPIScript(t *testing.T) {
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	s.Must(s.Super, `mutation { createTenant(input: {name: "demo"}) { id } }`, nil, &struct{}{})
 	s.Must(s.Super, `mutation { createAPIToken(input: {name: "script", tenant: "demo"}) { secret } }`, nil, &tok)
-	var me struct{ Me struct{ Tenant struct{ ID string } } }
+	var me struct {
+		Me struct{ Tenant struct{ ID string } }
+	}
 	s.Must(tok.CreateAPIToken.Secret, `{ me { tenant { id } } }`, nil, &me)
 
 	bin := filepath.Join(t.TempDir(), "coopr")
