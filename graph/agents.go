@@ -80,6 +80,10 @@ func (r *Resolver) registerAgent(ctx context.Context, in model.AgentRegistration
 	if err := r.Fleet.Register(ctx, reg); err != nil {
 		return nil, err
 	}
+	// A new process holds none of the claims of the one before.
+	if _, err := r.Engine.Abandon(ctx, in.AgentID, nil, 0); err != nil {
+		return nil, err
+	}
 	return r.setup(ctx, in.AgentID, nil)
 }
 
@@ -96,6 +100,13 @@ func (r *Resolver) agentHeartbeat(ctx context.Context, in model.AgentHeartbeatIn
 	}
 	cancel, err := r.Engine.Heartbeat(ctx, in.AgentID, claims)
 	if err != nil {
+		return nil, err
+	}
+	keep := make([]string, len(claims))
+	for i, c := range claims {
+		keep[i] = c.TaskID
+	}
+	if _, err := r.Engine.Abandon(ctx, in.AgentID, keep, fleet.HeartbeatInterval); err != nil {
 		return nil, err
 	}
 	return r.setup(ctx, in.AgentID, cancel)

@@ -165,3 +165,49 @@ func TestChangedStartsUnknownJob(t *testing.T) {
 	h.agent("a1", 2, succeed)
 	h.waitStatus("ACTIVE", 10*time.Second)
 }
+
+// Claims an agent no longer lists (or a new incarnation's) are failed and
+// retried; those it lists, or that are younger than the grace, stay.
+func TestAbandon(t *testing.T) {
+	h := newHarness(t, Config{LeaseTTL: time.Minute, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond})
+	h.submit(planner.StartServices, independent(h.nodes(3)), startOnly())
+	ctx := context.Background()
+	var held []*Assignment
+	for range 3 {
+		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
+		must(t, err)
+		if a == nil {
+			t.Fatal("no task")
+		}
+		held = append(held, a)
+	}
+	n, err := h.engine().Abandon(ctx, "a", []string{held[0].TaskID}, time.Hour)
+	must(t, err)
+	if n != 0 {
+		t.Errorf("abandoned %d claims younger than the grace", n)
+	}
+	n, err = h.engine().Abandon(ctx, "a", []string{held[0].TaskID}, 0)
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("abandoned %d, want the 2 unlisted claims", n)
+	}
+	if err := h.engine().Finish(ctx, held[1].TaskID, held[1].Attempt, held[1].ClaimToken, Result{}); !errors.Is(err, ErrStaleClaim) {
+		t.Errorf("finish of an abandoned claim: %v, want ErrStaleClaim", err)
+	}
+	must(t, h.engine().Finish(ctx, held[0].TaskID, held[0].Attempt, held[0].ClaimToken, Result{}))
+	// The abandoned tasks come back under a new attempt.
+	got := map[string]int{}
+	for len(got) < 2 {
+		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "b", Wait: 5 * time.Second})
+		must(t, err)
+		if a == nil {
+			t.Fatalf("retries not queued; got %v", got)
+		}
+		got[a.TaskID] = a.Attempt
+	}
+	for _, a := range held[1:] {
+		if got[a.TaskID] != a.Attempt+1 {
+			t.Errorf("task %s retried as attempt %d, want %d", a.TaskID, got[a.TaskID], a.Attempt+1)
+		}
+	}
+}
