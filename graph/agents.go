@@ -84,6 +84,7 @@ func (r *Resolver) registerAgent(ctx context.Context, in model.AgentRegistration
 	if _, err := r.Engine.Abandon(ctx, in.AgentID, nil, 0); err != nil {
 		return nil, err
 	}
+	r.agentEvent(ctx, events.AgentEvent{Agent: in.AgentID, Kind: "REGISTERED", Capacity: in.Capacity})
 	return r.setup(ctx, in.AgentID, nil)
 }
 
@@ -109,6 +110,7 @@ func (r *Resolver) agentHeartbeat(ctx context.Context, in model.AgentHeartbeatIn
 	if _, err := r.Engine.Abandon(ctx, in.AgentID, keep, fleet.HeartbeatInterval); err != nil {
 		return nil, err
 	}
+	r.agentEvent(ctx, events.AgentEvent{Agent: in.AgentID, Kind: "HEARTBEAT", Busy: len(claims)})
 	return r.setup(ctx, in.AgentID, cancel)
 }
 
@@ -257,6 +259,58 @@ func (r *Resolver) taskLog(ctx context.Context, p store.Principal, taskID string
 				select {
 				case out <- m:
 				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// agentEvent publishes an agent change; watchers missing one is not worth
+// failing the agent's call.
+func (r *Resolver) agentEvent(ctx context.Context, ev events.AgentEvent) {
+	ev.At = time.Now()
+	if err := r.Hub.PublishAgent(ctx, ev); err != nil {
+		r.Log.Warn("agent event not published", "agent", ev.Agent, "err", err)
+	}
+}
+
+func (r *Resolver) agentEvents(ctx context.Context) (<-chan *model.AgentEvent, error) {
+	if _, err := superadmin(ctx, "watching agents"); err != nil {
+		return nil, err
+	}
+	sub := r.Hub.SubscribeAgents(subscriberBuffer)
+	agents, err := r.Fleet.Agents(ctx)
+	if err != nil {
+		r.Hub.UnsubscribeAgents(sub)
+		return nil, err
+	}
+	out := make(chan *model.AgentEvent)
+	go func() {
+		defer close(out)
+		defer r.Hub.UnsubscribeAgents(sub)
+		send := func(m *model.AgentEvent) bool {
+			select {
+			case out <- m:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for _, a := range agents {
+			if !send(&model.AgentEvent{Kind: model.AgentEventKindSnapshot, AgentID: a.ID, Capacity: a.Capacity,
+				Live: time.Since(a.LastSeen) < 3*fleet.HeartbeatInterval, At: a.LastSeen}) {
+				return
+			}
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-sub.C:
+				if !send(&model.AgentEvent{Kind: model.AgentEventKind(ev.Kind), AgentID: ev.Agent, Capacity: ev.Capacity,
+					Busy: ev.Busy, Live: ev.Kind != "LOST", At: ev.At, Lagged: sub.Lagged()}) {
 					return
 				}
 			}

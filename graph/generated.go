@@ -69,6 +69,16 @@ type ComplexityRoot struct {
 		Version      func(childComplexity int) int
 	}
 
+	AgentEvent struct {
+		AgentID  func(childComplexity int) int
+		At       func(childComplexity int) int
+		Busy     func(childComplexity int) int
+		Capacity func(childComplexity int) int
+		Kind     func(childComplexity int) int
+		Lagged   func(childComplexity int) int
+		Live     func(childComplexity int) int
+	}
+
 	AgentSetup struct {
 		Assignments              func(childComplexity int) int
 		Cancel                   func(childComplexity int) int
@@ -296,6 +306,7 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
+		AgentEvents   func(childComplexity int) int
 		ClusterEvents func(childComplexity int, clusterID string) int
 		JobProgress   func(childComplexity int, jobID string) int
 		TaskLog       func(childComplexity int, taskID string) int
@@ -456,6 +467,7 @@ type SubscriptionResolver interface {
 	ClusterEvents(ctx context.Context, clusterID string) (<-chan *model.ClusterEvent, error)
 	JobProgress(ctx context.Context, jobID string) (<-chan *model.JobProgress, error)
 	TaskLog(ctx context.Context, taskID string) (<-chan *model.TaskLogLine, error)
+	AgentEvents(ctx context.Context) (<-chan *model.AgentEvent, error)
 }
 type TaskResolver interface {
 	NodeID(ctx context.Context, obj *control.Task) (string, error)
@@ -575,6 +587,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Agent.Version(childComplexity), true
+
+	case "AgentEvent.agentId":
+		if e.ComplexityRoot.AgentEvent.AgentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentEvent.AgentID(childComplexity), true
+	case "AgentEvent.at":
+		if e.ComplexityRoot.AgentEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentEvent.At(childComplexity), true
+	case "AgentEvent.busy":
+		if e.ComplexityRoot.AgentEvent.Busy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentEvent.Busy(childComplexity), true
+	case "AgentEvent.capacity":
+		if e.ComplexityRoot.AgentEvent.Capacity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentEvent.Capacity(childComplexity), true
+	case "AgentEvent.kind":
+		if e.ComplexityRoot.AgentEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentEvent.Kind(childComplexity), true
+	case "AgentEvent.lagged":
+		if e.ComplexityRoot.AgentEvent.Lagged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentEvent.Lagged(childComplexity), true
+	case "AgentEvent.live":
+		if e.ComplexityRoot.AgentEvent.Live == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentEvent.Live(childComplexity), true
 
 	case "AgentSetup.assignments":
 		if e.ComplexityRoot.AgentSetup.Assignments == nil {
@@ -1709,6 +1764,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SlotAssignment.TenantID(childComplexity), true
 
+	case "Subscription.agentEvents":
+		if e.ComplexityRoot.Subscription.AgentEvents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.AgentEvents(childComplexity), true
 	case "Subscription.clusterEvents":
 		if e.ComplexityRoot.Subscription.ClusterEvents == nil {
 			break
@@ -2691,6 +2752,27 @@ type Subscription {
   jobProgress(jobId: ID!): JobProgress!
   "A running task's output, line by line as agents report it."
   taskLog(taskId: ID!): TaskLogLine!
+  "Agents coming, beating and going (superadmin): first a SNAPSHOT per registered agent."
+  agentEvents: AgentEvent!
+}
+
+enum AgentEventKind {
+  SNAPSHOT
+  REGISTERED
+  HEARTBEAT
+  "Not heard from for three heartbeat intervals."
+  LOST
+}
+
+type AgentEvent {
+  kind: AgentEventKind!
+  agentId: ID!
+  capacity: Int!
+  "Claims the agent held at its last heartbeat."
+  busy: Int!
+  live: Boolean!
+  at: Time!
+  lagged: Boolean!
 }
 
 enum LogStream {
@@ -2856,6 +2938,26 @@ func (ec *executionContext) childFields_Agent(ctx context.Context, field graphql
 		return ec.fieldContext_Agent_slots(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Agent", field.Name)
+}
+
+func (ec *executionContext) childFields_AgentEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_AgentEvent_kind(ctx, field)
+	case "agentId":
+		return ec.fieldContext_AgentEvent_agentId(ctx, field)
+	case "capacity":
+		return ec.fieldContext_AgentEvent_capacity(ctx, field)
+	case "busy":
+		return ec.fieldContext_AgentEvent_busy(ctx, field)
+	case "live":
+		return ec.fieldContext_AgentEvent_live(ctx, field)
+	case "at":
+		return ec.fieldContext_AgentEvent_at(ctx, field)
+	case "lagged":
+		return ec.fieldContext_AgentEvent_lagged(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AgentEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_AgentSetup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4536,6 +4638,167 @@ func (ec *executionContext) fieldContext_Agent_slots(_ context.Context, field gr
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _AgentEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.AgentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.AgentEventKind) graphql.Marshaler {
+			return ec.marshalNAgentEventKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentEvent", field, false, false, "AgentEventKind")
+}
+
+func (ec *executionContext) _AgentEvent_agentId(ctx context.Context, field graphql.CollectedField, obj *model.AgentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentEvent_agentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentEvent_agentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AgentEvent_capacity(ctx context.Context, field graphql.CollectedField, obj *model.AgentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentEvent_capacity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capacity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentEvent_capacity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AgentEvent_busy(ctx context.Context, field graphql.CollectedField, obj *model.AgentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentEvent_busy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Busy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentEvent_busy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AgentEvent_live(ctx context.Context, field graphql.CollectedField, obj *model.AgentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentEvent_live(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Live, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentEvent_live(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentEvent", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AgentEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.AgentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AgentEvent_lagged(ctx context.Context, field graphql.CollectedField, obj *model.AgentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentEvent_lagged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lagged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentEvent_lagged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentEvent", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _AgentSetup_heartbeatIntervalSeconds(ctx context.Context, field graphql.CollectedField, obj *model.AgentSetup) (ret graphql.Marshaler) {
@@ -9284,6 +9547,38 @@ func (ec *executionContext) fieldContext_Subscription_taskLog(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_agentEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_agentEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().AgentEvents(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AgentEvent) graphql.Marshaler {
+			return ec.marshalNAgentEvent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_agentEvents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Task_id(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12552,6 +12847,69 @@ func (ec *executionContext) _Agent(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var agentEventImplementors = []string{"AgentEvent"}
+
+func (ec *executionContext) _AgentEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AgentEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agentEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AgentEvent")
+		case "kind":
+			out.Values[i] = ec._AgentEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "agentId":
+			out.Values[i] = ec._AgentEvent_agentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capacity":
+			out.Values[i] = ec._AgentEvent_capacity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "busy":
+			out.Values[i] = ec._AgentEvent_busy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "live":
+			out.Values[i] = ec._AgentEvent_live(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._AgentEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lagged":
+			out.Values[i] = ec._AgentEvent_lagged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var agentSetupImplementors = []string{"AgentSetup"}
 
 func (ec *executionContext) _AgentSetup(ctx context.Context, sel ast.SelectionSet, obj *model.AgentSetup) graphql.Marshaler {
@@ -14091,6 +14449,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_jobProgress(ctx, fields[0])
 	case "taskLog":
 		return ec._Subscription_taskLog(ctx, fields[0])
+	case "agentEvents":
+		return ec._Subscription_agentEvents(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -14974,6 +15334,24 @@ func (ec *executionContext) marshalNAgent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋse
 		return graphql.Null
 	}
 	return ec._Agent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAgentEvent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentEvent(ctx context.Context, sel ast.SelectionSet, v *model.AgentEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AgentEvent!")
+		return graphql.Null
+	}
+	return ec._AgentEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAgentEventKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentEventKind(ctx context.Context, v any) (model.AgentEventKind, error) {
+	var res model.AgentEventKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAgentEventKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentEventKind(ctx context.Context, sel ast.SelectionSet, v model.AgentEventKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNAgentHeartbeatInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentHeartbeatInput(ctx context.Context, v any) (model.AgentHeartbeatInput, error) {

@@ -756,6 +756,11 @@ func (r *subscriptionResolver) TaskLog(ctx context.Context, taskID string) (<-ch
 	return r.taskLog(ctx, p, taskID)
 }
 
+// AgentEvents is the resolver for the agentEvents field.
+func (r *subscriptionResolver) AgentEvents(ctx context.Context) (<-chan *model.AgentEvent, error) {
+	return r.agentEvents(ctx)
+}
+
 // NodeID is the resolver for the nodeId field.
 func (r *taskResolver) NodeID(ctx context.Context, obj *control.Task) (string, error) {
 	return obj.NodeID, nil

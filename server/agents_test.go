@@ -151,3 +151,59 @@ func TestAgentAPI(t *testing.T) {
 		t.Errorf("second finish: %+v, want STALE_CLAIM", r.Errors)
 	}
 }
+
+func TestAgentEvents(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agents", kind: AGENT}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	s.Must(agent, `mutation { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 2}) { cancel } }`, nil, &struct{}{})
+	sub, err := s.Subscribe(s.Super, `subscription { agentEvents { kind agentId capacity busy live } }`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	next := func() (ev struct {
+		Kind, AgentID  string
+		Capacity, Busy int
+		Live           bool
+	}) {
+		t.Helper()
+		r, _, err := sub.Next(20 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			AgentEvents struct {
+				Kind, AgentID  string
+				Capacity, Busy int
+				Live           bool
+			}
+		}
+		if err := r.Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out.AgentEvents
+	}
+	if ev := next(); ev.Kind != "SNAPSHOT" || ev.AgentID != "a" || ev.Capacity != 2 || !ev.Live {
+		t.Fatalf("first event %+v", ev)
+	}
+	s.Must(agent, `mutation { agentHeartbeat(input: {agentId: "a", incarnation: "1"}) { cancel } }`, nil, &struct{}{})
+	if ev := next(); ev.Kind != "HEARTBEAT" || ev.AgentID != "a" {
+		t.Errorf("after a heartbeat: %+v", ev)
+	}
+	s.Must(agent, `mutation { registerAgent(input: {agentId: "b", incarnation: "1", capacity: 3}) { cancel } }`, nil, &struct{}{})
+	if ev := next(); ev.Kind != "REGISTERED" || ev.AgentID != "b" || ev.Capacity != 3 {
+		t.Errorf("after a registration: %+v", ev)
+	}
+	if _, err := s.Srv.Store().DB().Exec(`UPDATE agents SET last_seen = now() - interval '1 minute' WHERE id = 'b'`); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); ev.Kind != "LOST" || ev.AgentID != "b" || ev.Live {
+		t.Errorf("after silence: %+v", ev)
+	}
+	if r := s.Do(w.admin, `{ agents { id } }`, nil); r.Code() != "FORBIDDEN" {
+		t.Errorf("tenant admin lists agents: %+v", r.Errors)
+	}
+}

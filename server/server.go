@@ -43,6 +43,7 @@ type Server struct {
 	engine  *engine.Engine
 	relay   *events.Relay
 	control *control.Service
+	fleet   *fleet.Fleet
 	hub     *events.Hub
 	reg     *prometheus.Registry
 	// streams ends long-lived requests (websockets) when shutdown begins;
@@ -93,6 +94,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		log.Warn("no credential key (COOPR_CREDENTIAL_KEY): clusters whose providers need sensitive fields cannot be created")
 	}
 	s.control = control.New(st, s.engine, creds)
+	s.fleet = fleet.New(st.DB())
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
 	s.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coopr_http_request_duration_seconds",
@@ -120,7 +122,7 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // Handler is the whole HTTP surface.
 func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
-		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: fleet.New(s.store.DB()),
+		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet,
 		Streams: s.streams, Log: s.log}}))
 	gql.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 10 * time.Second,
@@ -263,6 +265,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	loop("event hub", s.hub.Run)
 	loop("engine feed", s.feedEngine)
 	loop("lease janitor", s.janitor)
+	loop("agent watch", s.watchAgents)
 	// Serve only once the hub listens, so a subscription made at once
 	// misses nothing.
 	select {
@@ -304,6 +307,30 @@ func (s *Server) janitor(ctx context.Context) error {
 		case <-tick.C:
 			if _, err := s.control.ExpireDue(ctx, s.log); err != nil && ctx.Err() == nil {
 				s.log.Warn("lease janitor", "err", err)
+			}
+		}
+	}
+}
+
+// watchAgents reports agents that went silent.
+func (s *Server) watchAgents(ctx context.Context) error {
+	tick := time.NewTicker(fleet.HeartbeatInterval / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			lost, err := s.fleet.Lost(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("agent watch", "err", err)
+				}
+				continue
+			}
+			for _, id := range lost {
+				s.log.Warn("agent lost: no heartbeat for three intervals", "agent", id)
+				_ = s.hub.PublishAgent(ctx, events.AgentEvent{Agent: id, Kind: "LOST", At: time.Now()})
 			}
 		}
 	}

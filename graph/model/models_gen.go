@@ -34,6 +34,17 @@ type APITokenInput struct {
 	Tenant *string `json:"tenant,omitempty"`
 }
 
+type AgentEvent struct {
+	Kind     AgentEventKind `json:"kind"`
+	AgentID  string         `json:"agentId"`
+	Capacity int            `json:"capacity"`
+	// Claims the agent held at its last heartbeat.
+	Busy   int       `json:"busy"`
+	Live   bool      `json:"live"`
+	At     time.Time `json:"at"`
+	Lagged bool      `json:"lagged"`
+}
+
 type AgentHeartbeatInput struct {
 	AgentID     string `json:"agentId"`
 	Incarnation string `json:"incarnation"`
@@ -371,6 +382,66 @@ func (e *APITokenKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e APITokenKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type AgentEventKind string
+
+const (
+	AgentEventKindSnapshot   AgentEventKind = "SNAPSHOT"
+	AgentEventKindRegistered AgentEventKind = "REGISTERED"
+	AgentEventKindHeartbeat  AgentEventKind = "HEARTBEAT"
+	// Not heard from for three heartbeat intervals.
+	AgentEventKindLost AgentEventKind = "LOST"
+)
+
+var AllAgentEventKind = []AgentEventKind{
+	AgentEventKindSnapshot,
+	AgentEventKindRegistered,
+	AgentEventKindHeartbeat,
+	AgentEventKindLost,
+}
+
+func (e AgentEventKind) IsValid() bool {
+	switch e {
+	case AgentEventKindSnapshot, AgentEventKindRegistered, AgentEventKindHeartbeat, AgentEventKindLost:
+		return true
+	}
+	return false
+}
+
+func (e AgentEventKind) String() string {
+	return string(e)
+}
+
+func (e *AgentEventKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = AgentEventKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid AgentEventKind", str)
+	}
+	return nil
+}
+
+func (e AgentEventKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *AgentEventKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e AgentEventKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

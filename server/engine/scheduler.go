@@ -18,7 +18,12 @@ import (
 // unsettled job, re-publishes queued tasks whose stream entries are gone,
 // and then queues ready tasks, re-queues retries, reaps expired leases and
 // settles finished jobs.
-func (e *Engine) Run(ctx context.Context) error {
+func (e *Engine) Run(ctx context.Context) (err error) {
+	defer func() {
+		if ctx.Err() != nil && err != nil {
+			err = ctx.Err() // whatever failed was cut short by the stop
+		}
+	}()
 	conn, err := e.db.Connx(ctx)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)

@@ -60,7 +60,12 @@ func NewRelay(db *sqlx.DB, dsn string, rdb redis.UniversalClient, prefix string,
 const relayLock = `hashtext(current_schema() || ':coopr-event-relay')`
 
 // Run relays until ctx ends.
-func (r *Relay) Run(ctx context.Context) error {
+func (r *Relay) Run(ctx context.Context) (err error) {
+	defer func() {
+		if ctx.Err() != nil {
+			err = nil // whatever failed was cut short by the shutdown
+		}
+	}()
 	conn, err := r.db.Connx(ctx)
 	if err != nil {
 		return fmt.Errorf("events: %w", err)

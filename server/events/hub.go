@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -24,6 +25,7 @@ type Hub struct {
 	byJob     map[string]map[*Sub]struct{}
 	all       map[*Sub]struct{} // subscribers of every event (the engine)
 	logs      map[string]map[*LogSub]struct{}
+	agents    map[*AgentSub]struct{}
 
 	// Published counts events handed to subscribers; Dropped those lost to
 	// full buffers.
@@ -46,7 +48,7 @@ func (s *Sub) Lagged() bool { return s.lagged.Swap(false) }
 func NewHub(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Hub {
 	return &Hub{rdb: rdb, channel: Channel(prefix), log: log, ready: make(chan struct{}),
 		byCluster: map[string]map[*Sub]struct{}{}, byJob: map[string]map[*Sub]struct{}{}, all: map[*Sub]struct{}{},
-		logs: map[string]map[*LogSub]struct{}{}}
+		logs: map[string]map[*LogSub]struct{}{}, agents: map[*AgentSub]struct{}{}}
 }
 
 // Ready is closed once the hub listens: events published after that reach
@@ -55,7 +57,7 @@ func (h *Hub) Ready() <-chan struct{} { return h.ready }
 
 // Run listens until ctx ends.
 func (h *Hub) Run(ctx context.Context) error {
-	ps := h.rdb.Subscribe(ctx, h.channel, h.channel+":logs")
+	ps := h.rdb.Subscribe(ctx, h.channel, h.channel+":logs", h.channel+":agents")
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -72,6 +74,13 @@ func (h *Hub) Run(ctx context.Context) error {
 		case m, ok := <-ch:
 			if !ok {
 				return nil
+			}
+			if m.Channel == h.channel+":agents" {
+				var a AgentEvent
+				if err := json.Unmarshal([]byte(m.Payload), &a); err == nil {
+					h.dispatchAgent(a)
+				}
+				continue
 			}
 			if m.Channel != h.channel {
 				var l LogLine
@@ -217,6 +226,61 @@ func (h *Hub) dispatchLog(l LogLine) {
 	for s := range h.logs[l.Task] {
 		select {
 		case s.C <- l:
+		default:
+			s.lagged.Store(true)
+		}
+	}
+}
+
+// AgentEvent is a change of an agent: REGISTERED, HEARTBEAT or LOST.
+type AgentEvent struct {
+	Agent    string    `json:"agent"`
+	Kind     string    `json:"kind"`
+	Capacity int       `json:"capacity,omitempty"`
+	Busy     int       `json:"busy"`
+	At       time.Time `json:"at"`
+}
+
+// AgentSub is a subscription to agent events.
+type AgentSub struct {
+	C      chan AgentEvent
+	lagged atomic.Bool
+}
+
+// Lagged reports, and clears, whether events were dropped.
+func (s *AgentSub) Lagged() bool { return s.lagged.Swap(false) }
+
+// PublishAgent sends an agent event to every server's subscribers.
+func (h *Hub) PublishAgent(ctx context.Context, a AgentEvent) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	return h.rdb.Publish(ctx, h.channel+":agents", b).Err()
+}
+
+// SubscribeAgents subscribes to agent events.
+func (h *Hub) SubscribeAgents(buffer int) *AgentSub {
+	s := &AgentSub{C: make(chan AgentEvent, buffer)}
+	h.mu.Lock()
+	h.agents[s] = struct{}{}
+	h.mu.Unlock()
+	return s
+}
+
+// UnsubscribeAgents ends an agent subscription.
+func (h *Hub) UnsubscribeAgents(s *AgentSub) {
+	h.mu.Lock()
+	delete(h.agents, s)
+	h.mu.Unlock()
+}
+
+func (h *Hub) dispatchAgent(a AgentEvent) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.agents {
+		select {
+		case s.C <- a:
 		default:
 			s.lagged.Store(true)
 		}

@@ -79,7 +79,7 @@ func (f *Fleet) Register(ctx context.Context, r Registration) error {
 	_, err = f.db.ExecContext(ctx, `INSERT INTO agents (id, incarnation, version, host, capacity, drivers)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (id) DO UPDATE SET incarnation = excluded.incarnation, version = excluded.version, host = excluded.host,
-			capacity = excluded.capacity, drivers = excluded.drivers, registered_at = now(), last_seen = now()`,
+			capacity = excluded.capacity, drivers = excluded.drivers, registered_at = now(), last_seen = now(), lost = false`,
 		r.AgentID, r.Incarnation, r.Version, r.Host, r.Capacity, drivers)
 	return err
 }
@@ -87,7 +87,7 @@ func (f *Fleet) Register(ctx context.Context, r Registration) error {
 // Touch records a heartbeat; an unknown agent or incarnation is
 // ErrUnknownAgent.
 func (f *Fleet) Touch(ctx context.Context, agentID, incarnation string) error {
-	res, err := f.db.ExecContext(ctx, `UPDATE agents SET last_seen = now() WHERE id = $1 AND incarnation = $2`, agentID, incarnation)
+	res, err := f.db.ExecContext(ctx, `UPDATE agents SET last_seen = now(), lost = false WHERE id = $1 AND incarnation = $2`, agentID, incarnation)
 	if err != nil {
 		return err
 	}
@@ -171,4 +171,14 @@ func (f *Fleet) Assigned(ctx context.Context, agentID, tenantID string, slot int
 		return false, err
 	}
 	return slot >= 0 && slot < all[agentID][tenantID], nil
+}
+
+// Lost marks agents silent for three heartbeat intervals as lost and
+// returns their ids, each once: a lost agent is reported again only after
+// it is heard from and goes silent anew.
+func (f *Fleet) Lost(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := f.db.SelectContext(ctx, &ids, `UPDATE agents SET lost = true
+		WHERE NOT lost AND last_seen <= now() - $1 * interval '1 millisecond' RETURNING id`, liveFor.Milliseconds())
+	return ids, err
 }
