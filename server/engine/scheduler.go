@@ -101,6 +101,7 @@ func (s *scheduler) run(ctx context.Context) error {
 			s.reap(ctx)
 		case <-reconcile.C:
 			s.reconcile(ctx)
+			s.resyncInFlight(ctx)
 			// A dropped note left the scheduler's copy stale: read it anew.
 			if s.dropped.Swap(false) {
 				if err := s.loadAll(ctx); err != nil {
@@ -447,6 +448,51 @@ func (s *scheduler) load(ctx context.Context, id string) error {
 	}
 	s.jobs[id] = newJobState(id, j.Tenant, j.Cluster, j.State, j.Settled, tasks, edges, rollbackOf, after)
 	return nil
+}
+
+// resyncInFlight reloads jobs whose in-flight tasks have moved on in
+// Postgres without the scheduler hearing of it: a finish served by an
+// engine that is not running the scheduler, whose note went nowhere.
+func (s *scheduler) resyncInFlight(ctx context.Context) {
+	var ids []string
+	want := map[string]string{}
+	owner := map[string]string{}
+	for _, js := range s.jobs {
+		if js.inFlight == 0 {
+			continue
+		}
+		for _, t := range js.tasks {
+			if t.inFlight() {
+				ids = append(ids, t.id)
+				want[t.id], owner[t.id] = t.state, js.id
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	var rows []struct {
+		ID    string `db:"id"`
+		State string `db:"state"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, state FROM tasks WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
+		s.logError(ctx, "engine: resync", "err", err)
+		return
+	}
+	stale := map[string]bool{}
+	for _, r := range rows {
+		// QUEUED → IN_PROGRESS is a claim, which sends no note; anything
+		// else means a change was missed.
+		if r.State != want[r.ID] && !(want[r.ID] == Queued && r.State == InProgress) {
+			stale[owner[r.ID]] = true
+		}
+	}
+	for id := range stale {
+		s.log.Info("engine: job changed without a note; reading it again", "job", id)
+		if err := s.load(ctx, id); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			s.logError(ctx, "engine: load job", "job", id, "err", err)
+		}
+	}
 }
 
 // reconcile re-publishes QUEUED attempts that have no stream entry, e.g.
