@@ -99,6 +99,22 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
 	s.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coopr_http_request_duration_seconds",
 		Help: "HTTP request latency by endpoint.", Buckets: prometheus.DefBuckets}, []string{"endpoint"})
+	for _, c := range []struct {
+		name, help string
+		v          func(engine.Stats) int64
+	}{
+		{"coopr_tasks_dispatched_total", "Tasks queued by this server's scheduler.", func(s engine.Stats) int64 { return s.Dispatched }},
+		{"coopr_tasks_claimed_total", "Tasks claimed through this server.", func(s engine.Stats) int64 { return s.Claimed }},
+		{"coopr_tasks_completed_total", "Task attempts finished successfully through this server.", func(s engine.Stats) int64 { return s.Completed }},
+		{"coopr_tasks_failed_total", "Task attempts finished with a failure through this server.", func(s engine.Stats) int64 { return s.Failed }},
+	} {
+		s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
+			func() float64 { return float64(c.v(s.engine.Stats())) }))
+	}
+	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_events_delivered_total",
+		Help: "Changes handed to this server's subscribers."}, func() float64 { return float64(s.hub.Published.Load()) }))
+	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_events_dropped_total",
+		Help: "Changes lost by subscribers that fell behind."}, func() float64 { return float64(s.hub.Dropped.Load()) }))
 	s.reg.MustRegister(s.httpRequests, s.httpDuration, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(st.DB().DB, "coopr"))

@@ -306,6 +306,22 @@ func TestInternalErrorsAreOpaque(t *testing.T) {
 
 func TestGracefulShutdown(t *testing.T) {
 	s := servertest.Start(t)
+	// An open subscription ends cleanly, not with a reset connection.
+	sub, err := s.Subscribe(s.Super, `subscription { agentEvents { kind } }`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ended := make(chan error, 1)
+	go func() {
+		for {
+			_, done, err := sub.Next(30 * time.Second)
+			if done || err != nil {
+				ended <- err
+				return
+			}
+		}
+	}()
 	done := make(chan error, 1)
 	go func() { done <- s.Stop() }()
 	select {
@@ -318,6 +334,15 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if _, err := s.Request(s.Super, `{ me { user } }`, nil); err == nil {
 		t.Error("the server still answers after shutdown")
+	}
+	select {
+	case err := <-ended:
+		if err != nil && !strings.Contains(err.Error(), "StatusGoingAway") && !strings.Contains(err.Error(), "StatusNormalClosure") &&
+			!strings.Contains(err.Error(), "EOF") {
+			t.Logf("subscription ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the subscription outlived the server")
 	}
 }
 

@@ -175,6 +175,7 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 	acks := make([]string, 0, k)
 	for i, en := range entries {
 		if a := got[i]; a != nil {
+			e.stats.claimed.Add(1)
 			taken[i].ch <- claimResult{a: a}
 			acks = append(acks, en.ID)
 			continue

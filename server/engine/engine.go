@@ -104,6 +104,7 @@ type Engine struct {
 	fetchers  map[string]*fetcher // tenant -> its waiting slots
 	finishes  *batcher[finishIn, string]
 	stmts     sync.Map // query -> *sqlx.Stmt
+	stats     struct{ dispatched, claimed, completed, failed atomic.Int64 }
 	claimMu   sync.Mutex
 	claimIdle []*claimSession
 }
@@ -150,6 +151,17 @@ func (e *Engine) notify(n note) {
 	default:
 		e.dropped.Store(true)
 	}
+}
+
+// Stats counts what this engine did since it started.
+type Stats struct {
+	Dispatched, Claimed, Completed, Failed int64
+}
+
+// Stats reads the counters.
+func (e *Engine) Stats() Stats {
+	return Stats{Dispatched: e.stats.dispatched.Load(), Claimed: e.stats.claimed.Load(),
+		Completed: e.stats.completed.Load(), Failed: e.stats.failed.Load()}
 }
 
 // LeaseTTL is how long a claim lives without a heartbeat.

@@ -274,6 +274,7 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 		}
 		return
 	}
+	s.stats.dispatched.Add(int64(len(rows)))
 	items := make([]queue.Item, len(rows))
 	for i, r := range rows {
 		t := js.byID[r.ID]

@@ -171,6 +171,7 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 			}
 			return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 		}
+		e.stats.completed.Add(1)
 		e.notify(note{job: job, task: &taskChange{id: taskID, state: Complete}})
 		return nil
 	}
@@ -200,6 +201,11 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 			return err
 		}
 		return fmt.Errorf("engine: finish task %s: %w", taskID, err)
+	}
+	if r.Status == 0 {
+		e.stats.completed.Add(1)
+	} else {
+		e.stats.failed.Add(1)
 	}
 	e.notify(note{job: job, task: change, reload: reload})
 	return nil
