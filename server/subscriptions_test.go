@@ -25,10 +25,24 @@ func (w *world) create(t testing.TB, token string, n int) string {
 	return cr.CreateCluster.ID
 }
 
-// collect reads clusterEvents until the cluster reaches status.
-func collect(t *testing.T, sub *servertest.Subscription, status string) []clusterEvent {
+// first reads a subscription's first message, the SNAPSHOT: once it has
+// arrived the subscription is registered and misses nothing after.
+func first(t *testing.T, sub *servertest.Subscription) clusterEvent {
 	t.Helper()
-	var evs []clusterEvent
+	r, _, err := sub.Next(30 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ ClusterEvents clusterEvent }
+	if err := r.Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.ClusterEvents
+}
+
+// collect reads clusterEvents until the cluster reaches status.
+func collect(t *testing.T, sub *servertest.Subscription, status string, evs ...clusterEvent) []clusterEvent {
+	t.Helper()
 	for {
 		r, done, err := sub.Next(30 * time.Second)
 		if err != nil || done {
@@ -160,11 +174,12 @@ func TestTwoServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
+	snapshot := first(t, sub)
 	// The agent talks to b; the first server holds the scheduler lock.
 	done := make(chan error, 1)
 	go func() { done <- w.agent(w.alice, b, id, "ACTIVE") }()
 	start := time.Now()
-	evs := collect(t, sub, "ACTIVE")
+	evs := collect(t, sub, "ACTIVE", snapshot)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
