@@ -79,12 +79,12 @@ type Service struct {
 
 // Node is a node of the cluster.
 type Node struct {
-	ID          string                    `json:"id"`
-	NodeNum     int                       `json:"nodenum"`
-	Hostname    string                    `json:"hostname"`
-	IPAddresses map[string]string         `json:"ipaddresses"`
-	Services    []string                  `json:"services"`
-	Facts       map[string]map[string]any `json:"facts"`
+	ID          string            `json:"id"`
+	NodeNum     int               `json:"nodenum"`
+	Hostname    string            `json:"hostname"`
+	IPAddresses map[string]string `json:"ipaddresses"`
+	Services    []string          `json:"services"`
+	Facts       map[string]any    `json:"facts"` // by namespace: vm, network, node, service:<name>
 }
 
 // Decode reads a payload.

@@ -318,3 +318,13 @@ func (r *Resolver) agentEvents(ctx context.Context) (<-chan *model.AgentEvent, e
 	}()
 	return out, nil
 }
+
+func (r *Resolver) releaseTask(ctx context.Context, in model.ReleaseInput) (bool, error) {
+	if _, err := agentCaller(ctx); err != nil {
+		return false, err
+	}
+	if err := r.Engine.Release(ctx, in.TaskID, in.Attempt, in.ClaimToken, in.Reason); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -214,6 +214,7 @@ type ComplexityRoot struct {
 		PreviewOperation     func(childComplexity int, clusterID string, input model.OperationInput) int
 		PutCatalogEntity     func(childComplexity int, kind model.CatalogKind, entity any) int
 		RegisterAgent        func(childComplexity int, input model.AgentRegistration) int
+		ReleaseTask          func(childComplexity int, input model.ReleaseInput) int
 		ReportProgress       func(childComplexity int, input model.ProgressInput) int
 		ResumeJob            func(childComplexity int, id string) int
 		RetryJob             func(childComplexity int, id string) int
@@ -445,6 +446,7 @@ type MutationResolver interface {
 	AgentHeartbeat(ctx context.Context, input model.AgentHeartbeatInput) (*model.AgentSetup, error)
 	ClaimTask(ctx context.Context, input model.ClaimInput) (*model.TaskAssignment, error)
 	FinishTask(ctx context.Context, input model.FinishInput) (bool, error)
+	ReleaseTask(ctx context.Context, input model.ReleaseInput) (bool, error)
 	ReportProgress(ctx context.Context, input model.ProgressInput) (bool, error)
 }
 type NodeResolver interface {
@@ -1343,6 +1345,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterAgent(childComplexity, args["input"].(model.AgentRegistration)), true
+	case "Mutation.releaseTask":
+		if e.ComplexityRoot.Mutation.ReleaseTask == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_releaseTask_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReleaseTask(childComplexity, args["input"].(model.ReleaseInput)), true
 	case "Mutation.reportProgress":
 		if e.ComplexityRoot.Mutation.ReportProgress == nil {
 			break
@@ -2136,6 +2149,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("FinishInput", ec.unmarshalInputFinishInput),
 			graphql.NewInputUnmarshaler("OperationInput", ec.unmarshalInputOperationInput),
 			graphql.NewInputUnmarshaler("ProgressInput", ec.unmarshalInputProgressInput),
+			graphql.NewInputUnmarshaler("ReleaseInput", ec.unmarshalInputReleaseInput),
 			graphql.NewInputUnmarshaler("TaskResultInput", ec.unmarshalInputTaskResultInput),
 			graphql.NewInputUnmarshaler("TenantInput", ec.unmarshalInputTenantInput),
 		)
@@ -2330,6 +2344,8 @@ type Mutation {
   claimTask(input: ClaimInput!): TaskAssignment
   "Agent API: report how an attempt ended. A claim no longer current is refused with STALE_CLAIM."
   finishTask(input: FinishInput!): Boolean!
+  "Agent API: hand back a claim unrun (the agent is stopping): the task is queued again at once, not counted as a failure."
+  releaseTask(input: ReleaseInput!): Boolean!
   "Agent API: stream a running attempt's output; known secrets are scrubbed before anyone sees it."
   reportProgress(input: ProgressInput!): Boolean!
 }
@@ -2408,6 +2424,13 @@ input TaskResultInput {
   facts: JSON
   stdoutTail: String
   stderrTail: String
+}
+
+input ReleaseInput {
+  taskId: ID!
+  attempt: Int!
+  claimToken: String!
+  reason: String!
 }
 
 input FinishInput {
@@ -3938,6 +3961,20 @@ func (ec *executionContext) field_Mutation_registerAgent_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.AgentRegistration, error) {
 			return ec.unmarshalNAgentRegistration2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentRegistration(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_releaseTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReleaseInput, error) {
+			return ec.unmarshalNReleaseInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐReleaseInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7892,6 +7929,50 @@ func (ec *executionContext) fieldContext_Mutation_finishTask(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_finishTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_releaseTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_releaseTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReleaseTask(ctx, fc.Args["input"].(model.ReleaseInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_releaseTask(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_releaseTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12545,6 +12626,69 @@ func UnmarshalProgressInput(ctx context.Context, raw any) (model.ProgressInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputReleaseInput(ctx context.Context, obj any) (model.ReleaseInput, error) {
+	var it model.ReleaseInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"taskId", "attempt", "claimToken", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "taskId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskID = data
+		case "attempt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attempt"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attempt = data
+		case "claimToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("claimToken"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClaimToken = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReleaseInput unmarshals raw into the ReleaseInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReleaseInput(ctx context.Context, raw any) (model.ReleaseInput, error) {
+	var out model.ReleaseInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReleaseInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputTaskResultInput(ctx context.Context, obj any) (model.TaskResultInput, error) {
 	var it model.TaskResultInput
 	if obj == nil {
@@ -13828,6 +13972,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "finishTask":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_finishTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "releaseTask":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_releaseTask(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -15855,6 +16006,11 @@ func (ec *executionContext) marshalNPutEntityResult2ᚖgithubᚗcomᚋcooprhqᚋ
 		return graphql.Null
 	}
 	return ec._PutEntityResult(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReleaseInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐReleaseInput(ctx context.Context, v any) (model.ReleaseInput, error) {
+	res, err := ec.unmarshalInputReleaseInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNRole2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐRole(ctx context.Context, v any) (model.Role, error) {

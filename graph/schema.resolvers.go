@@ -537,6 +537,11 @@ func (r *mutationResolver) FinishTask(ctx context.Context, input model.FinishInp
 	return r.finishTask(ctx, input)
 }
 
+// ReleaseTask is the resolver for the releaseTask field.
+func (r *mutationResolver) ReleaseTask(ctx context.Context, input model.ReleaseInput) (bool, error) {
+	return r.releaseTask(ctx, input)
+}
+
 // ReportProgress is the resolver for the reportProgress field.
 func (r *mutationResolver) ReportProgress(ctx context.Context, input model.ProgressInput) (bool, error) {
 	return r.reportProgress(ctx, input)

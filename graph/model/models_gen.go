@@ -261,6 +261,13 @@ type PutEntityResult struct {
 type Query struct {
 }
 
+type ReleaseInput struct {
+	TaskID     string `json:"taskId"`
+	Attempt    int    `json:"attempt"`
+	ClaimToken string `json:"claimToken"`
+	Reason     string `json:"reason"`
+}
+
 type SlotAssignment struct {
 	TenantID string `json:"tenantId"`
 	// The agent runs slots 0..slots-1 for the tenant.

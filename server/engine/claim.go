@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -482,11 +483,52 @@ func (e *Engine) skip(ctx context.Context, tenant string, it queue.Item) error {
 // release hands back a claim whose slot went away before receiving it: the
 // task is queued again under the same attempt, as if never claimed.
 func (e *Engine) release(ctx context.Context, a *Assignment) {
+	_, err := e.requeue(ctx, a.TenantID, a.ClusterID, a.JobID, a.TaskID, a.Attempt, a.ClaimToken,
+		"returned to the queue: the claiming slot left before receiving it")
+	if err != nil {
+		// The lease will lapse and the reaper will retry the task.
+		e.log.Warn("engine: release claim", "task", a.TaskID, "err", err)
+	}
+}
+
+// Release hands a claim back unrun (an agent stopping): the task is queued
+// again at once under the same attempt, which does not count as a failure.
+// A claim no longer current is ErrStaleClaim.
+func (e *Engine) Release(ctx context.Context, taskID string, attempt int, token, reason string) error {
+	var r struct {
+		Tenant  string `db:"tenant_id"`
+		Cluster string `db:"cluster_id"`
+		Job     string `db:"job_id"`
+	}
+	err := e.db.GetContext(ctx, &r, `SELECT t.tenant_id, j.cluster_id, t.job_id FROM tasks t JOIN jobs j ON j.id = t.job_id
+		WHERE t.id = $1`, taskID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrStaleClaim
+	}
+	if err != nil {
+		return fmt.Errorf("engine: release %s: %w", taskID, err)
+	}
+	ok, err := e.requeue(ctx, r.Tenant, r.Cluster, r.Job, taskID, attempt, token, "handed back: "+reason)
+	if err != nil {
+		return fmt.Errorf("engine: release %s: %w", taskID, err)
+	}
+	if !ok {
+		return ErrStaleClaim
+	}
+	return nil
+}
+
+// requeue moves a current claim back to QUEUED and re-publishes it.
+func (e *Engine) requeue(ctx context.Context, tenant, cluster, job, task string, attempt int, token, msg string) (bool, error) {
+	tok, err := hex.DecodeString(token)
+	if err != nil || len(tok) == 0 {
+		return false, nil
+	}
 	var ok bool
-	err := e.tx(ctx, func(tx *sqlx.Tx) error {
+	err = e.tx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'QUEUED', claim_token = NULL, agent_id = NULL,
 			lease_expires_at = NULL, timeout_at = NULL WHERE id = $1 AND attempt = $2 AND claim_token = $3 AND state = 'IN_PROGRESS'`,
-			a.TaskID, a.Attempt, mustHex(a.ClaimToken))
+			task, attempt, tok)
 		if err != nil {
 			return err
 		}
@@ -494,20 +536,17 @@ func (e *Engine) release(ctx context.Context, a *Assignment) {
 			return nil
 		}
 		ok = true
-		if _, err := tx.ExecContext(ctx, `DELETE FROM task_attempts WHERE task_id = $1 AND attempt = $2`, a.TaskID, a.Attempt); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM task_attempts WHERE task_id = $1 AND attempt = $2`, task, attempt); err != nil {
 			return err
 		}
-		return insertEvents(ctx, tx, event{tenant: a.TenantID, cluster: a.ClusterID, job: a.JobID, task: a.TaskID,
-			kind: "task", state: Queued, attempt: a.Attempt, message: "returned to the queue: the claiming slot left before receiving it"})
+		return insertEvents(ctx, tx, event{tenant: tenant, cluster: cluster, job: job, task: task,
+			kind: "task", state: Queued, attempt: attempt, message: msg})
 	})
-	if err != nil {
-		// The lease will lapse and the reaper will retry the task.
-		e.log.Warn("engine: release claim", "task", a.TaskID, "err", err)
-		return
+	if err != nil || !ok {
+		return ok, err
 	}
-	if ok {
-		if err := e.q.PublishMany(ctx, a.TenantID, []queue.Item{{TaskID: a.TaskID, Attempt: a.Attempt}}); err != nil {
-			e.log.Warn("engine: publish released task; the reconciler will retry", "task", a.TaskID, "err", err)
-		}
+	if err := e.q.PublishMany(ctx, tenant, []queue.Item{{TaskID: task, Attempt: attempt}}); err != nil {
+		e.log.Warn("engine: publish released task; the reconciler will retry", "task", task, "err", err)
 	}
+	return true, nil
 }

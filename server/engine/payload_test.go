@@ -57,6 +57,11 @@ func TestPayloadMacrosSeeEarlierResults(t *testing.T) {
 	if rank := seen[nodes[0].ID+"/CONFIGURE/db"]["me"].(map[string]any)["rank"]; rank != "%instance.self.service.app%" {
 		t.Errorf("db node rank %v, want the macro unexpanded", rank)
 	}
+	var kinds []string
+	must(t, h.db.Select(&kinds, `SELECT DISTINCT jsonb_typeof(facts) FROM nodes WHERE cluster_id = $1`, h.cluster))
+	if len(kinds) != 1 || kinds[0] != "object" {
+		t.Errorf("node facts are %v after results without facts, want objects", kinds)
+	}
 	raw := seen[n1+"/BOOTSTRAP/"]
 	if raw["db"] != "%host.service.db[0]%" {
 		t.Errorf("BOOTSTRAP saw %v, want the config as written", raw)

@@ -429,9 +429,15 @@ func mergeFacts(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) erro
 		a, _ := planner.ParseAction(row.Action)
 		ns = a.Role()
 	}
-	facts, err := json.Marshal(r.Facts)
-	if err != nil {
-		return err
+	// No facts must reach SQL as NULL: JSON null concatenated to an
+	// object makes an array.
+	var facts any
+	if len(r.Facts) > 0 {
+		b, err := json.Marshal(r.Facts)
+		if err != nil {
+			return err
+		}
+		facts = string(b)
 	}
 	var host, ips any
 	if r.Status == 0 {
@@ -444,7 +450,7 @@ func mergeFacts(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) erro
 			ips = b
 		}
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE nodes SET
+	_, err := tx.ExecContext(ctx, `UPDATE nodes SET
 		facts = facts || jsonb_build_object($2::text, coalesce(facts -> $2::text, '{}') || coalesce($3::jsonb, '{}')),
 		hostname = coalesce($4, hostname), ipaddresses = coalesce($5::jsonb, ipaddresses) WHERE id = $1`,
 		row.Node, ns, facts, host, ips)

@@ -1,0 +1,453 @@
+// Package agent is `coopr agent`: it registers with the server, keeps its
+// leases alive with heartbeats, runs one claim loop per task slot the
+// server assigns it, and runs each claimed task through the driver its
+// role and name call for (SPEC §7).
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cooprhq/coopr/client"
+	"github.com/cooprhq/coopr/drivers"
+)
+
+// Config is the agent's configuration.
+type Config struct {
+	Server, Token string
+	ID            string // stable across restarts; default the host name
+	Capacity      int    // task slots at most
+	Version       string
+	// Grace is how long running tasks may go on after a stop before they
+	// are cancelled and handed back. Default 30 s.
+	Grace time.Duration
+	// Notify, if set, hears the agent's state for a supervisor: "READY=1",
+	// "STATUS=...", "STOPPING=1" (sd_notify's vocabulary).
+	Notify func(state string)
+	Log    *slog.Logger
+}
+
+// Agent runs tasks for the server.
+type Agent struct {
+	cfg         Config
+	c           *client.Client
+	reg         *drivers.Registry
+	incarnation string
+	log         *slog.Logger
+
+	mu      sync.Mutex
+	held    map[string]*running // task id -> the run holding its claim
+	slots   map[slotKey]*slot
+	stopped bool
+}
+
+type slotKey struct {
+	tenant string
+	n      int
+}
+
+type slot struct {
+	stop context.CancelFunc // ends the claim loop after its current task
+	done chan struct{}
+}
+
+type running struct {
+	taskID, token string
+	attempt       int
+	cancel        context.CancelCauseFunc
+}
+
+var (
+	errCancelled = errors.New("cancelled by the server: the claim is no longer current")
+	errHandBack  = errors.New("agent stopping")
+)
+
+// New returns an agent over a registry of drivers.
+func New(cfg Config, reg *drivers.Registry) (*Agent, error) {
+	if cfg.Server == "" || cfg.Token == "" {
+		return nil, errors.New("agent: the server URL and an agent token are required (--server, --token or COOPR_SERVER, COOPR_TOKEN)")
+	}
+	if cfg.Capacity < 1 {
+		return nil, fmt.Errorf("agent: capacity must be at least 1 (got %d)", cfg.Capacity)
+	}
+	if cfg.ID == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("agent: no --name and no host name: %w", err)
+		}
+		cfg.ID = host
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 30 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Notify == nil {
+		cfg.Notify = func(string) {}
+	}
+	return &Agent{cfg: cfg, c: &client.Client{URL: strings.TrimRight(cfg.Server, "/"), Token: cfg.Token}, reg: reg,
+		incarnation: uuid.NewString(), log: cfg.Log, held: map[string]*running{}, slots: map[slotKey]*slot{}}, nil
+}
+
+type setup struct {
+	HeartbeatIntervalSeconds int
+	Assignments              []struct {
+		TenantID string
+		Slots    int
+	}
+	Cancel []string
+}
+
+// Run works until ctx ends, then stops claiming, gives running tasks the
+// grace period, and hands back what is left.
+func (a *Agent) Run(ctx context.Context) error {
+	var s setup
+	if err := a.retry(ctx, "register", func(ctx context.Context) error { return a.register(ctx, &s) }); err != nil {
+		return err
+	}
+	a.log.Info("agent registered", "agent", a.cfg.ID, "incarnation", a.incarnation, "capacity", a.cfg.Capacity)
+	// Tasks run under work, which outlives ctx by the grace period.
+	work, endWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer endWork()
+	a.assign(work, ctx, s)
+	a.cfg.Notify("READY=1")
+	interval := time.Duration(max(s.HeartbeatIntervalSeconds, 1)) * time.Second
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return a.stop(work, endWork)
+		case <-tick.C:
+		}
+		var hb setup
+		err := a.heartbeat(ctx, &hb)
+		var ce *codeError
+		switch {
+		case errors.As(err, &ce) && ce.code == "AGENT_UNKNOWN":
+			a.log.Warn("the server does not know this agent: registering again")
+			if err := a.retry(ctx, "register", func(ctx context.Context) error { return a.register(ctx, &hb) }); err != nil {
+				return a.stop(work, endWork)
+			}
+		case err != nil:
+			// A blip: the next beat retries; leases outlive a few misses.
+			a.log.Warn("heartbeat failed", "err", err)
+			continue
+		}
+		a.cancel(hb.Cancel)
+		a.assign(work, ctx, hb)
+		busy, total := a.load()
+		a.cfg.Notify(fmt.Sprintf("STATUS=%d/%d slots busy", busy, total))
+	}
+}
+
+func (a *Agent) register(ctx context.Context, s *setup) error {
+	var drv []map[string]any
+	for _, d := range a.reg.Descriptors() {
+		drv = append(drv, map[string]any{"role": string(d.Role), "name": d.Name, "version": d.Version})
+	}
+	host, _ := os.Hostname()
+	var out struct{ RegisterAgent setup }
+	err := a.do(ctx, `mutation($in: AgentRegistration!) { registerAgent(input: $in) {
+		heartbeatIntervalSeconds assignments { tenantId slots } cancel } }`, map[string]any{"in": map[string]any{
+		"agentId": a.cfg.ID, "incarnation": a.incarnation, "version": a.cfg.Version, "host": host,
+		"capacity": a.cfg.Capacity, "drivers": drv}}, &out)
+	*s = out.RegisterAgent
+	return err
+}
+
+func (a *Agent) heartbeat(ctx context.Context, s *setup) error {
+	a.mu.Lock()
+	claims := make([]map[string]any, 0, len(a.held))
+	for _, r := range a.held {
+		claims = append(claims, map[string]any{"taskId": r.taskID, "attempt": r.attempt, "claimToken": r.token})
+	}
+	a.mu.Unlock()
+	var out struct{ AgentHeartbeat setup }
+	err := a.do(ctx, `mutation($in: AgentHeartbeatInput!) { agentHeartbeat(input: $in) {
+		heartbeatIntervalSeconds assignments { tenantId slots } cancel } }`, map[string]any{"in": map[string]any{
+		"agentId": a.cfg.ID, "incarnation": a.incarnation, "claims": claims}}, &out)
+	*s = out.AgentHeartbeat
+	return err
+}
+
+// assign starts and stops slot loops to match the server's assignment,
+// capped at the agent's capacity.
+func (a *Agent) assign(work, claimCtx context.Context, s setup) {
+	want := map[slotKey]bool{}
+	n := 0
+	for _, as := range s.Assignments {
+		for i := 0; i < as.Slots && n < a.cfg.Capacity; i++ {
+			want[slotKey{as.TenantID, i}] = true
+			n++
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return
+	}
+	for k, sl := range a.slots {
+		if !want[k] {
+			sl.stop() // finishes its current task first
+			delete(a.slots, k)
+		}
+	}
+	for k := range want {
+		if a.slots[k] != nil {
+			continue
+		}
+		ctx, stop := context.WithCancel(claimCtx)
+		sl := &slot{stop: stop, done: make(chan struct{})}
+		a.slots[k] = sl
+		go func() {
+			defer close(sl.done)
+			a.loop(ctx, work, k)
+		}()
+	}
+}
+
+func (a *Agent) load() (busy, total int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.held), len(a.slots)
+}
+
+// loop claims and runs tasks for one slot until ctx ends.
+func (a *Agent) loop(ctx, work context.Context, k slotKey) {
+	for ctx.Err() == nil {
+		var out struct {
+			ClaimTask *struct {
+				TaskID, ClaimToken string
+				Attempt            int
+				Payload            json.RawMessage
+			}
+		}
+		err := a.do(ctx, `mutation($in: ClaimInput!) { claimTask(input: $in) { taskId attempt claimToken payload } }`,
+			map[string]any{"in": map[string]any{"agentId": a.cfg.ID, "incarnation": a.incarnation, "tenantId": k.tenant,
+				"slot": k.n, "waitSeconds": 20}}, &out)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Warn("claim failed", "tenant", k.tenant, "slot", k.n, "err", err)
+				sleep(ctx, time.Second+rand.N(time.Second))
+			}
+			continue
+		}
+		if c := out.ClaimTask; c != nil {
+			a.runTask(work, c.TaskID, c.Attempt, c.ClaimToken, c.Payload)
+		}
+	}
+}
+
+func (a *Agent) runTask(work context.Context, id string, attempt int, token string, payload json.RawMessage) {
+	ctx, cancel := context.WithCancelCause(work)
+	defer cancel(nil)
+	r := &running{taskID: id, token: token, attempt: attempt, cancel: cancel}
+	a.mu.Lock()
+	a.held[id] = r
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.held, id)
+		a.mu.Unlock()
+	}()
+	res := a.execute(ctx, id, attempt, token, payload)
+	if cause := context.Cause(ctx); cause != nil {
+		// A run cut short by the agent is a retryable failure, whatever the
+		// driver made of it.
+		res = drivers.Result{Status: 1, Message: cause.Error()}
+	}
+	if errors.Is(context.Cause(ctx), errCancelled) {
+		return // the server no longer wants this attempt's result
+	}
+	if errors.Is(context.Cause(ctx), errHandBack) {
+		a.handBack(work, id, attempt, token)
+		return
+	}
+	result := map[string]any{"status": res.Status, "message": res.Message, "retryable": res.Retryable}
+	if res.Hostname != "" {
+		result["hostname"] = res.Hostname
+	}
+	if res.IPAddresses != nil {
+		result["ipaddresses"] = res.IPAddresses
+	}
+	if res.Facts != nil {
+		result["facts"] = res.Facts
+	}
+	// Reporting outlives the work context: a result is worth delivering.
+	fctx, done := context.WithTimeout(context.WithoutCancel(work), 30*time.Second)
+	defer done()
+	err := a.retry(fctx, "finish", func(ctx context.Context) error {
+		return a.do(ctx, `mutation($in: FinishInput!) { finishTask(input: $in) }`, map[string]any{"in": map[string]any{
+			"taskId": id, "attempt": attempt, "claimToken": token, "result": result}}, &struct{}{})
+	})
+	var ce *codeError
+	if errors.As(err, &ce) && ce.code == "STALE_CLAIM" {
+		a.log.Info("finish refused: the claim was no longer current", "task", id)
+	} else if err != nil {
+		a.log.Warn("finish failed; the lease will lapse and the task be retried", "task", id, "err", err)
+	}
+}
+
+// handBack returns an unfinished claim to the queue so that another agent
+// takes it at once; if that fails the lease lapses and it is retried.
+func (a *Agent) handBack(work context.Context, id string, attempt int, token string) {
+	ctx, done := context.WithTimeout(context.WithoutCancel(work), 10*time.Second)
+	defer done()
+	err := a.do(ctx, `mutation($in: ReleaseInput!) { releaseTask(input: $in) }`, map[string]any{"in": map[string]any{
+		"taskId": id, "attempt": attempt, "claimToken": token, "reason": errHandBack.Error()}}, &struct{}{})
+	if err != nil {
+		a.log.Warn("hand back failed; the lease will lapse and the task be retried", "task", id, "err", err)
+		return
+	}
+	a.log.Info("task handed back", "task", id)
+}
+
+func (a *Agent) execute(ctx context.Context, id string, attempt int, token string, payload json.RawMessage) drivers.Result {
+	no := false
+	t, err := drivers.Decode(payload)
+	if err != nil {
+		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}
+	}
+	drv, _, err := a.reg.For(t)
+	if err != nil {
+		return drivers.Result{Status: 1, Message: err.Error()}
+	}
+	if t.TimeoutSeconds > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(t.TimeoutSeconds)*time.Second)
+		defer cancel()
+	}
+	out := &progress{a: a, ctx: ctx, id: id, attempt: attempt, token: token}
+	return drv.Run(ctx, t, out)
+}
+
+// cancel stops the runs of tasks the server cancelled.
+func (a *Agent) cancel(ids []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, id := range ids {
+		if r := a.held[id]; r != nil {
+			a.log.Info("task cancelled by the server", "task", id)
+			r.cancel(errCancelled)
+		}
+	}
+}
+
+// stop ends claiming, waits up to the grace period for running tasks, and
+// cancels the rest: their drivers return, and each is finished as a
+// retryable failure so the server re-queues it at once.
+func (a *Agent) stop(work context.Context, endWork context.CancelFunc) error {
+	a.cfg.Notify("STOPPING=1")
+	a.mu.Lock()
+	a.stopped = true
+	slots := make([]*slot, 0, len(a.slots))
+	for _, sl := range a.slots {
+		sl.stop()
+		slots = append(slots, sl)
+	}
+	a.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		for _, sl := range slots {
+			<-sl.done
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(a.cfg.Grace):
+		a.mu.Lock()
+		for _, r := range a.held {
+			r.cancel(errHandBack)
+		}
+		a.mu.Unlock()
+		<-done
+	}
+	endWork()
+	a.log.Info("agent stopped")
+	return nil
+}
+
+// progress reports a task's output lines to the server.
+type progress struct {
+	a       *Agent
+	ctx     context.Context
+	id      string
+	attempt int
+	token   string
+	mu      sync.Mutex
+	seq     int
+}
+
+func (p *progress) send(stream, line string, percent float64) {
+	p.mu.Lock()
+	p.seq++
+	seq := p.seq
+	p.mu.Unlock()
+	in := map[string]any{"taskId": p.id, "attempt": p.attempt, "claimToken": p.token, "seq": seq, "stream": stream, "chunk": line}
+	if percent > 0 {
+		in["percent"] = percent
+	}
+	// Output is best effort: a lost line must not fail the task.
+	if err := p.a.do(p.ctx, `mutation($in: ProgressInput!) { reportProgress(input: $in) }`, map[string]any{"in": in}, &struct{}{}); err != nil {
+		p.a.log.Debug("progress not reported", "task", p.id, "err", err)
+	}
+}
+
+func (p *progress) Stdout(line string)                  { p.send("STDOUT", line, 0) }
+func (p *progress) Stderr(line string)                  { p.send("STDERR", line, 0) }
+func (p *progress) Status(line string, percent float64) { p.send("STATUS", line, percent) }
+
+// codeError is a GraphQL error with its code.
+type codeError struct {
+	code, msg string
+}
+
+func (e *codeError) Error() string { return e.code + ": " + e.msg }
+
+func (a *Agent) do(ctx context.Context, query string, vars map[string]any, out any) error {
+	r, err := a.c.Do(ctx, query, vars)
+	if err != nil {
+		return err
+	}
+	if len(r.Errors) > 0 {
+		return &codeError{code: r.Code(), msg: r.Errors[0].Message}
+	}
+	return r.Decode(out)
+}
+
+// retry calls fn with backoff and jitter until it succeeds, ctx ends, or
+// the server refuses for good (an error with a code other than a rate
+// limit).
+func (a *Agent) retry(ctx context.Context, what string, fn func(context.Context) error) error {
+	wait := 200 * time.Millisecond
+	for {
+		err := fn(ctx)
+		var ce *codeError
+		if err == nil || ctx.Err() != nil || (errors.As(err, &ce) && ce.code != "RATE_LIMITED" && ce.code != "INTERNAL") {
+			return err
+		}
+		a.log.Warn(what+" failed; retrying", "in", wait, "err", err)
+		sleep(ctx, wait/2+rand.N(wait))
+		wait = min(wait*2, 30*time.Second)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

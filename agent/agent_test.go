@@ -1,0 +1,210 @@
+package agent_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/agent"
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/server/servertest"
+)
+
+// scripted is a driver for every role that the test steers.
+type scripted struct {
+	mu   sync.Mutex
+	runs map[string]int // task name -> runs
+	hang atomic.Bool    // runs wait for their context
+}
+
+func (d *scripted) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	d.mu.Lock()
+	d.runs[t.TaskName]++
+	d.mu.Unlock()
+	out.Stdout("running " + t.TaskName)
+	if d.hang.Load() {
+		<-ctx.Done()
+		return drivers.Result{Status: 1, Message: "interrupted"}
+	}
+	if t.TaskName == "CONFIRM" {
+		return drivers.Result{IPAddresses: map[string]string{"access_v4": "10.2.0.1", "bind_v4": "10.2.0.1"}}
+	}
+	return drivers.Result{}
+}
+
+func registry(d drivers.Driver) *drivers.Registry {
+	r := drivers.NewRegistry()
+	r.Register(drivers.Descriptor{Role: drivers.RoleVM, Name: "rackspace"}, d)
+	r.Register(drivers.Descriptor{Role: drivers.RoleNode, Name: "ssh"}, d)
+	r.Register(drivers.Descriptor{Role: drivers.RoleAutomator, Name: "chef-solo"}, d)
+	return r
+}
+
+type env struct {
+	s                 *servertest.Server
+	admin, agentToken string
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	s := servertest.Start(t)
+	for _, dir := range []string{"../../shared/catalogs/coopr-plugin-types", "../../shared/catalogs/coopr-templates"} {
+		c, is, err := catalog.LoadPath(dir)
+		if err != nil || is.HasErrors() {
+			t.Fatalf("%s: %v %v", dir, err, is.Errors())
+		}
+		tenant := "superadmin"
+		if dir != "../../shared/catalogs/coopr-plugin-types" {
+			tenant = "acme"
+			if _, err := s.Srv.Store().EnsureTenant(context.Background(), tenant); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Srv.Store().ImportCatalog(context.Background(), tenant, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &env{s: s}
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", tenant: "acme"}) { secret } }`, nil, &tok)
+	e.admin = tok.CreateAPIToken.Secret
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT}) { secret } }`, nil, &tok)
+	e.agentToken = tok.CreateAPIToken.Secret
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 3}) { id } }`, nil, &struct{}{})
+	return e
+}
+
+func (e *env) start(t *testing.T, d drivers.Driver, grace time.Duration) (stop func() error) {
+	t.Helper()
+	a, err := agent.New(agent.Config{Server: e.s.URL, Token: e.agentToken, ID: "test-agent", Capacity: 4, Grace: grace,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, registry(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	var once sync.Once
+	var err2 error
+	stop = func() error {
+		once.Do(func() { cancel(); err2 = <-done })
+		return err2
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+func (e *env) status(t *testing.T, id string) string {
+	var c struct{ Cluster struct{ Status string } }
+	e.s.Must(e.admin, `query($id: ID!) { cluster(id: $id) { status } }`, map[string]any{"id": id}, &c)
+	return c.Cluster.Status
+}
+
+func (e *env) create(t *testing.T) string {
+	var cr struct{ CreateCluster struct{ ID string } }
+	e.s.Must(e.admin, `mutation { createCluster(input: {name: "a", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
+	return cr.CreateCluster.ID
+}
+
+func waitStatus(t *testing.T, e *env, id, want string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		st := e.status(t, id)
+		if st == want {
+			return
+		}
+		if st != "PENDING" {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var c struct {
+		Cluster struct {
+			Status, Message string
+		}
+	}
+	e.s.Must(e.admin, `query($id: ID!) { cluster(id: $id) { status message } }`, map[string]any{"id": id}, &c)
+	t.Fatalf("cluster %s is %s (%s), want %s", id, c.Cluster.Status, c.Cluster.Message, want)
+}
+
+// The agent alone, through the API, builds a cluster.
+func TestAgentBuildsCluster(t *testing.T) {
+	e := setup(t)
+	d := &scripted{runs: map[string]int{}}
+	e.start(t, d, time.Second)
+	id := e.create(t)
+	waitStatus(t, e, id, "ACTIVE")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, name := range []string{"CREATE", "CONFIRM", "BOOTSTRAP", "INSTALL", "CONFIGURE", "START"} {
+		if d.runs[name] == 0 {
+			t.Errorf("no %s ran: %v", name, d.runs)
+		}
+	}
+	var agents struct {
+		Agents []struct {
+			ID    string
+			Slots []struct{ Slots int }
+		}
+	}
+	e.s.Must(e.s.Super, `{ agents { id slots { slots } } }`, nil, &agents)
+	if len(agents.Agents) != 1 || agents.Agents[0].ID != "test-agent" || agents.Agents[0].Slots[0].Slots != 3 {
+		t.Errorf("agents %+v", agents.Agents)
+	}
+}
+
+// Stopping hands running tasks back after the grace period: they are
+// retried, not left to their leases.
+func TestAgentStopHandsBack(t *testing.T) {
+	e := setup(t)
+	d := &scripted{runs: map[string]int{}}
+	d.hang.Store(true)
+	stop := e.start(t, d, 300*time.Millisecond)
+	id := e.create(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		d.mu.Lock()
+		n := d.runs["CREATE"]
+		d.mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stop took %s with a 300ms grace", took)
+	}
+	// A second agent finishes the job at once: the handed-back tasks are
+	// queued again without counting as failures or waiting out a backoff.
+	d2 := &scripted{runs: map[string]int{}}
+	e.start(t, d2, time.Second)
+	waitStatus(t, e, id, "ACTIVE")
+	var job struct {
+		Job struct {
+			Tasks []struct {
+				Action   string
+				Failures int
+			}
+		}
+	}
+	e.s.Must(e.admin, `query($id: ID!) { job(id: $id) { tasks { action failures } } }`, map[string]any{"id": id + "-001"}, &job)
+	for _, tk := range job.Job.Tasks {
+		if tk.Failures != 0 {
+			t.Errorf("%s counted %d failures", tk.Action, tk.Failures)
+		}
+	}
+	var evs int
+	if err := e.s.Srv.Store().DB().Get(&evs, `SELECT count(*) FROM events WHERE message = 'handed back: agent stopping'`); err != nil || evs == 0 {
+		t.Errorf("no task was handed back (%d events, %v)", evs, err)
+	}
+}
