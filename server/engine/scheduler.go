@@ -489,7 +489,7 @@ func (s *scheduler) resyncInFlight(ctx context.Context) {
 		}
 	}
 	for id := range stale {
-		s.log.Info("engine: job changed without a note; reading it again", "job", id)
+		s.log.Debug("engine: job changed without a note; reading it again", "job", id)
 		if err := s.load(ctx, id); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			s.logError(ctx, "engine: load job", "job", id, "err", err)
 		}
