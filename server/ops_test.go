@@ -66,7 +66,13 @@ func TestClusterOperations(t *testing.T) {
 	if out.Action != "SCALE_IN" || len(out.Removed) != 1 {
 		t.Fatalf("scale-in preview %+v", out)
 	}
-	runOp(map[string]any{"operation": "SCALE", "numMachines": 4}, out.PlanHash)
+	var job struct{ RunOperation struct{ ID string } }
+	s.Must(w.alice, `mutation($id: ID!, $in: OperationInput!) { runOperation(clusterId: $id, input: $in) { id } }`,
+		map[string]any{"id": id, "in": map[string]any{"operation": "SCALE", "numMachines": 4}}, &job)
+	if size, _ := nodes(); size != 5 {
+		t.Errorf("size %d while the scale-in runs, want 5 until it completes", size)
+	}
+	w.run(t, w.alice, id, "ACTIVE")
 	if size, n := nodes(); size != 4 || n != 4 {
 		t.Errorf("after scale-in: size %d, %d nodes", size, n)
 	}

@@ -155,9 +155,11 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 		if err != nil {
 			return nil, err
 		}
-		out.Added, out.Removed, out.Changed, out.services, out.size = u.Added, u.Removed, u.Changed, u.Services, req.Size
-		if req.Op == OpAddServices {
-			out.size = c.Size
+		out.Added, out.Removed, out.Changed, out.services = u.Added, u.Removed, u.Changed, u.Services
+		if len(u.Added) > 0 {
+			// A scale-out reserves its new size when accepted; a scale-in
+			// lowers it when its job completes (SPEC §8.2).
+			out.size = req.Size
 		}
 		svcs := map[string]*catalog.Service{}
 		for _, name := range u.Services {

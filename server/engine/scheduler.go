@@ -357,6 +357,14 @@ func (s *scheduler) settle(ctx context.Context, js *jobState) {
 			WHERE id = $1 AND latest_job_id = $4`, js.cluster, status, msg, js.id); err != nil {
 			return err
 		}
+		if j.Action == string(planner.ScaleIn) && j.State == JobComplete {
+			// A scale-in lowers the cluster's size when it completes
+			// (SPEC §8.2): until then the nodes still count.
+			if _, err := tx.ExecContext(ctx, `UPDATE clusters SET size = (SELECT count(*) FROM nodes WHERE cluster_id = $1)
+				WHERE id = $1`, js.cluster); err != nil {
+				return err
+			}
+		}
 		return insertEvents(ctx, tx, event{tenant: js.tenant, cluster: js.cluster, job: js.id, kind: "cluster", state: status, message: msg})
 	})
 	if err != nil {
