@@ -3,10 +3,13 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/server/engine"
@@ -144,12 +147,46 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 		stop := context.AfterFunc(r.Streams, cancel)
 		defer stop()
 	}
-	a, err := r.Engine.Claim(ctx, engine.ClaimRequest{TenantID: in.TenantID, AgentID: in.AgentID, Slot: in.Slot, Wait: wait})
-	if err != nil || a == nil {
-		if ctx.Err() != nil && r.Streams != nil && r.Streams.Err() != nil {
-			return nil, nil // shutting down: nothing was claimed
-		}
+	carried, err := r.Fleet.Drivers(ctx, in.AgentID)
+	if err != nil {
 		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	var a *engine.Assignment
+	var provider map[string]any
+	var secrets map[string]map[string]any
+	for {
+		a, err = r.Engine.Claim(ctx, engine.ClaimRequest{TenantID: in.TenantID, AgentID: in.AgentID, Slot: in.Slot,
+			Wait: max(time.Until(deadline), 0)})
+		if err != nil || a == nil {
+			if ctx.Err() != nil && r.Streams != nil && r.Streams.Err() != nil {
+				return nil, nil // shutting down: nothing was claimed
+			}
+			return nil, err
+		}
+		provider, secrets, err = r.Control.ClaimContext(ctx, a.ClusterID)
+		if err != nil {
+			return nil, err
+		}
+		role, name := driverOf(a, provider)
+		if carried[string(role)+"/"+name] {
+			break
+		}
+		// Not for this agent: hand it to one that has the driver (SPEC §7.4),
+		// and give up on the task when no live agent has had it for a while.
+		if err := r.noDriver(ctx, a, in.AgentID, string(role), name); err != nil {
+			return nil, err
+		}
+		if !time.Now().Before(deadline) {
+			return nil, nil
+		}
+		// Another slot of an agent with the driver takes it; this one waits
+		// a moment rather than claim it straight back.
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(min(time.Until(deadline), 200*time.Millisecond)):
+		}
 	}
 	raw, err := json.Marshal(a)
 	if err != nil {
@@ -160,10 +197,6 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 		return nil, err
 	}
 	// Secrets join the payload here, at claim time, and nowhere else.
-	provider, secrets, err := r.Control.ClaimContext(ctx, a.ClusterID)
-	if err != nil {
-		return nil, err
-	}
 	payload["provider"], payload["secrets"] = provider, secrets
 	return &model.TaskAssignment{TaskID: a.TaskID, Attempt: a.Attempt, ClaimToken: a.ClaimToken,
 		LeaseExpiresAt: a.LeaseExpiresAt, TimeoutAt: a.TimeoutAt, Payload: payload}, nil
@@ -327,4 +360,48 @@ func (r *Resolver) releaseTask(ctx context.Context, in model.ReleaseInput) (bool
 		return false, err
 	}
 	return true, nil
+}
+
+// driverOf names the driver a claimed task needs, from the engine's
+// assignment and the cluster's provider.
+func driverOf(a *engine.Assignment, provider map[string]any) (drivers.Role, string) {
+	t := &drivers.Task{TaskName: a.TaskName}
+	if a.Service != nil {
+		t.Service = &drivers.Service{Name: a.Service.Name}
+		t.Service.Action.Type = a.Service.Action.Type
+	}
+	t.Provider.ProviderType, _ = provider["providertype"].(string)
+	t.Provider.Network, _ = provider["network"].(map[string]any)
+	return drivers.RoleOf(t)
+}
+
+// driverGrace is how long a task may wait for an agent with its driver
+// before it fails for good (SPEC §5.3).
+const driverGrace = 5 * time.Minute
+
+// noDriver hands back a task the agent cannot run. When no live agent
+// offers the driver and none has since the task was first handed back for
+// it at least driverGrace ago, the attempt fails without retry.
+func (r *Resolver) noDriver(ctx context.Context, a *engine.Assignment, agentID, role, name string) error {
+	offered, err := r.Fleet.Offered(ctx, role, name)
+	if err != nil {
+		return err
+	}
+	key := a.TaskID + "/" + role + "/" + name
+	if offered {
+		r.missing.Delete(key)
+	} else {
+		first, _ := r.missing.LoadOrStore(key, time.Now())
+		if time.Since(first.(time.Time)) >= driverGrace {
+			r.missing.Delete(key)
+			no := false
+			msg := fmt.Sprintf("no live agent offers the %s driver %q (for %s)", role, name, driverGrace)
+			return r.Engine.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, engine.Result{Status: 1, Message: msg, Retryable: &no})
+		}
+	}
+	err = r.Engine.Release(ctx, a.TaskID, a.Attempt, a.ClaimToken, fmt.Sprintf("agent %s has no %s driver %q", agentID, role, name))
+	if errors.Is(err, engine.ErrStaleClaim) {
+		return nil
+	}
+	return err
 }

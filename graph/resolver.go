@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
@@ -26,4 +27,8 @@ type Resolver struct {
 	// Streams ends when the server starts shutting down: long polls stop.
 	Streams context.Context
 	Log     *slog.Logger
+
+	// missing remembers since when tasks have waited for a driver no live
+	// agent offers (task/role/name -> time.Time).
+	missing sync.Map
 }

@@ -5,6 +5,12 @@ import (
 	"time"
 )
 
+// lampDrivers are the drivers the lamp template's tasks need.
+func lampDrivers(providerType string) []any {
+	return []any{map[string]any{"role": "vm", "name": providerType}, map[string]any{"role": "node", "name": "ssh"},
+		map[string]any{"role": "automator", "name": "chef-solo"}}
+}
+
 type assignment struct {
 	TaskID, ClaimToken string
 	Attempt            int
@@ -30,7 +36,7 @@ func TestAgentAPI(t *testing.T) {
 	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	reg := map[string]any{"agentId": "agent-1", "incarnation": "inc-1", "capacity": 4, "version": "test",
-		"drivers": []any{map[string]any{"role": "vm", "name": "pool"}}}
+		"drivers": lampDrivers("rackspace")}
 	var setup struct {
 		RegisterAgent struct {
 			HeartbeatIntervalSeconds int
@@ -205,5 +211,41 @@ func TestAgentEvents(t *testing.T) {
 	}
 	if r := s.Do(w.admin, `{ agents { id } }`, nil); r.Code() != "FORBIDDEN" {
 		t.Errorf("tenant admin lists agents: %+v", r.Errors)
+	}
+}
+
+// A task needing a driver the claiming agent lacks goes to one that has
+// it (SPEC §7.4).
+func TestClaimSkipsMissingDriver(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agents", kind: AGENT}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	register := `mutation($id: String!, $d: [DriverInput!]) { registerAgent(input: {agentId: $id, incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`
+	s.Must(agent, register, map[string]any{"id": "no-vm", "d": []any{map[string]any{"role": "node", "name": "ssh"},
+		map[string]any{"role": "automator", "name": "chef-solo"}}}, &struct{}{})
+	s.Must(agent, register, map[string]any{"id": "full", "d": lampDrivers("rackspace")}, &struct{}{})
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 2}) { id } }`, nil, &struct{}{})
+	s.Must(w.alice, `mutation { createCluster(input: {name: "d", clusterTemplate: "lamp", numMachines: 1}) { id } }`, nil, &struct{}{})
+	claim := func(agentID string) *assignment {
+		var got struct{ ClaimTask *assignment }
+		s.Must(agent, claimQuery, map[string]any{"in": map[string]any{"agentId": agentID, "incarnation": "1", "tenantId": w.tenantID,
+			"slot": 0, "waitSeconds": 1}}, &got)
+		return got.ClaimTask
+	}
+	if a := claim("no-vm"); a != nil {
+		t.Fatalf("the agent without a vm driver got %s", a.Payload.TaskName)
+	}
+	a := claim("full")
+	if a == nil || a.Payload.TaskName != "CREATE" {
+		t.Fatalf("the agent with every driver got %+v, want the CREATE", a)
+	}
+	var n int
+	if err := s.Srv.Store().DB().Get(&n, `SELECT count(*) FROM events WHERE message LIKE '%agent no-vm has no vm driver "rackspace"%'`); err != nil || n == 0 {
+		t.Errorf("no hand-back event for the missing driver (%d, %v)", n, err)
+	}
+	if a.Attempt != 1 {
+		t.Errorf("the CREATE runs as attempt %d: a hand-back must not count", a.Attempt)
 	}
 }

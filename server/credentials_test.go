@@ -69,7 +69,8 @@ func TestSensitiveProviderFields(t *testing.T) {
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
-	s.Must(agent, `mutation { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1}) { cancel } }`, nil, &struct{}{})
+	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
+		map[string]any{"d": lampDrivers("vault-cloud")}, &struct{}{})
 	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 1}) { id } }`, nil, &struct{}{})
 	var got struct {
 		ClaimTask *struct {

@@ -89,7 +89,10 @@ func (s *Service) ClaimContext(ctx context.Context, clusterID string) (map[strin
 		}
 		maps.Copy(prov, secrets["provider"])
 		delete(secrets, "provider")
-		provider = map[string]any{"name": p.Name, "providertype": p.ProviderType, "provisioner": prov, "network": p.Network}
+		provider = map[string]any{"name": p.Name, "providertype": p.ProviderType, "provisioner": prov}
+		if p.Network != nil {
+			provider["network"] = map[string]any{"type": p.Network.Type, "fields": p.Network.Fields}
+		}
 	}
 	return provider, secrets, nil
 }

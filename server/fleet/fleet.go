@@ -182,3 +182,33 @@ func (f *Fleet) Lost(ctx context.Context) ([]string, error) {
 		WHERE NOT lost AND last_seen <= now() - $1 * interval '1 millisecond' RETURNING id`, liveFor.Milliseconds())
 	return ids, err
 }
+
+// Drivers lists the drivers an agent registered, as "role/name".
+func (f *Fleet) Drivers(ctx context.Context, agentID string) (map[string]bool, error) {
+	var raw []byte
+	if err := f.db.GetContext(ctx, &raw, `SELECT drivers FROM agents WHERE id = $1`, agentID); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrUnknownAgent
+		}
+		return nil, err
+	}
+	var ds []Driver
+	if err := json.Unmarshal(raw, &ds); err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(ds))
+	for _, d := range ds {
+		out[d.Role+"/"+d.Name] = true
+	}
+	return out, nil
+}
+
+// Offered reports whether any live agent carries the driver.
+func (f *Fleet) Offered(ctx context.Context, role, name string) (bool, error) {
+	var ok bool
+	err := f.db.GetContext(ctx, &ok, `SELECT EXISTS (SELECT 1 FROM agents
+		WHERE last_seen > now() - $1 * interval '1 millisecond'
+			AND drivers @> jsonb_build_array(jsonb_build_object('role', $2::text, 'name', $3::text)))`,
+		liveFor.Milliseconds(), role, name)
+	return ok, err
+}
