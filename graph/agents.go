@@ -375,9 +375,9 @@ func driverOf(a *engine.Assignment, provider map[string]any) (drivers.Role, stri
 	return drivers.RoleOf(t)
 }
 
-// driverGrace is how long a task may wait for an agent with its driver
-// before it fails for good (SPEC §5.3).
-const driverGrace = 5 * time.Minute
+// DefaultDriverGrace is how long a task may wait for an agent with its
+// driver before it fails for good (SPEC §5.3).
+const DefaultDriverGrace = 5 * time.Minute
 
 // noDriver hands back a task the agent cannot run. When no live agent
 // offers the driver and none has since the task was first handed back for
@@ -391,11 +391,15 @@ func (r *Resolver) noDriver(ctx context.Context, a *engine.Assignment, agentID, 
 	if offered {
 		r.missing.Delete(key)
 	} else {
+		grace := r.DriverGrace
+		if grace <= 0 {
+			grace = DefaultDriverGrace
+		}
 		first, _ := r.missing.LoadOrStore(key, time.Now())
-		if time.Since(first.(time.Time)) >= driverGrace {
+		if time.Since(first.(time.Time)) >= grace {
 			r.missing.Delete(key)
 			no := false
-			msg := fmt.Sprintf("no live agent offers the %s driver %q (for %s)", role, name, driverGrace)
+			msg := fmt.Sprintf("no live agent offers the %s driver %q (for %s)", role, name, grace)
 			return r.Engine.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, engine.Result{Status: 1, Message: msg, Retryable: &no})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
@@ -27,6 +28,8 @@ type Resolver struct {
 	// Streams ends when the server starts shutting down: long polls stop.
 	Streams context.Context
 	Log     *slog.Logger
+	// DriverGrace: see DefaultDriverGrace.
+	DriverGrace time.Duration
 
 	// missing remembers since when tasks have waited for a driver no live
 	// agent offers (task/role/name -> time.Time).

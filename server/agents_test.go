@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/cooprhq/coopr/server"
 )
 
 // lampDrivers are the drivers the lamp template's tasks need.
@@ -247,5 +250,34 @@ func TestClaimSkipsMissingDriver(t *testing.T) {
 	}
 	if a.Attempt != 1 {
 		t.Errorf("the CREATE runs as attempt %d: a hand-back must not count", a.Attempt)
+	}
+}
+
+// A task whose driver no live agent offers fails without retry once the
+// grace period has passed.
+func TestNoAgentOffersDriver(t *testing.T) {
+	w := newWorldWith(t, func(c *server.Config) { c.DriverGrace = 500 * time.Millisecond })
+	s := w.s
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agents", kind: AGENT}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "no-vm", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
+		map[string]any{"d": []any{map[string]any{"role": "automator", "name": "chef-solo"}}}, &struct{}{})
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 1}) { id } }`, nil, &struct{}{})
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation { createCluster(input: {name: "d", clusterTemplate: "lamp", numMachines: 1}) { id } }`, nil, &cr)
+	var job struct{ Job struct{ State, Message string } }
+	deadline := time.Now().Add(20 * time.Second)
+	for job.Job.State != "FAILED" && time.Now().Before(deadline) {
+		var got struct{ ClaimTask *assignment }
+		s.Must(agent, claimQuery, map[string]any{"in": map[string]any{"agentId": "no-vm", "incarnation": "1", "tenantId": w.tenantID,
+			"slot": 0, "waitSeconds": 1}}, &got)
+		if got.ClaimTask != nil {
+			t.Fatalf("got %s without its driver", got.ClaimTask.Payload.TaskName)
+		}
+		s.Must(w.alice, `query($id: ID!) { job(id: $id) { state message } }`, map[string]any{"id": cr.CreateCluster.ID + "-001"}, &job)
+	}
+	if job.Job.State != "FAILED" || !strings.Contains(job.Job.Message, `no live agent offers the vm driver "rackspace"`) {
+		t.Errorf("job %+v, want FAILED for the missing driver", job.Job)
 	}
 }

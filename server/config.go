@@ -41,6 +41,10 @@ type Config struct {
 	// 32 random bytes, base64. Without it the server refuses them.
 	CredentialKey string `yaml:"credential_key"` // COOPR_CREDENTIAL_KEY
 
+	// DriverGrace is how long a task waits for a live agent offering its
+	// driver before it fails without retry. Default 5 minutes.
+	DriverGrace time.Duration `yaml:"driver_grace"`
+
 	// JanitorInterval is how often clusters whose lease ended are deleted.
 	JanitorInterval time.Duration `yaml:"janitor_interval"` // default 60s
 }
