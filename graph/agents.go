@@ -198,6 +198,17 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 	}
 	// Secrets join the payload here, at claim time, and nowhere else.
 	payload["provider"], payload["secrets"] = provider, secrets
+	if ctx.Err() != nil {
+		// The agent hung up while the task was being claimed for it: hand
+		// the task back rather than leave it to a lease nobody renews.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := r.Engine.Release(rctx, a.TaskID, a.Attempt, a.ClaimToken, "the claiming agent hung up"); err != nil &&
+			!errors.Is(err, engine.ErrStaleClaim) {
+			r.Log.Warn("release after hang-up", "task", a.TaskID, "err", err)
+		}
+		return nil, nil
+	}
 	return &model.TaskAssignment{TaskID: a.TaskID, Attempt: a.Attempt, ClaimToken: a.ClaimToken,
 		LeaseExpiresAt: a.LeaseExpiresAt, TimeoutAt: a.TimeoutAt, Payload: payload}, nil
 }

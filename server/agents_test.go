@@ -266,7 +266,9 @@ func TestNoAgentOffersDriver(t *testing.T) {
 	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 1}) { id } }`, nil, &struct{}{})
 	var cr struct{ CreateCluster struct{ ID string } }
 	s.Must(w.alice, `mutation { createCluster(input: {name: "d", clusterTemplate: "lamp", numMachines: 1}) { id } }`, nil, &cr)
-	var job struct{ Job struct{ State, Message string } }
+	var job struct {
+		Job struct{ State, Message string }
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for job.Job.State != "FAILED" && time.Now().Before(deadline) {
 		var got struct{ ClaimTask *assignment }
