@@ -93,6 +93,13 @@ func opRequest(in model.OperationInput, expectedPlanHash *string) (control.OpReq
 	if expectedPlanHash != nil {
 		req.ExpectedPlanHash = *expectedPlanHash
 	}
+	if in.ProviderFields != nil {
+		f, ok := in.ProviderFields.(map[string]any)
+		if !ok {
+			return req, invalid("input.providerFields", "must be a JSON object of field name to value")
+		}
+		req.ProviderFields = f
+	}
 	return req, nil
 }
 

@@ -2893,6 +2893,8 @@ input OperationInput {
   config: JSON
   "SCALE: the new node count."
   numMachines: Int
+  "As on create: user fields of the provider type; sensitive ones replace the stored ones."
+  providerFields: JSON
 }
 
 type NodeChange {
@@ -12490,7 +12492,7 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"operation", "services", "config", "numMachines"}
+	fieldsInOrder := [...]string{"operation", "services", "config", "numMachines", "providerFields"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12525,6 +12527,13 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 				return it, err
 			}
 			it.NumMachines = data
+		case "providerFields":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providerFields"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProviderFields = data
 		}
 	}
 	return it, nil

@@ -2,10 +2,14 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cooprhq/coopr/server/credentials"
+	"github.com/cooprhq/coopr/server/servertest"
 )
 
 const secret = "s3cr3t-v4lue-never-shown"
@@ -13,21 +17,7 @@ const secret = "s3cr3t-v4lue-never-shown"
 func TestSensitiveProviderFields(t *testing.T) {
 	w := newWorld(t)
 	s := w.s
-	s.Must(s.Super, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERTYPES, entity: $e) { entity { version } } }`, map[string]any{"e": map[string]any{
-		"name": "vault-cloud",
-		"parameters": map[string]any{
-			"admin": map[string]any{"fields": map[string]any{"endpoint": map[string]any{"label": "Endpoint", "type": "text"}},
-				"required": [][]string{{"endpoint"}}},
-			"user": map[string]any{"fields": map[string]any{
-				"token":  map[string]any{"label": "API token", "type": "password", "sensitive": true},
-				"region": map[string]any{"label": "Region", "type": "text"}},
-				"required": [][]string{{"token"}}},
-		}}}, &struct{}{})
-	s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`, map[string]any{"e": map[string]any{
-		// A new version of the provider the templates use, now of a type
-		// with a sensitive user field.
-		"name": "rackspace", "providertype": "vault-cloud", "provisioner": map[string]any{"endpoint": "https://vc.example"}}}, &struct{}{})
-
+	vaultCloud(t, w)
 	create := `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`
 	r := s.Do(w.alice, create, map[string]any{"in": map[string]any{"name": "v", "clusterTemplate": "lamp", "numMachines": 2}})
 	if r.Code() != "MISSING_FIELDS" || !strings.Contains(string(mustJSON(r.Errors[0].Extensions)), `"token"`) {
@@ -158,4 +148,69 @@ func TestSensitiveProviderFields(t *testing.T) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// vaultCloud makes the tenant's rackspace provider one of a type with a
+// required sensitive user field, token.
+func vaultCloud(t *testing.T, w *world) {
+	t.Helper()
+	s := w.s
+	s.Must(s.Super, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERTYPES, entity: $e) { entity { version } } }`, map[string]any{"e": map[string]any{
+		"name": "vault-cloud",
+		"parameters": map[string]any{
+			"admin": map[string]any{"fields": map[string]any{"endpoint": map[string]any{"label": "Endpoint", "type": "text"}},
+				"required": [][]string{{"endpoint"}}},
+			"user": map[string]any{"fields": map[string]any{
+				"token":  map[string]any{"label": "API token", "type": "password", "sensitive": true},
+				"region": map[string]any{"label": "Region", "type": "text"}},
+				"required": [][]string{{"token"}}},
+		}}}, &struct{}{})
+	s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`, map[string]any{"e": map[string]any{
+		// A new version of the provider the templates use, now of a type
+		// with a sensitive user field.
+		"name": "rackspace", "providertype": "vault-cloud", "provisioner": map[string]any{"endpoint": "https://vc.example"}}}, &struct{}{})
+
+}
+
+// Operations take provider fields too: none given, the stored ones count;
+// given, the sensitive ones replace the stored; lost, MISSING_FIELDS.
+func TestOperationProviderFields(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	vaultCloud(t, w)
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": map[string]any{
+		"name": "v", "clusterTemplate": "lamp", "numMachines": 2, "providerFields": map[string]any{"token": secret}}}, &cr)
+	id := cr.CreateCluster.ID
+	w.run(t, w.alice, id, "ACTIVE")
+	op := func(fields map[string]any) *servertest.Response {
+		in := map[string]any{"operation": "RESTART_SERVICES"}
+		if fields != nil {
+			in["providerFields"] = fields
+		}
+		return s.Do(w.alice, `mutation($id: ID!, $in: OperationInput!) { runOperation(clusterId: $id, input: $in) { id } }`,
+			map[string]any{"id": id, "in": in})
+	}
+	if r := op(nil); r.Code() != "" {
+		t.Fatalf("operation with the stored token: %+v", r.Errors)
+	}
+	w.run(t, w.alice, id, "ACTIVE")
+	if r := op(map[string]any{"token": "rotated-token-value"}); r.Code() != "" {
+		t.Fatalf("operation with a new token: %+v", r.Errors)
+	}
+	w.run(t, w.alice, id, "ACTIVE")
+	creds, err := credentials.New(s.Config.CredentialKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := creds.Get(context.Background(), s.Srv.Store().DB(), id)
+	if err != nil || got["provider"]["token"] != "rotated-token-value" {
+		t.Errorf("stored provider fields %v (%v), want the rotated token", got["provider"], err)
+	}
+	if _, err := s.Srv.Store().DB().Exec(`DELETE FROM credentials WHERE cluster_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if r := op(nil); r.Code() != "MISSING_FIELDS" {
+		t.Errorf("operation after the stored token was lost: %+v, want MISSING_FIELDS", r.Errors)
+	}
 }

@@ -201,6 +201,8 @@ type OperationInput struct {
 	Config any `json:"config,omitempty"`
 	// SCALE: the new node count.
 	NumMachines *int `json:"numMachines,omitempty"`
+	// As on create: user fields of the provider type; sensitive ones replace the stored ones.
+	ProviderFields any `json:"providerFields,omitempty"`
 }
 
 type OperationPreview struct {

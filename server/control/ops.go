@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/jmoiron/sqlx"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/server/credentials"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/solver"
 	"github.com/cooprhq/coopr/store"
@@ -37,21 +39,23 @@ type OpRequest struct {
 	Config           map[string]any // CONFIGURE: replaces the config
 	Size             int            // SCALE: the new node count
 	ExpectedPlanHash string
+	ProviderFields   map[string]any // SPEC §2.4, as on create
 }
 
 // OpPlan is what an operation will do.
 type OpPlan struct {
-	Action   planner.ClusterAction
-	Plan     *planner.Plan
-	PlanHash string
-	Added    []solver.Node
-	Removed  []solver.ExistingNode
-	Changed  []solver.NodeChange
-	hosts    map[string]int // node id -> nodenum, for previews
-	snap     *snapshot
-	services []string // cluster services afterwards
-	size     int
-	config   map[string]any
+	Action    planner.ClusterAction
+	Plan      *planner.Plan
+	PlanHash  string
+	Added     []solver.Node
+	Removed   []solver.ExistingNode
+	Changed   []solver.NodeChange
+	hosts     map[string]int // node id -> nodenum, for previews
+	snap      *snapshot
+	sensitive map[string]any // provider fields to seal, replacing the stored ones
+	services  []string       // cluster services afterwards
+	size      int
+	config    map[string]any
 }
 
 // NodeNum is the number of a node the plan names.
@@ -99,6 +103,9 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 			HardwareType: n.HardwareType, ImageType: n.ImageType}
 		pnodes[i] = planner.Node{ID: n.ID, NodeNum: n.NodeNum, Services: n.Services}
 		out.hosts[n.ID] = n.NodeNum
+	}
+	if err := s.opFields(ctx, tx, p, id, snap, req.ProviderFields, out); err != nil {
+		return nil, err
 	}
 	network := snap.Provider != nil && snap.Provider.Network != nil
 	preq := &planner.Request{Services: snap.Services, Nodes: pnodes, Network: network, PlannedServices: req.Services}
@@ -257,6 +264,9 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 			}
 			cfg = string(b)
 		}
+		if err := s.creds.Put(ctx, tx, id, "provider", op.sensitive); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE clusters SET services = $2, size = $3, snapshot = $4,
 			config = coalesce($5::jsonb, config), updated_at = now() WHERE id = $1`,
 			id, pq.Array(op.services), op.size, snap, cfg); err != nil {
@@ -271,4 +281,44 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 	}
 	s.engine.Submitted(jobID)
 	return s.Job(ctx, p, jobID)
+}
+
+// opFields applies an operation's provider fields (SPEC §2.4): they are
+// filtered and checked like a create's, with the stored sensitive fields
+// counting when the request gives none; accepted public fields join the
+// cluster's copy of the provider, sensitive ones replace the stored ones.
+func (s *Service) opFields(ctx context.Context, tx *sqlx.Tx, p store.Principal, id string, snap *snapshot, given map[string]any, out *OpPlan) error {
+	if snap.Provider == nil {
+		return nil
+	}
+	cat, err := s.store.ExportCatalog(ctx, p.TenantName)
+	if err != nil {
+		return err
+	}
+	pt := cat.ProviderTypes()[snap.Provider.ProviderType]
+	if pt == nil {
+		return fmt.Errorf("provider type %q of the cluster's provider: %w", snap.Provider.ProviderType, ErrNotFound)
+	}
+	stored, err := s.creds.Get(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	f, err := applyProviderFields(pt, snap.Provider, given, stored["provider"])
+	if err != nil {
+		return err
+	}
+	if len(f.sensitive) > 0 && !s.creds.Enabled() {
+		return fmt.Errorf("providerFields: %w", credentials.ErrNoKey)
+	}
+	if len(f.public) > 0 {
+		cp := *snap.Provider
+		cp.Provisioner = maps.Clone(cp.Provisioner)
+		if cp.Provisioner == nil {
+			cp.Provisioner = map[string]any{}
+		}
+		maps.Copy(cp.Provisioner, f.public)
+		snap.Provider = &cp
+	}
+	out.sensitive = f.sensitive
+	return nil
 }
