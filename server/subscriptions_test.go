@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -96,7 +97,13 @@ func checkCreateEvents(t *testing.T, evs []clusterEvent, tasks int) {
 		}
 	}
 	if complete != tasks || jobDone < 0 {
-		t.Errorf("%d tasks completed of %d; job completed: %v", complete, tasks, jobDone >= 0)
+		var seen []string
+		for id, st := range step {
+			if st != 3 {
+				seen = append(seen, fmt.Sprintf("%s at step %d", id, st))
+			}
+		}
+		t.Errorf("%d tasks completed of %d; job completed: %v; unfinished: %v", complete, tasks, jobDone >= 0, seen)
 	}
 }
 
