@@ -29,8 +29,14 @@ type Event struct {
 	At      time.Time `json:"at" db:"created_at"`
 }
 
-// Channel is the Redis channel events travel on.
+// Channel names the Redis keys events travel on: a capped stream of
+// events (a stream, not pub/sub, so that a hub that reconnects picks up
+// where it stopped), and pub/sub channels for task output and agents.
 func Channel(prefix string) string { return prefix + ":events" }
+
+// streamCap bounds the event stream; a hub further behind than this has
+// lost events and says so.
+const streamCap = 100_000
 
 // Relay copies committed events to Redis. Every server runs one; an
 // advisory lock lets one relay at a time, and another takes over within a
@@ -174,7 +180,7 @@ func (r *Relay) relay(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			pipe.Publish(ctx, r.channel, b)
+			pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"e", b}})
 			batch[i] = ev
 		}
 		if _, err := pipe.Exec(ctx); err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/cooprhq/coopr/queue/queuetest"
 	"github.com/cooprhq/coopr/store/storetest"
 )
@@ -27,11 +29,7 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
 		t.Fatal(err)
 	}
-	ps := rdb.Subscribe(ctx, Channel(prefix))
-	defer ps.Close()
-	if _, err := ps.Receive(ctx); err != nil {
-		t.Fatal(err)
-	}
+	read := "0-0"
 	insert := `INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`
 
 	slow, err := db.Beginx()
@@ -48,23 +46,21 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 	if err := r.relay(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ch := ps.Channel()
 	got := func(wait time.Duration) []string {
 		var out []string
-		for {
-			var payload string
-			select {
-			case m := <-ch:
-				payload = m.Payload
-			case <-time.After(wait):
-				return out
-			}
+		res, err := rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{Channel(prefix), read}, Block: wait}).Result()
+		if err != nil {
+			return out // redis.Nil: nothing within wait
+		}
+		for _, m := range res[0].Messages {
+			read = m.ID
 			var ev Event
-			if err := json.Unmarshal([]byte(payload), &ev); err != nil {
+			if err := json.Unmarshal([]byte(m.Values["e"].(string)), &ev); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, ev.Message)
 		}
+		return out
 	}
 	if evs := got(300 * time.Millisecond); len(evs) != 0 {
 		t.Fatalf("relayed %v while an older transaction was open", evs)

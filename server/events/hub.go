@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -55,9 +56,10 @@ func NewHub(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Hub {
 // it.
 func (h *Hub) Ready() <-chan struct{} { return h.ready }
 
-// Run listens until ctx ends.
+// Run listens until ctx ends: events from the stream, task output and
+// agent changes from pub/sub.
 func (h *Hub) Run(ctx context.Context) error {
-	ps := h.rdb.Subscribe(ctx, h.channel, h.channel+":logs", h.channel+":agents")
+	ps := h.rdb.Subscribe(ctx, h.channel+":logs", h.channel+":agents")
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -65,7 +67,26 @@ func (h *Hub) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	// Start after the newest event: older ones are history, later ones
+	// are read in order even across reconnections.
+	last := "0-0"
+	msgs, err := h.rdb.XRevRangeN(ctx, h.channel, "+", "-", 1).Result()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	if len(msgs) > 0 {
+		last = msgs[0].ID
+	}
 	close(h.ready)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.readStream(ctx, last)
+	}()
+	defer func() { <-done }()
 	ch := ps.Channel(redis.WithChannelSize(4096))
 	for {
 		select {
@@ -82,19 +103,42 @@ func (h *Hub) Run(ctx context.Context) error {
 				}
 				continue
 			}
-			if m.Channel != h.channel {
-				var l LogLine
-				if err := json.Unmarshal([]byte(m.Payload), &l); err == nil {
-					h.dispatchLog(l)
+			var l LogLine
+			if err := json.Unmarshal([]byte(m.Payload), &l); err == nil {
+				h.dispatchLog(l)
+			}
+		}
+	}
+}
+
+// readStream reads the event stream from after id until ctx ends.
+func (h *Hub) readStream(ctx context.Context, id string) {
+	for ctx.Err() == nil {
+		res, err := h.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{h.channel, id}, Count: 1000, Block: time.Second}).Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.Warn("events: read", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(200 * time.Millisecond):
 				}
-				continue
 			}
-			var ev Event
-			if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
-				h.log.Warn("events: bad message", "err", err)
-				continue
+			continue
+		}
+		for _, st := range res {
+			for _, m := range st.Messages {
+				id = m.ID
+				raw, _ := m.Values["e"].(string)
+				var ev Event
+				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+					h.log.Warn("events: bad entry", "id", m.ID, "err", err)
+					continue
+				}
+				h.dispatch(ev)
 			}
-			h.dispatch(ev)
 		}
 	}
 }
