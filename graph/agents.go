@@ -121,7 +121,8 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 	if _, err := agentCaller(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.Fleet.Known(ctx, in.AgentID, in.Incarnation); err != nil {
+	carried, err := r.Fleet.Drivers(ctx, in.AgentID, in.Incarnation)
+	if err != nil {
 		return nil, err
 	}
 	ok, err := r.Fleet.Assigned(ctx, in.AgentID, in.TenantID, in.Slot)
@@ -146,10 +147,6 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 		defer cancel()
 		stop := context.AfterFunc(r.Streams, cancel)
 		defer stop()
-	}
-	carried, err := r.Fleet.Drivers(ctx, in.AgentID)
-	if err != nil {
-		return nil, err
 	}
 	deadline := time.Now().Add(wait)
 	var a *engine.Assignment
@@ -289,6 +286,7 @@ func (r *Resolver) taskLog(ctx context.Context, p store.Principal, taskID string
 	go func() {
 		defer close(out)
 		defer r.Hub.UnsubscribeLog(sub)
+		send := sender(ctx, out)
 		for {
 			select {
 			case <-ctx.Done():
@@ -300,9 +298,7 @@ func (r *Resolver) taskLog(ctx context.Context, p store.Principal, taskID string
 					pct := l.Percent
 					m.Percent = &pct
 				}
-				select {
-				case out <- m:
-				case <-ctx.Done():
+				if !send(m) {
 					return
 				}
 			}
@@ -334,14 +330,7 @@ func (r *Resolver) agentEvents(ctx context.Context) (<-chan *model.AgentEvent, e
 	go func() {
 		defer close(out)
 		defer r.Hub.UnsubscribeAgents(sub)
-		send := func(m *model.AgentEvent) bool {
-			select {
-			case out <- m:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
+		send := sender(ctx, out)
 		for _, a := range agents {
 			if !send(&model.AgentEvent{Kind: model.AgentEventKindSnapshot, AgentID: a.ID, Capacity: a.Capacity,
 				Live: time.Since(a.LastSeen) < 3*fleet.HeartbeatInterval, At: a.LastSeen}) {

@@ -5,7 +5,9 @@ import (
 	"strconv"
 
 	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/solver"
 )
 
 func createRequest(in model.ClusterInput, expectedPlanHash *string) (control.CreateRequest, error) {
@@ -20,21 +22,24 @@ func createRequest(in model.ClusterInput, expectedPlanHash *string) (control.Cre
 			*f.dst = *f.src
 		}
 	}
-	if in.Config != nil {
-		cfg, ok := in.Config.(map[string]any)
-		if !ok {
-			return req, invalid("input.config", "must be a JSON object")
-		}
-		req.Config = cfg
+	var err error
+	if req.Config, err = object("input.config", in.Config); err != nil {
+		return req, err
 	}
-	if in.ProviderFields != nil {
-		f, ok := in.ProviderFields.(map[string]any)
-		if !ok {
-			return req, invalid("input.providerFields", "must be a JSON object of field name to value")
-		}
-		req.ProviderFields = f
+	req.ProviderFields, err = object("input.providerFields", in.ProviderFields)
+	return req, err
+}
+
+// object is a JSON argument that must be an object; absent is nil.
+func object(field string, v any) (map[string]any, error) {
+	if v == nil {
+		return nil, nil
 	}
-	return req, nil
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, invalid(field, "must be a JSON object")
+	}
+	return m, nil
 }
 
 func previewModel(pv *control.Preview) *model.ClusterPreview {
@@ -44,29 +49,9 @@ func previewModel(pv *control.Preview) *model.ClusterPreview {
 		out.Warnings = []string{}
 	}
 	for _, n := range pv.Nodes {
-		out.Nodes = append(out.Nodes, &model.PreviewNode{Nodenum: n.NodeNum, Hostname: n.Hostname, Services: n.Services,
-			Hardwaretype: n.HardwareType, Imagetype: n.ImageType, Flavor: n.Flavor, Image: n.Image})
+		out.Nodes = append(out.Nodes, previewNode(n))
 	}
-	ref := func(i int) string { return "t" + strconv.Itoa(i) }
-	for i, t := range pv.Plan.Tasks {
-		pt := &model.PlanTask{Ref: ref(i), Action: t.Action.String(), Service: t.Service, Stage: t.Stage}
-		if t.Node != "" {
-			num := t.NodeNum
-			pt.Nodenum = &num
-		}
-		out.Tasks = append(out.Tasks, pt)
-	}
-	out.Edges = make([][]string, len(pv.Plan.Edges))
-	for i, e := range pv.Plan.Edges {
-		out.Edges[i] = []string{ref(int(e[0])), ref(int(e[1]))}
-	}
-	out.Stages = make([][]string, len(pv.Plan.Stages))
-	for i, st := range pv.Plan.Stages {
-		out.Stages[i] = make([]string, len(st))
-		for j, t := range st {
-			out.Stages[i][j] = ref(t)
-		}
-	}
+	out.Tasks, out.Edges, out.Stages = planModel(pv.Plan, func(t planner.Task) int { return t.NodeNum })
 	return out
 }
 
@@ -83,32 +68,22 @@ func opRequest(in model.OperationInput, expectedPlanHash *string) (control.OpReq
 	if in.NumMachines != nil {
 		req.Size = *in.NumMachines
 	}
-	if in.Config != nil {
-		cfg, ok := in.Config.(map[string]any)
-		if !ok {
-			return req, invalid("input.config", "must be a JSON object")
-		}
-		req.Config = cfg
-	}
 	if expectedPlanHash != nil {
 		req.ExpectedPlanHash = *expectedPlanHash
 	}
-	if in.ProviderFields != nil {
-		f, ok := in.ProviderFields.(map[string]any)
-		if !ok {
-			return req, invalid("input.providerFields", "must be a JSON object of field name to value")
-		}
-		req.ProviderFields = f
+	var err error
+	if req.Config, err = object("input.config", in.Config); err != nil {
+		return req, err
 	}
-	return req, nil
+	req.ProviderFields, err = object("input.providerFields", in.ProviderFields)
+	return req, err
 }
 
 func opPreviewModel(op *control.OpPlan) *model.OperationPreview {
 	out := &model.OperationPreview{Action: string(op.Action), PlanHash: op.PlanHash, Added: []*model.PreviewNode{},
 		Removed: []int{}, Changed: []*model.NodeChange{}}
 	for _, n := range op.Added {
-		out.Added = append(out.Added, &model.PreviewNode{Nodenum: n.NodeNum, Hostname: n.Hostname, Services: n.Services,
-			Hardwaretype: n.HardwareType, Imagetype: n.ImageType, Flavor: n.Flavor, Image: n.Image})
+		out.Added = append(out.Added, previewNode(n))
 	}
 	for _, n := range op.Removed {
 		out.Removed = append(out.Removed, n.NodeNum)
@@ -116,25 +91,37 @@ func opPreviewModel(op *control.OpPlan) *model.OperationPreview {
 	for _, c := range op.Changed {
 		out.Changed = append(out.Changed, &model.NodeChange{Nodenum: c.NodeNum, Add: c.Add})
 	}
+	out.Tasks, out.Edges, out.Stages = planModel(op.Plan, func(t planner.Task) int { return op.NodeNum(t.Node) })
+	return out
+}
+
+// planModel renders a plan for a preview: tasks are referred to as
+// t<index>, nodes by number.
+func planModel(p *planner.Plan, nodeNum func(planner.Task) int) (tasks []*model.PlanTask, edges, stages [][]string) {
 	ref := func(i int) string { return "t" + strconv.Itoa(i) }
-	for i, t := range op.Plan.Tasks {
+	for i, t := range p.Tasks {
 		pt := &model.PlanTask{Ref: ref(i), Action: t.Action.String(), Service: t.Service, Stage: t.Stage}
 		if t.Node != "" {
-			num := op.NodeNum(t.Node)
+			num := nodeNum(t)
 			pt.Nodenum = &num
 		}
-		out.Tasks = append(out.Tasks, pt)
+		tasks = append(tasks, pt)
 	}
-	out.Edges = make([][]string, len(op.Plan.Edges))
-	for i, e := range op.Plan.Edges {
-		out.Edges[i] = []string{ref(int(e[0])), ref(int(e[1]))}
+	edges = make([][]string, len(p.Edges))
+	for i, e := range p.Edges {
+		edges[i] = []string{ref(int(e[0])), ref(int(e[1]))}
 	}
-	out.Stages = make([][]string, len(op.Plan.Stages))
-	for i, st := range op.Plan.Stages {
-		out.Stages[i] = make([]string, len(st))
+	stages = make([][]string, len(p.Stages))
+	for i, st := range p.Stages {
+		stages[i] = make([]string, len(st))
 		for j, t := range st {
-			out.Stages[i][j] = ref(t)
+			stages[i][j] = ref(t)
 		}
 	}
-	return out
+	return tasks, edges, stages
+}
+
+func previewNode(n solver.Node) *model.PreviewNode {
+	return &model.PreviewNode{Nodenum: n.NodeNum, Hostname: n.Hostname, Services: n.Services,
+		Hardwaretype: n.HardwareType, Imagetype: n.ImageType, Flavor: n.Flavor, Image: n.Image}
 }

@@ -54,12 +54,22 @@ func optInt(n int) *int {
 	return &n
 }
 
-func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id string) (<-chan *model.ClusterEvent, error) {
-	if _, err := r.Control.Get(ctx, p, id); err != nil {
-		return nil, err
+// sender sends to out unless ctx ends first.
+func sender[T any](ctx context.Context, out chan<- T) func(T) bool {
+	return func(v T) bool {
+		select {
+		case out <- v:
+			return true
+		case <-ctx.Done():
+			return false
+		}
 	}
-	// Subscribe before reading the snapshot: a change in between is then
-	// delivered after it (perhaps again), never lost.
+}
+
+func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id string) (<-chan *model.ClusterEvent, error) {
+	// Subscribe before reading the snapshot (which also checks that the
+	// caller may see the cluster): a change in between is then delivered
+	// after it (perhaps again), never lost.
 	sub := r.Hub.SubscribeCluster(id, subscriberBuffer)
 	snapshot, err := r.Control.Get(ctx, p, id)
 	if err != nil {
@@ -70,14 +80,7 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 	go func() {
 		defer close(out)
 		defer r.Hub.Unsubscribe(sub)
-		send := func(ev *model.ClusterEvent) bool {
-			select {
-			case out <- ev:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
+		send := sender(ctx, out)
 		if !send(&model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, State: snapshot.Status,
 			Message: snapshot.Message, At: snapshot.UpdatedAt, Cluster: snapshot}) {
 			return
@@ -145,10 +148,8 @@ func (pr *progress) model(kind model.EventKind) *model.JobProgress {
 }
 
 func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string) (<-chan *model.JobProgress, error) {
-	if _, err := r.Control.Job(ctx, p, id); err != nil {
-		return nil, err
-	}
-	sub := r.Hub.SubscribeJob(id, subscriberBuffer)
+	sub := r.Hub.SubscribeJob(id, subscriberBuffer) // before the snapshot, as in clusterEvents
+
 	pr, at, err := r.readProgress(ctx, p, id)
 	if err != nil {
 		r.Hub.Unsubscribe(sub)
@@ -158,14 +159,7 @@ func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string
 	go func() {
 		defer close(out)
 		defer r.Hub.Unsubscribe(sub)
-		send := func(m *model.JobProgress) bool {
-			select {
-			case out <- m:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
+		send := sender(ctx, out)
 		first := pr.model(model.EventKindSnapshot)
 		first.Seq, first.State, first.At = "0", pr.state, at
 		if !send(first) {

@@ -196,16 +196,8 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 	if len(out.fields.sensitive) > 0 && !s.creds.Enabled() {
 		return nil, fmt.Errorf("providerFields: %w", credentials.ErrNoKey)
 	}
-	if len(out.fields.public) > 0 {
-		// The cluster's copy of the provider carries the accepted fields.
-		cp := *out.provider
-		cp.Provisioner = maps.Clone(cp.Provisioner)
-		if cp.Provisioner == nil {
-			cp.Provisioner = map[string]any{}
-		}
-		maps.Copy(cp.Provisioner, out.fields.public)
-		out.provider = &cp
-	}
+	// The cluster's copy of the provider carries the accepted fields.
+	out.provider = withPublic(out.provider, out.fields.public)
 	out.suffix = req.DNSSuffix
 	if out.suffix == "" {
 		out.suffix = tmpl.Defaults.DNSSuffix

@@ -93,3 +93,18 @@ func applyProviderFields(pt *catalog.PluginType, prov *catalog.Provider, given, 
 	}
 	return out, nil
 }
+
+// withPublic returns a copy of p whose provisioner also holds the accepted
+// public fields; p itself is left as it was.
+func withPublic(p *catalog.Provider, public map[string]any) *catalog.Provider {
+	if len(public) == 0 {
+		return p
+	}
+	cp := *p
+	cp.Provisioner = maps.Clone(cp.Provisioner)
+	if cp.Provisioner == nil {
+		cp.Provisioner = map[string]any{}
+	}
+	maps.Copy(cp.Provisioner, public)
+	return &cp
+}

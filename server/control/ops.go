@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/jmoiron/sqlx"
@@ -291,13 +290,13 @@ func (s *Service) opFields(ctx context.Context, tx *sqlx.Tx, p store.Principal, 
 	if snap.Provider == nil {
 		return nil
 	}
-	cat, err := s.store.ExportCatalog(ctx, p.TenantName)
+	e, _, err := s.store.Entity(ctx, p.TenantName, catalog.KindProviderType, snap.Provider.ProviderType, 0)
 	if err != nil {
-		return err
+		return fmt.Errorf("provider type of the cluster's provider: %w", err)
 	}
-	pt := cat.ProviderTypes()[snap.Provider.ProviderType]
-	if pt == nil {
-		return fmt.Errorf("provider type %q of the cluster's provider: %w", snap.Provider.ProviderType, ErrNotFound)
+	pt, ok := e.Value.(*catalog.PluginType)
+	if !ok {
+		return fmt.Errorf("provider type %q: stored as %T", snap.Provider.ProviderType, e.Value)
 	}
 	stored, err := s.creds.Get(ctx, tx, id)
 	if err != nil {
@@ -310,15 +309,7 @@ func (s *Service) opFields(ctx context.Context, tx *sqlx.Tx, p store.Principal, 
 	if len(f.sensitive) > 0 && !s.creds.Enabled() {
 		return fmt.Errorf("providerFields: %w", credentials.ErrNoKey)
 	}
-	if len(f.public) > 0 {
-		cp := *snap.Provider
-		cp.Provisioner = maps.Clone(cp.Provisioner)
-		if cp.Provisioner == nil {
-			cp.Provisioner = map[string]any{}
-		}
-		maps.Copy(cp.Provisioner, f.public)
-		snap.Provider = &cp
-	}
+	snap.Provider = withPublic(snap.Provider, f.public)
 	out.sensitive = f.sensitive
 	return nil
 }

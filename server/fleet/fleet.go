@@ -97,16 +97,6 @@ func (f *Fleet) Touch(ctx context.Context, agentID, incarnation string) error {
 	return nil
 }
 
-// Known checks that the agent's incarnation is the registered one.
-func (f *Fleet) Known(ctx context.Context, agentID, incarnation string) error {
-	var ok bool
-	err := f.db.GetContext(ctx, &ok, `SELECT true FROM agents WHERE id = $1 AND incarnation = $2`, agentID, incarnation)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrUnknownAgent
-	}
-	return err
-}
-
 // Agents lists every registered agent by id.
 func (f *Fleet) Agents(ctx context.Context) ([]Agent, error) {
 	var as []Agent
@@ -183,10 +173,11 @@ func (f *Fleet) Lost(ctx context.Context) ([]string, error) {
 	return ids, err
 }
 
-// Drivers lists the drivers an agent registered, as "role/name".
-func (f *Fleet) Drivers(ctx context.Context, agentID string) (map[string]bool, error) {
+// Drivers lists the drivers an agent's current incarnation registered,
+// as "role/name"; another incarnation is ErrUnknownAgent.
+func (f *Fleet) Drivers(ctx context.Context, agentID, incarnation string) (map[string]bool, error) {
 	var raw []byte
-	if err := f.db.GetContext(ctx, &raw, `SELECT drivers FROM agents WHERE id = $1`, agentID); err != nil {
+	if err := f.db.GetContext(ctx, &raw, `SELECT drivers FROM agents WHERE id = $1 AND incarnation = $2`, agentID, incarnation); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ErrUnknownAgent
 		}
