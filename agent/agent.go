@@ -285,6 +285,9 @@ func (a *Agent) runTask(work context.Context, id string, attempt int, token stri
 	if res.Facts != nil {
 		result["facts"] = res.Facts
 	}
+	if res.Secrets != nil {
+		result["secrets"] = res.Secrets
+	}
 	// Reporting outlives the work context: a result is worth delivering.
 	fctx, done := context.WithTimeout(context.WithoutCancel(work), 30*time.Second)
 	defer done()

@@ -77,14 +77,20 @@ type Service struct {
 	} `json:"action"`
 }
 
-// Node is a node of the cluster.
+// Node is a node of the cluster (SPEC §7.5).
 type Node struct {
-	ID          string            `json:"id"`
-	NodeNum     int               `json:"nodenum"`
-	Hostname    string            `json:"hostname"`
-	IPAddresses map[string]string `json:"ipaddresses"`
-	Services    []string          `json:"services"`
-	Facts       map[string]any    `json:"facts"` // by namespace: vm, network, node, service:<name>
+	ID           string            `json:"id"`
+	NodeNum      int               `json:"nodenum"`
+	Hostname     string            `json:"hostname"`
+	IPAddresses  map[string]string `json:"ipaddresses"`
+	SSHUser      string            `json:"sshuser"`
+	HardwareType string            `json:"hardwaretype"`
+	ImageType    string            `json:"imagetype"`
+	Flavor       string            `json:"flavor"` // the hardware type's term on this provider
+	Image        string            `json:"image"`  // the image type's term on this provider
+	Services     []string          `json:"services"`
+	Automators   []string          `json:"automators"` // automator types of the node's services, by name
+	Facts        map[string]any    `json:"facts"`      // by namespace: vm, network, node, service:<name>
 }
 
 // Decode reads a payload.
@@ -104,6 +110,9 @@ type Result struct {
 	Hostname    string            // replaces the node's, on success
 	IPAddresses map[string]string // replaces the node's, on success
 	Facts       map[string]any    // merged under the driver's namespace
+	// Secrets go to the encrypted credential store under the driver's
+	// namespace and reach later tasks' Task.Secrets; never the API.
+	Secrets map[string]any
 }
 
 // Output receives a running task's output, line by line.

@@ -245,6 +245,13 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 		}
 		res.Facts = facts
 	}
+	if in.Result.Secrets != nil {
+		secrets, ok := in.Result.Secrets.(map[string]any)
+		if !ok {
+			return false, invalid("input.result.secrets", "must be an object")
+		}
+		res.Secrets = secrets
+	}
 	if err := r.Engine.Finish(ctx, in.TaskID, in.Attempt, in.ClaimToken, res); err != nil {
 		return false, err
 	}

@@ -2422,6 +2422,8 @@ input TaskResultInput {
   hostname: String
   ipaddresses: JSON
   facts: JSON
+  "Driver secrets (e.g. a machine's SSH key): sealed in the credential store under the driver's namespace, handed to later tasks of the cluster, never returned by any query."
+  secrets: JSON
   stdoutTail: String
   stderrTail: String
 }
@@ -12709,7 +12711,7 @@ func (ec *executionContext) unmarshalInputTaskResultInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"status", "message", "retryable", "hostname", "ipaddresses", "facts", "stdoutTail", "stderrTail"}
+	fieldsInOrder := [...]string{"status", "message", "retryable", "hostname", "ipaddresses", "facts", "secrets", "stdoutTail", "stderrTail"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12758,6 +12760,13 @@ func (ec *executionContext) unmarshalInputTaskResultInput(ctx context.Context, o
 				return it, err
 			}
 			it.Facts = data
+		case "secrets":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("secrets"))
+			data, err := ec.unmarshalOJSON2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Secrets = data
 		case "stdoutTail":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stdoutTail"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

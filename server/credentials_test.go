@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/cooprhq/coopr/server/credentials"
 	"github.com/cooprhq/coopr/server/servertest"
 )
@@ -48,7 +50,7 @@ func TestSensitiveProviderFields(t *testing.T) {
 		t.Errorf("cluster rows hold the secret (%d, %v)", leaks, err)
 	}
 	var sealed [][]byte
-	if err := s.Srv.Store().DB().Select(&sealed, `SELECT sealed FROM credentials WHERE cluster_id = $1`, id); err != nil || len(sealed) != 1 {
+	if err := s.Srv.Store().DB().Select(&sealed, `SELECT sealed FROM credentials WHERE cluster_id = $1 AND namespace = 'provider'`, id); err != nil || len(sealed) != 1 {
 		t.Fatalf("credentials rows %d, %v", len(sealed), err)
 	}
 	if bytes.Contains(sealed[0], []byte(secret)) {
@@ -212,5 +214,93 @@ func TestOperationProviderFields(t *testing.T) {
 	}
 	if r := op(nil); r.Code() != "MISSING_FIELDS" {
 		t.Errorf("operation after the stored token was lost: %+v, want MISSING_FIELDS", r.Errors)
+	}
+}
+
+// A cluster gets its own SSH key at create, and a driver's secrets reach
+// the cluster's later tasks, never a query.
+func TestClusterKeyAndDriverSecrets(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": map[string]any{
+		"name": "k", "clusterTemplate": "lamp", "numMachines": 2}}, &cr)
+	id := cr.CreateCluster.ID
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
+		map[string]any{"d": lampDrivers("rackspace")}, &struct{}{})
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 1}) { id } }`, nil, &struct{}{})
+	type claim struct {
+		TaskID, ClaimToken string
+		Attempt            int
+		Payload            struct {
+			TaskName string
+			Node     struct {
+				ID, Sshuser, Hardwaretype, Imagetype, Flavor, Image string
+				Automators                                          []string
+			}
+			Secrets map[string]map[string]string
+		}
+	}
+	next := func() *claim {
+		t.Helper()
+		var got struct{ ClaimTask *claim }
+		deadline := time.Now().Add(10 * time.Second)
+		for got.ClaimTask == nil && time.Now().Before(deadline) {
+			s.Must(agent, `mutation($in: ClaimInput!) { claimTask(input: $in) { taskId attempt claimToken payload } }`,
+				map[string]any{"in": map[string]any{"agentId": "a", "incarnation": "1", "tenantId": w.tenantID,
+					"slot": 0, "waitSeconds": 2}}, &got)
+		}
+		if got.ClaimTask == nil {
+			t.Fatal("no task claimed")
+		}
+		return got.ClaimTask
+	}
+	first := next()
+	if first.Payload.TaskName != "CREATE" {
+		t.Fatalf("first task %s, want CREATE", first.Payload.TaskName)
+	}
+	key := first.Payload.Secrets["ssh"]
+	signer, err := ssh.ParsePrivateKey([]byte(key["privateKey"]))
+	if err != nil {
+		t.Fatalf("the cluster key does not parse: %v", err)
+	}
+	pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(key["publicKey"]))
+	if err != nil || !bytes.Equal(pub.Marshal(), signer.PublicKey().Marshal()) || pub.Type() != ssh.KeyAlgoED25519 {
+		t.Errorf("public key %q does not match the private one (%v)", key["publicKey"], err)
+	}
+	n := first.Payload.Node
+	if n.Sshuser == "" || n.Hardwaretype == "" || n.Imagetype == "" || n.Flavor == "" || n.Image == "" || len(n.Automators) == 0 {
+		t.Errorf("payload node lacks catalog terms: %+v", n)
+	}
+	const vmKey = "vm-private-key-never-shown"
+	s.Must(agent, `mutation($in: FinishInput!) { finishTask(input: $in) }`, map[string]any{"in": map[string]any{
+		"taskId": first.TaskID, "attempt": first.Attempt, "claimToken": first.ClaimToken,
+		"result": map[string]any{"status": 0, "secrets": map[string]any{"privateKey": vmKey}}}}, &struct{}{})
+	second := next()
+	if got := second.Payload.Secrets["vm"]["privateKey"]; got != vmKey {
+		t.Errorf("the next task's vm secret is %q, want the CREATE's", got)
+	}
+	if second.Payload.Secrets["ssh"]["privateKey"] != key["privateKey"] {
+		t.Error("the cluster key changed between tasks")
+	}
+	for _, q := range []string{
+		`query($id: ID!) { cluster(id: $id) { id config nodes { id ipaddresses } jobs { id message tasks { id message attempts { stdoutTail stderrTail } } } } }`,
+	} {
+		resp, err := s.Request(w.admin, q, map[string]any{"id": id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := mustJSON(resp); bytes.Contains(b, []byte(vmKey)) || bytes.Contains(b, []byte("PRIVATE KEY")) {
+			t.Errorf("%s returns a secret", q)
+		}
+	}
+	var leaks int
+	if err := s.Srv.Store().DB().Get(&leaks, `SELECT (SELECT count(*) FROM tasks WHERE row_to_json(tasks)::text LIKE '%'||$1||'%')
+		+ (SELECT count(*) FROM events WHERE row_to_json(events)::text LIKE '%'||$1||'%')
+		+ (SELECT count(*) FROM nodes WHERE row_to_json(nodes)::text LIKE '%'||$1||'%')`, vmKey); err != nil || leaks != 0 {
+		t.Errorf("rows hold the driver secret in the clear (%d, %v)", leaks, err)
 	}
 }

@@ -81,18 +81,21 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, store: st, redis: rdb, reg: prometheus.NewRegistry()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
-	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), engine.Config{Logger: log})
-	s.relay = events.NewRelay(st.DB(), cfg.DatabaseURL, rdb, cfg.RedisPrefix, log)
-	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)
 	creds, err := credentials.New(cfg.CredentialKey)
 	if err != nil {
 		st.Close()
 		_ = rdb.Close()
 		return nil, err
 	}
-	if !creds.Enabled() {
-		log.Warn("no credential key (COOPR_CREDENTIAL_KEY): clusters whose providers need sensitive fields cannot be created")
+	ecfg := engine.Config{Logger: log}
+	if creds.Enabled() {
+		ecfg.SealSecrets = creds.Put
+	} else {
+		log.Warn("no credential key (COOPR_CREDENTIAL_KEY): clusters get no SSH key, and those whose providers need sensitive fields cannot be created")
 	}
+	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), ecfg)
+	s.relay = events.NewRelay(st.DB(), cfg.DatabaseURL, rdb, cfg.RedisPrefix, log)
+	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)
 	s.control = control.New(st, s.engine, creds)
 	s.fleet = fleet.New(st.DB())
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",

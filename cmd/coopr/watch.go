@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -53,69 +55,73 @@ when ACTIVE or TERMINATED, 1 when INCOMPLETE or INCONSISTENT) unless --follow.`,
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			sub, err := c.Subscribe(ctx, `subscription($id: ID!) { clusterEvents(clusterId: $id) {
-				kind seq state message jobId taskId attempt at lagged } }`, map[string]any{"id": args[0]})
-			if err != nil {
-				return err
-			}
-			defer sub.Close()
-			out := cmd.OutOrStdout()
-			for {
-				r, done, err := sub.Next(ctx)
-				if err != nil {
-					if ctx.Err() != nil {
-						return nil
-					}
-					return err
-				}
-				if done {
-					return nil
-				}
-				var ev struct {
-					ClusterEvents struct {
-						Kind, State, Message string
-						JobID, TaskID        *string
-						Attempt              *int
-						At                   time.Time
-						Lagged               bool
-					}
-				}
-				if err := r.Decode(&ev); err != nil {
-					return err
-				}
-				e := ev.ClusterEvents
-				what := args[0]
-				switch {
-				case e.TaskID != nil:
-					what = *e.TaskID
-				case e.JobID != nil:
-					what = *e.JobID
-				}
-				line := fmt.Sprintf("%s  %-8s %-22s %s", e.At.Local().Format("15:04:05.000"), e.Kind, what, e.State)
-				if e.Attempt != nil && *e.Attempt > 1 {
-					line += fmt.Sprintf(" (attempt %d)", *e.Attempt)
-				}
-				if e.Message != "" {
-					line += "  " + e.Message
-				}
-				if e.Lagged {
-					line += "  [some changes were skipped: this watcher fell behind]"
-				}
-				fmt.Fprintln(out, line)
-				if follow || (e.Kind != "CLUSTER" && e.Kind != "SNAPSHOT") {
-					continue
-				}
-				switch e.State {
-				case "ACTIVE", "TERMINATED":
-					return nil
-				case "INCOMPLETE", "INCONSISTENT":
-					return exitCode(1)
-				}
-			}
+			return watchCluster(cmd.Context(), c, args[0], cmd.OutOrStdout(), follow)
 		},
 	}
 	api.register(cmd)
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep watching after the cluster settles")
 	return cmd
+}
+
+// watchCluster prints a cluster's changes until it settles (exit status 1
+// when it settles broken), or until ctx ends when follow is set.
+func watchCluster(ctx context.Context, c *client.Client, id string, out io.Writer, follow bool) error {
+	sub, err := c.Subscribe(ctx, `subscription($id: ID!) { clusterEvents(clusterId: $id) {
+		kind seq state message jobId taskId attempt at lagged } }`, map[string]any{"id": id})
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	for {
+		r, done, err := sub.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if done {
+			return nil
+		}
+		var ev struct {
+			ClusterEvents struct {
+				Kind, State, Message string
+				JobID, TaskID        *string
+				Attempt              *int
+				At                   time.Time
+				Lagged               bool
+			}
+		}
+		if err := r.Decode(&ev); err != nil {
+			return err
+		}
+		e := ev.ClusterEvents
+		what := id
+		switch {
+		case e.TaskID != nil:
+			what = *e.TaskID
+		case e.JobID != nil:
+			what = *e.JobID
+		}
+		line := fmt.Sprintf("%s  %-8s %-22s %s", e.At.Local().Format("15:04:05.000"), e.Kind, what, e.State)
+		if e.Attempt != nil && *e.Attempt > 1 {
+			line += fmt.Sprintf(" (attempt %d)", *e.Attempt)
+		}
+		if e.Message != "" {
+			line += "  " + e.Message
+		}
+		if e.Lagged {
+			line += "  [some changes were skipped: this watcher fell behind]"
+		}
+		fmt.Fprintln(out, line)
+		if follow || (e.Kind != "CLUSTER" && e.Kind != "SNAPSHOT") {
+			continue
+		}
+		switch e.State {
+		case "ACTIVE", "TERMINATED":
+			return nil
+		case "INCOMPLETE", "INCONSISTENT":
+			return exitCode(1)
+		}
+	}
 }

@@ -319,8 +319,10 @@ type TaskResultInput struct {
 	Hostname    *string `json:"hostname,omitempty"`
 	Ipaddresses any     `json:"ipaddresses,omitempty"`
 	Facts       any     `json:"facts,omitempty"`
-	StdoutTail  *string `json:"stdoutTail,omitempty"`
-	StderrTail  *string `json:"stderrTail,omitempty"`
+	// Driver secrets (e.g. a machine's SSH key): sealed in the credential store under the driver's namespace, handed to later tasks of the cluster, never returned by any query.
+	Secrets    any     `json:"secrets,omitempty"`
+	StdoutTail *string `json:"stdoutTail,omitempty"`
+	StderrTail *string `json:"stderrTail,omitempty"`
 }
 
 // Absent fields keep their value (on create: no description, 0 workers, no quotas).

@@ -432,6 +432,15 @@ func (s *Service) Create(ctx context.Context, p store.Principal, req CreateReque
 		if err := s.creds.Put(ctx, tx, id, "provider", pr.fields.sensitive); err != nil {
 			return err
 		}
+		if s.creds.Enabled() {
+			key, err := clusterKey(id)
+			if err != nil {
+				return err
+			}
+			if err := s.creds.Put(ctx, tx, id, "ssh", key); err != nil {
+				return err
+			}
+		}
 		plan := withNodeIDs(pr.plan, pr.sol.Nodes)
 		jobID, err = s.engine.SubmitTx(ctx, tx, engine.JobSpec{TenantID: p.TenantID, ClusterID: id,
 			Action: planner.ClusterCreate, Plan: plan, Services: pr.services})

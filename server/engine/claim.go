@@ -345,7 +345,12 @@ func (e *Engine) clusterViews(ctx context.Context, ids []string) (map[string]*cl
 	}
 	stmt, err := e.prepared(ctx, `SELECT c.id, c.name, c.owner, c.config,
 			coalesce((SELECT jsonb_agg(jsonb_build_object('id', n.id, 'nodenum', n.nodenum, 'hostname', n.hostname,
-				'ipaddresses', n.ipaddresses, 'services', n.services, 'facts', n.facts, 'leaving', n.leaving) ORDER BY n.nodenum)
+				'ipaddresses', n.ipaddresses, 'services', n.services, 'facts', n.facts, 'leaving', n.leaving,
+				'sshuser', n.sshuser, 'hardwaretype', n.hardwaretype, 'imagetype', n.imagetype, 'flavor', n.flavor,
+				'image', n.image, 'automators', (SELECT coalesce(jsonb_agg(DISTINCT a.value ->> 'type'), '[]')
+					FROM unnest(n.services) s(name),
+						jsonb_each(coalesce(c.snapshot -> 'services' -> s.name -> 'provisioner' -> 'actions', '{}')) a
+					WHERE a.value ->> 'type' IS NOT NULL)) ORDER BY n.nodenum)
 				FROM nodes n WHERE n.cluster_id = c.id), '[]') AS nodes
 		FROM clusters c WHERE c.id = ANY($1::text[])`)
 	if err != nil {

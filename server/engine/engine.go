@@ -43,6 +43,9 @@ type Config struct {
 	// Timeouts per action override SPEC §5.7's defaults.
 	Timeouts map[planner.Action]time.Duration
 	Logger   *slog.Logger
+	// SealSecrets stores a result's driver secrets in the finish's
+	// transaction; nil refuses results that carry any.
+	SealSecrets func(ctx context.Context, tx *sqlx.Tx, cluster, namespace string, values map[string]any) error
 }
 
 var defaultTimeouts = map[planner.Action]time.Duration{

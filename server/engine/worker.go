@@ -68,12 +68,18 @@ type ServicePayload struct {
 
 // NodePayload is the node a task runs on, with the facts gathered so far.
 type NodePayload struct {
-	ID          string            `json:"id"`
-	NodeNum     int               `json:"nodenum"`
-	Hostname    string            `json:"hostname"`
-	IPAddresses map[string]string `json:"ipaddresses"`
-	Services    []string          `json:"services"`
-	Facts       map[string]any    `json:"facts"`
+	ID           string            `json:"id"`
+	NodeNum      int               `json:"nodenum"`
+	Hostname     string            `json:"hostname"`
+	IPAddresses  map[string]string `json:"ipaddresses"`
+	SSHUser      string            `json:"sshuser"`
+	HardwareType string            `json:"hardwaretype"`
+	ImageType    string            `json:"imagetype"`
+	Flavor       string            `json:"flavor"`
+	Image        string            `json:"image"`
+	Services     []string          `json:"services"`
+	Automators   []string          `json:"automators"` // the automator types of its services' actions
+	Facts        map[string]any    `json:"facts"`
 }
 
 // Result is how an attempt ended (SPEC §7.6).
@@ -84,7 +90,10 @@ type Result struct {
 	Hostname    string            `json:"hostname,omitempty"`
 	IPAddresses map[string]string `json:"ipaddresses,omitempty"`
 	Facts       map[string]any    `json:"facts,omitempty"`
-	StdoutTail  string            `json:"stdoutTail,omitempty"`
+	// Secrets are sealed through Config.SealSecrets, never stored in the
+	// task rows or events.
+	Secrets    map[string]any `json:"-"`
+	StdoutTail string         `json:"stdoutTail,omitempty"`
 	StderrTail  string            `json:"stderrTail,omitempty"`
 }
 
@@ -155,6 +164,16 @@ type attemptRow struct {
 	Agent       string `db:"agent_id"`
 }
 
+// namespace is where the attempt's facts and secrets go: the driver role
+// for node-level tasks, service:<name> for service tasks (SPEC §7.5).
+func (row attemptRow) namespace() string {
+	if row.Service != "" {
+		return "service:" + row.Service
+	}
+	a, _ := planner.ParseAction(row.Action)
+	return a.Role()
+}
+
 const attemptColumns = `t.id, t.job_id, t.tenant_id, j.cluster_id, t.idx, t.node_id, t.action, t.service, t.state,
 	t.attempt, t.failures, t.max_attempts, t.claim_token, j.state AS job_state, coalesce(t.agent_id, '') AS agent_id`
 
@@ -162,7 +181,10 @@ const attemptColumns = `t.id, t.job_id, t.tenant_id, j.cluster_id, t.idx, t.node
 // attempt's current claim, or an attempt no longer IN_PROGRESS, gives
 // ErrStaleClaim and changes nothing.
 func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token string, r Result) error {
-	if r.Status == 0 && len(r.Facts) == 0 && r.Hostname == "" && r.IPAddresses == nil {
+	if len(r.Secrets) > 0 && e.cfg.SealSecrets == nil {
+		return fmt.Errorf("engine: finish task %s: the result carries secrets and this server has no credential store", taskID)
+	}
+	if r.Status == 0 && len(r.Facts) == 0 && len(r.Secrets) == 0 && r.Hostname == "" && r.IPAddresses == nil {
 		// The common case in one statement: success with nothing to merge.
 		job, err := e.finishFast(ctx, taskID, attempt, token, r)
 		if err != nil {
@@ -193,6 +215,11 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 			return ErrStaleClaim
 		}
 		job = row.Job
+		if len(r.Secrets) > 0 {
+			if err := e.cfg.SealSecrets(ctx, tx, row.Cluster, row.namespace(), r.Secrets); err != nil {
+				return fmt.Errorf("seal secrets: %w", err)
+			}
+		}
 		change, reload, err = e.closeAttempt(ctx, tx, row, r)
 		return err
 	})
@@ -424,11 +451,7 @@ func mergeFacts(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) erro
 	if row.Node == "" || (len(r.Facts) == 0 && (r.Status != 0 || (r.Hostname == "" && r.IPAddresses == nil))) {
 		return nil
 	}
-	ns := "service:" + row.Service
-	if row.Service == "" {
-		a, _ := planner.ParseAction(row.Action)
-		ns = a.Role()
-	}
+	ns := row.namespace()
 	// No facts must reach SQL as NULL: JSON null concatenated to an
 	// object makes an array.
 	var facts any
