@@ -94,7 +94,7 @@ type Result struct {
 	// task rows or events.
 	Secrets    map[string]any `json:"-"`
 	StdoutTail string         `json:"stdoutTail,omitempty"`
-	StderrTail  string            `json:"stderrTail,omitempty"`
+	StderrTail string         `json:"stderrTail,omitempty"`
 }
 
 func (r Result) retryable() bool { return r.Retryable == nil || *r.Retryable }
