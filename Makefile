@@ -6,12 +6,17 @@ LDFLAGS   := -X main.version=$(VERSION)
 export COOPR_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export COOPR_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: all build test generate check-generate lint bench fuzz clean
+.PHONY: all build test generate check-generate lint bench fuzz clean package dev
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/coopr
+
+# Everything on this machine: private Postgres and Redis under .coopr-dev/,
+# the server, an agent, local nodes and the example catalog (as root).
+dev: build
+	$(BIN) dev
 
 # Unit, integration and acceptance tests against the real Postgres (and, as
 # later parts land, Redis and sshd hosts).
@@ -37,6 +42,15 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseEntity -fuzztime $(FUZZTIME) ./catalog
 	$(GO) test -run '^$$' -fuzz FuzzAddDocument -fuzztime $(FUZZTIME) ./catalog
+
+# The coopr .deb in bin/ (packaging/nfpm.yaml): the binary, the systemd
+# units and commented settings. Its version is the latest vX.Y.Z tag
+# (COOPR_PKG_VERSION overrides), else 0.0.0.
+package: build
+	mkdir -p bin
+	v=$$(git describe --tags --match 'v[0-9]*' 2>/dev/null | sed 's/^v//'); \
+	COOPR_BIN=$(BIN) COOPR_PKG_VERSION=$${COOPR_PKG_VERSION:-$${v:-0.0.0}} GOARCH=$$($(GO) env GOARCH) \
+		$(GO) tool nfpm package -f packaging/nfpm.yaml -p deb -t bin/
 
 clean:
 	rm -rf bin

@@ -237,6 +237,14 @@ func (a *Agent) loop(ctx, work context.Context, k slotKey) {
 		err := a.do(ctx, `mutation($in: ClaimInput!) { claimTask(input: $in) { taskId attempt claimToken payload } }`,
 			map[string]any{"in": map[string]any{"agentId": a.cfg.ID, "incarnation": a.incarnation, "tenantId": k.tenant,
 				"slot": k.n, "waitSeconds": 20}}, &out)
+		var ce *codeError
+		if errors.As(err, &ce) && ce.code == "SLOT_NOT_ASSIGNED" {
+			// The assignment moved (an agent joined or left) since the
+			// last heartbeat, whose answer will stop this loop.
+			a.log.Debug("slot no longer assigned; waiting for the next heartbeat", "tenant", k.tenant, "slot", k.n)
+			sleep(ctx, 5*time.Second+rand.N(time.Second))
+			continue
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				a.log.Warn("claim failed", "tenant", k.tenant, "slot", k.n, "err", err)

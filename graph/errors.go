@@ -62,6 +62,12 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		out := graphql.DefaultErrorPresenter(ctx, err)
 		code, ext := classify(err)
+		if code == "" && errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			// The caller hung up (an agent stopping mid long poll): nobody
+			// reads the answer and nothing went wrong here.
+			log.DebugContext(ctx, "graphql: request cancelled by the client", "path", out.Path.String())
+			code = "CANCELLED"
+		}
 		if code == "" {
 			if gerr != nil && gerr.Err == nil {
 				// gqlgen's own: parse and validation errors of the request.

@@ -35,7 +35,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newSolveCmd(), newPlanCmd(), newCatalogCmd(), newMigrateCmd(), newServerCmd(), newTokenCmd(), newWatchCmd(), newClusterCmd())
+	root.AddCommand(newSolveCmd(), newPlanCmd(), newCatalogCmd(), newMigrateCmd(), newServerCmd(), newTokenCmd(), newWatchCmd(), newClusterCmd(), newAgentCmd(), newDevCmd(), newLocalCmd())
 	return root
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cooprhq/coopr/agent/sdnotify"
 	"github.com/cooprhq/coopr/server"
 )
 
@@ -46,6 +47,14 @@ redis_url, redis_prefix, shutdown_timeout, allowed_origins).`,
 			if err != nil {
 				return err
 			}
+			// The listener is open: connections made from here on queue
+			// until Serve accepts them, so systemd may call us ready.
+			n := sdnotify.New(slog.Default())
+			n.Notify("READY=1")
+			go func() {
+				<-ctx.Done()
+				n.Notify("STOPPING=1")
+			}()
 			return s.Serve(ctx, ln)
 		},
 	}

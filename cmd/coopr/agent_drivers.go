@@ -1,0 +1,15 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/builtin"
+)
+
+// driverRegistry is the drivers this agent carries, for both the agent and
+// its isolated task processes: every built-in one. closeDrivers releases
+// their shared SSH connections.
+func driverRegistry(workDir string, log *slog.Logger) (reg *drivers.Registry, closeDrivers func(), err error) {
+	return builtin.Registry(builtin.Config{WorkDir: workDir, Log: log})
+}

@@ -1,0 +1,203 @@
+// Package shell is the automator "shell": it runs a service action's script
+// on the node over SSH, as root (through sudo -n when the SSH user is not
+// root).
+//
+// The action's fields are `script`, the script's text, and optional `args`,
+// shell words appended to its command line ($1, $2, … with sh quoting).
+// Before the script runs, the cluster config of the payload (macro-expanded
+// for this node) is written as JSON to
+// /var/lib/coopr/tasks/<taskId>/config.json (mode 0600); the task directory
+// is removed when the script ends, so a daemon a script starts must copy
+// what it needs. The script sees a clean environment with PATH, HOME and:
+//
+//	COOPR_CONFIG      path of config.json
+//	COOPR_SERVICE     the service's name
+//	COOPR_ACTION      the action, upper case (INSTALL, START, ...)
+//	COOPR_NODE_ID     the node's id
+//	COOPR_HOSTNAME    the node's hostname
+//	COOPR_CLUSTER_ID  the cluster's id
+//	COOPR_NODENUM     the node's number
+//
+// Its stdout and stderr stream to the task's output line by line. Exit 0 is
+// success. Exit 100 (TerminalExitCode) is a failure a retry cannot fix
+// (Retryable false): a script uses it for, say, an unsupported OS. Any other
+// exit is a retryable failure whose message names the code and the last
+// stderr line. Scripts must converge (SPEC §5.8): START of a running
+// service and STOP of a stopped one succeed.
+package shell
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/remote"
+)
+
+// TerminalExitCode is the exit status by which a script says a retry
+// cannot help.
+const TerminalExitCode = 100
+
+// TaskDir is where a task's files live on the node while it runs.
+const TaskDir = "/var/lib/coopr/tasks"
+
+// Descriptor is the driver's identity: role automator, name shell.
+func Descriptor() drivers.Descriptor {
+	return drivers.Descriptor{
+		Role:    drivers.RoleAutomator,
+		Name:    "shell",
+		Version: "1",
+		Params: []drivers.Param{
+			{Name: "script", Type: "text", Required: true},
+			{Name: "args", Type: "text"},
+		},
+	}
+}
+
+// Driver runs service actions' scripts.
+type Driver struct {
+	pool *remote.Pool
+	log  *slog.Logger
+}
+
+// New returns the driver; pool is shared with the agent's other SSH drivers.
+func New(pool *remote.Pool, log *slog.Logger) drivers.Driver {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Driver{pool: pool, log: log}
+}
+
+const statusFailed = 1
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// Run runs the action's script on t.Node.
+func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	if t.Service == nil {
+		return failure(fmt.Errorf("task %s (%s) is no service action", t.TaskID, t.TaskName), false)
+	}
+	if t.Node == nil {
+		return failure(fmt.Errorf("task %s has no node", t.TaskID), false)
+	}
+	fields := t.Service.Action.Fields
+	script := fields["script"]
+	if strings.TrimSpace(script) == "" {
+		return failure(fmt.Errorf("service %s action %s has no script", t.Service.Name, t.TaskName), false)
+	}
+	tg, err := remote.TargetOf(t, t.Node)
+	if err != nil {
+		return failure(err, false)
+	}
+	config := t.Cluster.Config
+	if config == nil {
+		config = map[string]any{}
+	}
+	configJSON, err := json.MarshalIndent(config, "", "  ")
+	if err != nil {
+		return failure(fmt.Errorf("cluster config: %w", err), false)
+	}
+	taskID := unsafeChars.ReplaceAllString(t.TaskID, "_")
+	if taskID == "" || strings.Trim(taskID, ".") == "" {
+		return failure(fmt.Errorf("task id %q cannot name a directory", t.TaskID), false)
+	}
+	dir := TaskDir + "/" + taskID
+	log := d.log.With("task", t.TaskID, "service", t.Service.Name, "action", t.TaskName, "target", tg.String())
+
+	defer func() {
+		// Remove the task's files even when ctx has ended.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := d.pool.Run(cctx, tg, `rm -rf -- "$COOPR_TASK_DIR"`, remote.RunOptions{
+			Sudo: true, Env: map[string]string{"COOPR_TASK_DIR": dir},
+		}); err != nil {
+			log.Warn("shell: could not remove the task directory", "dir", dir, "err", err)
+		}
+	}()
+
+	out.Status(fmt.Sprintf("%s %s on %s", t.Service.Name, t.TaskName, t.Node.Hostname), 0)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"config.json", configJSON}, {"script.sh", []byte(script)}} {
+		if err := d.writeFile(ctx, tg, dir+"/"+f.name, f.data); err != nil {
+			return failure(fmt.Errorf("write %s/%s: %w", dir, f.name, err), !remote.Terminal(err))
+		}
+	}
+
+	cmd := "exec /bin/sh " + remote.Quote(dir+"/script.sh")
+	if args := strings.TrimSpace(fields["args"]); args != "" {
+		cmd += " " + args
+	}
+	err = d.pool.Run(ctx, tg, cmd, remote.RunOptions{
+		Sudo: true,
+		Env: map[string]string{
+			"COOPR_CONFIG":     dir + "/config.json",
+			"COOPR_SERVICE":    t.Service.Name,
+			"COOPR_ACTION":     t.TaskName,
+			"COOPR_NODE_ID":    t.Node.ID,
+			"COOPR_HOSTNAME":   t.Node.Hostname,
+			"COOPR_CLUSTER_ID": t.ClusterID,
+			"COOPR_NODENUM":    strconv.Itoa(t.Node.NodeNum),
+		},
+		Stdout: out.Stdout,
+		Stderr: out.Stderr,
+	})
+	var ee *remote.ExitError
+	switch {
+	case err == nil:
+		out.Status(fmt.Sprintf("%s %s done", t.Service.Name, t.TaskName), 100)
+		log.Info("script succeeded")
+		return drivers.Result{Status: 0, Message: fmt.Sprintf("%s %s succeeded", t.Service.Name, t.TaskName)}
+	case errors.As(err, &ee):
+		msg := fmt.Sprintf("%s %s: script exited with %d", t.Service.Name, t.TaskName, ee.Code)
+		if ee.Signal != "" {
+			msg = fmt.Sprintf("%s %s: script killed by signal %s", t.Service.Name, t.TaskName, ee.Signal)
+		}
+		if ee.Code == TerminalExitCode && ee.Signal == "" {
+			msg += " (terminal)"
+		}
+		if ee.Stderr != "" {
+			msg += ": " + ee.Stderr
+		}
+		log.Info("script failed", "exit", ee.Code, "signal", ee.Signal)
+		return result(msg, ee.Code != TerminalExitCode || ee.Signal != "")
+	default:
+		return failure(fmt.Errorf("%s %s: %w", t.Service.Name, t.TaskName, err), !remote.Terminal(err))
+	}
+}
+
+// writeFile writes a root-owned file through sudo and stdin rather than
+// SFTP, which runs as the SSH user: a temporary file beside the target is
+// renamed over it, and umask 077 keeps directory and file private.
+func (d *Driver) writeFile(ctx context.Context, tg remote.Target, path string, data []byte) error {
+	return d.pool.Run(ctx, tg, `set -e
+umask 077
+mkdir -p "${COOPR_FILE%/*}"
+cat > "$COOPR_FILE.tmp"
+mv -f "$COOPR_FILE.tmp" "$COOPR_FILE"`, remote.RunOptions{
+		Sudo:  true,
+		Stdin: bytes.NewReader(data),
+		Env:   map[string]string{"COOPR_FILE": path},
+	})
+}
+
+func failure(err error, retryable bool) drivers.Result {
+	return result("shell: "+err.Error(), retryable)
+}
+
+func result(msg string, retryable bool) drivers.Result {
+	r := drivers.Result{Status: statusFailed, Message: msg}
+	if !retryable {
+		r.Retryable = &retryable
+	}
+	return r
+}

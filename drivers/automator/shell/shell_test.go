@@ -1,0 +1,193 @@
+package shell_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/automator/shell"
+	"github.com/cooprhq/coopr/drivers/drivertest"
+	"github.com/cooprhq/coopr/remote"
+	"github.com/cooprhq/coopr/remote/sshdtest"
+)
+
+func newDriver(t *testing.T) drivers.Driver {
+	p := remote.NewPool(remote.Options{})
+	t.Cleanup(func() { _ = p.Close() })
+	return shell.New(p, slog.New(slog.NewTextHandler(t.Output(), nil)))
+}
+
+const pidfile = `/var/lib/coopr/svc-$COOPR_SERVICE.pid`
+
+func TestConformance(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts sshdtest.Options
+	}{
+		{"root", sshdtest.Options{}},
+		{"sudo user", sshdtest.Options{NonRoot: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			drivertest.Automator(t, newDriver(t), drivertest.AutomatorEnv{
+				Cluster: drivertest.NewCluster(t, 1, tc.opts),
+				Type:    "shell",
+				Echo:    func(line string) map[string]string { return map[string]string{"script": "echo " + remote.Quote(line)} },
+				Fail:    map[string]string{"script": "echo broken >&2; exit 3"},
+				Sleep:   map[string]string{"script": "sleep 120; echo never"},
+				Start: map[string]string{"script": `p=` + pidfile + `
+if [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null; then echo already running; exit 0; fi
+nohup sleep 3600 </dev/null >/dev/null 2>&1 &
+echo $! > "$p"
+echo started`},
+				Stop: map[string]string{"script": `p=` + pidfile + `
+if [ -f "$p" ]; then kill "$(cat "$p")" 2>/dev/null || true; rm -f "$p"; fi
+echo stopped`},
+				Running: func(t testing.TB, h *sshdtest.Host) bool {
+					out := h.Exec(t, `p=$(cat /var/lib/coopr/svc-svc.pid 2>/dev/null) && kill -0 "$p" 2>/dev/null && echo yes || echo no`)
+					return strings.TrimSpace(out) == "yes"
+				},
+			})
+		})
+	}
+}
+
+func run(t *testing.T, drv drivers.Driver, c *drivertest.Cluster, fields map[string]string) (drivers.Result, *drivertest.Recorder) {
+	t.Helper()
+	task := c.Task("INSTALL", 0)
+	task.Service = &drivers.Service{Name: "web"}
+	task.Service.Action.Type = "shell"
+	task.Service.Action.Fields = fields
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out := &drivertest.Recorder{}
+	r := drv.Run(ctx, task, out)
+	return r, out
+}
+
+func TestEnvironmentAndConfig(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts sshdtest.Options
+	}{
+		{"root", sshdtest.Options{}},
+		{"sudo user", sshdtest.Options{NonRoot: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := drivertest.NewCluster(t, 1, tc.opts)
+			drv := newDriver(t)
+			r, out := run(t, drv, c, map[string]string{"script": `id -un
+for v in COOPR_SERVICE COOPR_ACTION COOPR_NODE_ID COOPR_HOSTNAME COOPR_CLUSTER_ID COOPR_NODENUM; do
+  eval "echo $v=\$$v"
+done
+stat -c 'mode=%a owner=%U' "$COOPR_CONFIG"
+echo "config=$(tr -d '\n ' < "$COOPR_CONFIG")"
+echo "config_path=$COOPR_CONFIG"
+echo "args=$#:$1:$2"
+echo "ssh=${SSH_CONNECTION:-unset}"`, "args": `one 'two words'`})
+			if r.Status != 0 {
+				t.Fatalf("status %d: %s", r.Status, r.Message)
+			}
+			n := c.Nodes[0]
+			stdout := out.Lines("stdout")
+			for _, want := range []string{
+				"root",
+				"COOPR_SERVICE=web",
+				"COOPR_ACTION=INSTALL",
+				"COOPR_NODE_ID=" + n.ID,
+				"COOPR_HOSTNAME=" + n.Hostname,
+				"COOPR_CLUSTER_ID=" + c.ID,
+				"COOPR_NODENUM=1001",
+				"mode=600 owner=root",
+				"args=2:one:two words",
+				"ssh=unset",
+			} {
+				if !slices.Contains(stdout, want) {
+					t.Errorf("stdout %q lacks %q", stdout, want)
+				}
+			}
+			var config map[string]any
+			for _, l := range stdout {
+				if s, ok := strings.CutPrefix(l, "config="); ok {
+					if err := json.Unmarshal([]byte(s), &config); err != nil {
+						t.Fatalf("config.json: %v: %s", err, s)
+					}
+				}
+			}
+			// The JSON was read with spaces removed; compare what has none.
+			want := map[string]any{"web": map[string]any{"port": 8080.0, "greeting": `it's"quoted"`}}
+			if !reflect.DeepEqual(config, want) {
+				t.Errorf("config %v, want %v", config, want)
+			}
+			// The task directory is gone afterwards.
+			i := slices.IndexFunc(stdout, func(l string) bool { return strings.HasPrefix(l, "config_path=") })
+			path := strings.TrimPrefix(stdout[i], "config_path=")
+			if !strings.HasPrefix(path, shell.TaskDir+"/") {
+				t.Fatalf("config at %s, outside %s", path, shell.TaskDir)
+			}
+			if got := c.Hosts[0].Exec(t, "ls -A "+shell.TaskDir); strings.TrimSpace(got) != "" {
+				t.Errorf("task directories left: %q", got)
+			}
+		})
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{})
+	drv := newDriver(t)
+	for _, tc := range []struct {
+		name      string
+		fields    map[string]string
+		status    bool
+		retryable bool
+		msg       []string
+	}{
+		{"success", map[string]string{"script": "echo fine"}, true, true, nil},
+		{"retryable", map[string]string{"script": "echo first >&2; echo 'disk busy' >&2; exit 3"}, false, true, []string{"exited with 3", "disk busy"}},
+		{"terminal", map[string]string{"script": "echo 'unsupported OS' >&2; exit 100"}, false, false, []string{"exited with 100", "terminal", "unsupported OS"}},
+		{"killed", map[string]string{"script": "kill -KILL $$"}, false, true, []string{"signal KILL"}},
+		{"syntax error", map[string]string{"script": "if then fi"}, false, true, []string{"exited with 2", "Syntax error"}},
+		{"no script", map[string]string{"args": "x"}, false, false, []string{"has no script"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := run(t, drv, c, tc.fields)
+			if (r.Status == 0) != tc.status {
+				t.Fatalf("status %d: %s", r.Status, r.Message)
+			}
+			if got := r.Retryable == nil || *r.Retryable; got != tc.retryable {
+				t.Errorf("retryable %v, want %v", got, tc.retryable)
+			}
+			for _, s := range tc.msg {
+				if !strings.Contains(r.Message, s) {
+					t.Errorf("message %q lacks %q", r.Message, s)
+				}
+			}
+		})
+	}
+}
+
+func TestNoServiceIsTerminal(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{})
+	r := newDriver(t).Run(context.Background(), c.Task("INSTALL", 0), &drivertest.Recorder{})
+	if r.Status == 0 || r.Retryable == nil || *r.Retryable {
+		t.Fatalf("status %d retryable %v: %s", r.Status, r.Retryable, r.Message)
+	}
+}
+
+func TestDescriptor(t *testing.T) {
+	d := shell.Descriptor()
+	want := []drivers.Param{{Name: "script", Type: "text", Required: true}, {Name: "args", Type: "text"}}
+	if d.Role != drivers.RoleAutomator || d.Name != "shell" || !reflect.DeepEqual(d.Params, want) {
+		t.Fatalf("descriptor %+v", d)
+	}
+}

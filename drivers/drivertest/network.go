@@ -1,0 +1,149 @@
+package drivertest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/remote"
+)
+
+// NetworkEnv is what the network suite runs against.
+type NetworkEnv struct {
+	// Cluster has two nodes or more; all are configured and unconfigured.
+	Cluster *Cluster
+}
+
+// Network runs the conformance suite of role network (SPEC §4.2, §5.8)
+// against drv. It checks: NETWORK_ALLOCATE (cluster-scoped) succeeds and
+// succeeds again; after NETWORK_CONFIGURE of every node, each node resolves
+// every node's hostname to one of that node's addresses; configuring again
+// changes nothing; NETWORK_UNCONFIGURE succeeds, twice, and the names no
+// longer resolve; NETWORK_UNCONFIGURE of a node never given an address
+// succeeds; NETWORK_RELEASE succeeds twice; a host showing another key than
+// the pinned one is a non-retryable failure naming both fingerprints; an
+// unreachable node is a retryable failure within the task's time.
+func Network(t *testing.T, drv drivers.Driver, env NetworkEnv) {
+	t.Helper()
+	c := env.Cluster
+	if len(c.Nodes) < 2 {
+		t.Fatal("the network suite needs a cluster of two nodes or more")
+	}
+	ok := func(t *testing.T, action string, i int) {
+		t.Helper()
+		r, _, _ := runDriver(t, drv, c.Task(action, i), TaskTimeout)
+		if r.Status != 0 {
+			t.Fatalf("%s of node %d: status %d: %s", action, i, r.Status, r.Message)
+		}
+	}
+	// resolved is what node i resolves each node's hostname to ("" for
+	// nothing), looking at the host itself.
+	resolved := func(t *testing.T, i int) []string {
+		var out []string
+		for _, n := range c.Nodes {
+			got := c.Hosts[i].Exec(t, "getent hosts "+n.Hostname+" || true")
+			f := strings.Fields(got)
+			if len(f) == 0 {
+				out = append(out, "")
+				continue
+			}
+			out = append(out, f[0])
+		}
+		return out
+	}
+	checkResolves := func(t *testing.T) {
+		t.Helper()
+		for i := range c.Nodes {
+			for j, addr := range resolved(t, i) {
+				n := c.Nodes[j]
+				if addr == "" || (addr != n.IPAddresses["bind_v4"] && addr != n.IPAddresses["access_v4"]) {
+					t.Errorf("node %d resolves %s to %q, want one of %v", i, n.Hostname, addr, n.IPAddresses)
+				}
+			}
+		}
+	}
+
+	t.Run("allocate converges", func(t *testing.T) {
+		ok(t, "NETWORK_ALLOCATE", -1)
+		ok(t, "NETWORK_ALLOCATE", -1)
+	})
+
+	t.Run("configure makes names resolve", func(t *testing.T) {
+		for i := range c.Nodes {
+			ok(t, "NETWORK_CONFIGURE", i)
+		}
+		checkResolves(t)
+	})
+
+	t.Run("configure again changes nothing", func(t *testing.T) {
+		before := make([][]string, len(c.Nodes))
+		for i := range c.Nodes {
+			before[i] = resolved(t, i)
+		}
+		for i := range c.Nodes {
+			ok(t, "NETWORK_CONFIGURE", i)
+		}
+		for i := range c.Nodes {
+			if got := resolved(t, i); !slices.Equal(got, before[i]) {
+				t.Errorf("node %d resolves %v after configuring again, %v before", i, got, before[i])
+			}
+		}
+	})
+
+	t.Run("another host key is refused", func(t *testing.T) {
+		other := newPublicKey(t)
+		task := c.Task("NETWORK_CONFIGURE", 0)
+		task.Node.Facts["node"] = map[string]any{"hostKeys": []any{remote.AuthorizedKey(other)}}
+		r, _, _ := runDriver(t, drv, task, TaskTimeout)
+		checkMismatch(t, "NETWORK_CONFIGURE", r, ssh.FingerprintSHA256(other), ssh.FingerprintSHA256(c.Hosts[0].HostKey()))
+	})
+
+	t.Run("an unreachable node is a retryable failure", func(t *testing.T) {
+		task := c.Task("NETWORK_CONFIGURE", 0)
+		vm := task.Node.Facts["vm"].(map[string]any)
+		vm["sshHost"], vm["sshPort"] = "127.0.0.1", float64(closedPort(t))
+		r, _, took := runDriver(t, drv, task, 5*time.Second)
+		if r.Status == 0 {
+			t.Fatal("configuring an unreachable node succeeded")
+		}
+		if r.Retryable != nil && !*r.Retryable {
+			t.Errorf("unreachable node is not retryable: %s", r.Message)
+		}
+		if took > 8*time.Second {
+			t.Errorf("took %v with a 5s ctx", took)
+		}
+	})
+
+	t.Run("unconfigure converges", func(t *testing.T) {
+		for i := range c.Nodes {
+			ok(t, "NETWORK_UNCONFIGURE", i)
+			ok(t, "NETWORK_UNCONFIGURE", i)
+		}
+		for i := range c.Nodes {
+			for j, addr := range resolved(t, i) {
+				if addr != "" {
+					t.Errorf("node %d still resolves %s to %s", i, c.Nodes[j].Hostname, addr)
+				}
+			}
+		}
+	})
+
+	t.Run("unconfigure of a node never given an address", func(t *testing.T) {
+		task := c.Task("NETWORK_UNCONFIGURE", 0)
+		task.Node.IPAddresses = map[string]string{}
+		task.Node.Facts = map[string]any{}
+		r, _, _ := runDriver(t, drv, task, TaskTimeout)
+		if r.Status != 0 {
+			t.Fatalf("status %d: %s", r.Status, r.Message)
+		}
+	})
+
+	t.Run("release converges", func(t *testing.T) {
+		ok(t, "NETWORK_RELEASE", -1)
+		ok(t, "NETWORK_RELEASE", -1)
+	})
+}

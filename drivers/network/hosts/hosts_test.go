@@ -1,0 +1,233 @@
+package hosts_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/drivertest"
+	"github.com/cooprhq/coopr/drivers/network/hosts"
+	"github.com/cooprhq/coopr/remote"
+	"github.com/cooprhq/coopr/remote/sshdtest"
+)
+
+func newDriver(t *testing.T) drivers.Driver {
+	log := slog.New(slog.NewTextHandler(t.Output(), nil))
+	p := remote.NewPool(remote.Options{Logger: log})
+	t.Cleanup(func() { _ = p.Close() })
+	return hosts.New(p, log)
+}
+
+func TestConformance(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes int
+		opts  sshdtest.Options
+	}{
+		{"root", 3, sshdtest.Options{}},
+		{"sudo user", 2, sshdtest.Options{NonRoot: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := drivertest.NewCluster(t, tc.nodes, tc.opts)
+			c.Nodes[1].IPAddresses["bind_v4"] = "10.232.0.2"
+			drivertest.Network(t, newDriver(t), drivertest.NetworkEnv{Cluster: c})
+		})
+	}
+}
+
+func run(t *testing.T, drv drivers.Driver, task *drivers.Task) drivers.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := drv.Run(ctx, task, &drivertest.Recorder{})
+	if r.Status != 0 {
+		t.Fatalf("%s: status %d: %s", task.TaskName, r.Status, r.Message)
+	}
+	return r
+}
+
+// The driver edits only its block, on a /etc/hosts that is a bind mount
+// (as sshdtest hosts have it, like containers), so it must write in place.
+func TestBlockInRealHostsFile(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 2, sshdtest.Options{NonRoot: true})
+	c.Nodes[1].IPAddresses["bind_v4"] = "10.232.0.2"
+	h := c.Hosts[0]
+	path := h.Path("/etc/hosts")
+	initial := "127.0.0.1\tlocalhost\n# keep me\n10.9.9.9 other.example other\n# BEGIN coopr someone-else\n10.8.8.8 x\n# END coopr someone-else\n::1 ip6-localhost"
+	if err := os.WriteFile(path, []byte(initial), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(path)
+	drv := newDriver(t)
+
+	configure := func() drivers.Task {
+		task := c.Task("NETWORK_CONFIGURE", 0)
+		// A node with no address yet is left out.
+		task.Nodes["node-9"] = drivers.Node{ID: "node-9", NodeNum: 999, Hostname: "n9.coopr.test"}
+		run(t, drv, task)
+		return *task
+	}
+	read := func() string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	block := "# BEGIN coopr " + c.ID + "\n" +
+		"10.231.0.1 " + c.Nodes[0].Hostname + " n1-" + c.ID + "\n" +
+		"10.232.0.2 " + c.Nodes[1].Hostname + " n2-" + c.ID + "\n" +
+		"# END coopr " + c.ID + "\n"
+
+	configure()
+	if got, want := read(), initial+"\n"+block; got != want {
+		t.Fatalf("after CONFIGURE:\n%s\nwant:\n%s", got, want)
+	}
+	configure()
+	if got, want := read(), initial+"\n"+block; got != want {
+		t.Fatalf("after CONFIGURE again:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A changed address replaces the block where it is.
+	if err := os.WriteFile(path, []byte(read()+"10.7.7.7 added-later\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes[0].IPAddresses["access_v4"] = "10.231.0.11"
+	configure()
+	want := initial + "\n" + strings.Replace(block, "10.231.0.1 ", "10.231.0.11 ", 1) + "10.7.7.7 added-later\n"
+	if got := read(); got != want {
+		t.Fatalf("after an address changed:\n%s\nwant:\n%s", got, want)
+	}
+
+	for range 2 {
+		run(t, drv, c.Task("NETWORK_UNCONFIGURE", 0))
+		if got, want := read(), initial+"\n10.7.7.7 added-later\n"; got != want {
+			t.Fatalf("after UNCONFIGURE:\n%s\nwant:\n%s", got, want)
+		}
+	}
+	after, _ := os.Stat(path)
+	if !os.SameFile(before, after) {
+		t.Error("/etc/hosts was replaced, not written in place")
+	}
+	if got := h.Exec(t, "ls -A /etc | grep -c '^.hosts.coopr' || true"); strings.TrimSpace(got) != "0" {
+		t.Errorf("temporary files left in /etc: %s", got)
+	}
+}
+
+func TestApply(t *testing.T) {
+	const b = "# BEGIN coopr c1\n10.0.0.1 a.x a\n# END coopr c1\n"
+	for _, tc := range []struct {
+		name, hosts, block, want string
+	}{
+		{"empty file", "", b, b},
+		{"append", "127.0.0.1 localhost\n", b, "127.0.0.1 localhost\n" + b},
+		{"no final newline", "127.0.0.1 localhost", b, "127.0.0.1 localhost\n" + b},
+		{"replace in place", "1\n# BEGIN coopr c1\nold\n# END coopr c1\n2\n", b, "1\n" + b + "2\n"},
+		{"other cluster untouched", "# BEGIN coopr c2\ny\n# END coopr c2\n", b, "# BEGIN coopr c2\ny\n# END coopr c2\n" + b},
+		{"prefix id is another cluster", "# BEGIN coopr c10\ny\n# END coopr c10\n", "", "# BEGIN coopr c10\ny\n# END coopr c10\n"},
+		{"duplicates collapse", "# BEGIN coopr c1\nx\n# END coopr c1\n1\n# BEGIN coopr c1\nz\n# END coopr c1\n", b, b + "1\n"},
+		{"remove", "1\n" + b + "2", "", "1\n2"},
+		{"remove absent", "1\n2\n", "", "1\n2\n"},
+		{"crlf markers", "1\r\n# BEGIN coopr c1\r\nold\r\n# END coopr c1\r\n2\r\n", "", "1\r\n2\r\n"},
+		{"unterminated block", "1\n# BEGIN coopr c1\n10.0.0.9 old\n\n# user\n5\n", b, "1\n" + b + "\n# user\n5\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := hosts.Apply(tc.hosts, "c1", tc.block); got != tc.want {
+				t.Fatalf("got\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBlock(t *testing.T) {
+	node := func(id string, num int, host string, addrs map[string]string) drivers.Node {
+		return drivers.Node{ID: id, NodeNum: num, Hostname: host, IPAddresses: addrs}
+	}
+	for _, tc := range []struct {
+		name  string
+		nodes []drivers.Node
+		want  string
+		err   string
+	}{
+		{
+			name: "order, bind preferred, short names, nodes without address skipped",
+			nodes: []drivers.Node{
+				node("b", 2, "web-2.c.example", map[string]string{"access_v4": "10.0.0.2", "bind_v4": "192.168.0.2"}),
+				node("a", 1, "web-1.c.example", map[string]string{"access_v4": "10.0.0.1"}),
+				node("c", 3, "solo", map[string]string{"access_v4": "10.0.0.3"}),
+				node("d", 4, "web-4.c.example", nil),
+			},
+			want: "# BEGIN coopr c1\n10.0.0.1 web-1.c.example web-1\n192.168.0.2 web-2.c.example web-2\n10.0.0.3 solo\n# END coopr c1\n",
+		},
+		{name: "bad hostname", nodes: []drivers.Node{node("a", 1, "web 1\n10.6.6.6 evil", map[string]string{"access_v4": "10.0.0.1"})}, err: "not a valid host name"},
+		{name: "bad address", nodes: []drivers.Node{node("a", 1, "web-1", map[string]string{"access_v4": "10.0.0.1 evil"})}, err: "address"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := map[string]drivers.Node{}
+			for _, n := range tc.nodes {
+				m[n.ID] = n
+			}
+			got, err := hosts.Block("c1", m)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDescriptor(t *testing.T) {
+	d := hosts.Descriptor()
+	if d.Role != drivers.RoleNetwork || d.Name != "hosts" {
+		t.Fatalf("descriptor %+v", d)
+	}
+	task := &drivers.Task{TaskName: "NETWORK_CONFIGURE"}
+	task.Provider.Network = map[string]any{"type": "hosts"}
+	if role, name := drivers.RoleOf(task); role != d.Role || name != d.Name {
+		t.Fatalf("NETWORK_CONFIGURE is routed to %s/%s", role, name)
+	}
+}
+
+// A host that no longer shows the pinned key is refused for CONFIGURE;
+// UNCONFIGURE leaves its /etc/hosts alone and succeeds, so that a cluster
+// with a reinstalled machine can still be deleted.
+func TestChangedHostKey(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 2, sshdtest.Options{})
+	drv := newDriver(t)
+	run(t, drv, c.Task("NETWORK_CONFIGURE", 0))
+	h := c.Hosts[0]
+	c.Nodes[0].Facts["node"] = map[string]any{"hostKeys": []any{h.HostKeyLine()}} // as BOOTSTRAP pins it
+	h.RotateHostKey(t)
+	before, err := os.ReadFile(h.Path("/etc/hosts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := drv.Run(ctx, c.Task("NETWORK_CONFIGURE", 0), &drivertest.Recorder{})
+	if r.Status == 0 || r.Retryable == nil || *r.Retryable || !strings.Contains(r.Message, "host key mismatch") {
+		t.Errorf("CONFIGURE on a re-keyed host: status %d retryable %v %q, want a terminal mismatch", r.Status, r.Retryable, r.Message)
+	}
+	r = drv.Run(ctx, c.Task("NETWORK_UNCONFIGURE", 0), &drivertest.Recorder{})
+	if r.Status != 0 || !strings.Contains(r.Message, "left /etc/hosts alone") {
+		t.Errorf("UNCONFIGURE on a re-keyed host: status %d %q, want success leaving the file alone", r.Status, r.Message)
+	}
+	if after, _ := os.ReadFile(h.Path("/etc/hosts")); string(after) != string(before) {
+		t.Errorf("/etc/hosts of the re-keyed host changed:\n%s", after)
+	}
+}

@@ -1,0 +1,281 @@
+// Package sshnode is the node driver "ssh": BOOTSTRAP over SSH (SPEC §7.1).
+// It waits until the node answers SSH, verifies the pinned host key (or
+// pins the one the host shows at first contact), sets the hostname and
+// gathers facts into the node namespace: hostKeys, os, arch, cpus,
+// memoryMB, disks, interfaces and hostname (docs/drivers.md). Running it
+// again verifies the pin, sets the same hostname and gathers facts anew.
+package sshnode
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/remote"
+)
+
+// Descriptor is the driver's identity: role node, name ssh, no parameters.
+func Descriptor() drivers.Descriptor {
+	return drivers.Descriptor{Role: drivers.RoleNode, Name: "ssh", Version: "1"}
+}
+
+// Driver runs BOOTSTRAP.
+type Driver struct {
+	pool *remote.Pool
+	log  *slog.Logger
+	// The wait for SSH backs off from minWait to maxWait between attempts.
+	minWait, maxWait time.Duration
+}
+
+// New returns the driver; pool is shared with the agent's other SSH drivers.
+func New(pool *remote.Pool, log *slog.Logger) drivers.Driver {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Driver{pool: pool, log: log, minWait: 250 * time.Millisecond, maxWait: 5 * time.Second}
+}
+
+// statusFailed is any failure: BOOTSTRAP creates nothing a retry would
+// duplicate.
+const statusFailed = 1
+
+// Run bootstraps t.Node.
+func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	if t.TaskName != "BOOTSTRAP" {
+		return failure(fmt.Errorf("the ssh node driver runs BOOTSTRAP, not %s", t.TaskName), false, nil)
+	}
+	n := t.Node
+	if n == nil {
+		return failure(fmt.Errorf("BOOTSTRAP task %s has no node", t.TaskID), false, nil)
+	}
+	if n.Hostname != "" && !ValidHostname(n.Hostname) {
+		return failure(fmt.Errorf("node %s: hostname %q is not a valid host name", n.ID, n.Hostname), false, nil)
+	}
+	tg, err := remote.TargetOf(t, n)
+	if err != nil {
+		return failure(err, false, nil)
+	}
+	log := d.log.With("task", t.TaskID, "node", n.ID, "target", tg.String())
+
+	out.Status("waiting for ssh on "+tg.String(), 0)
+	key, err := d.connect(ctx, tg, out)
+	if err != nil {
+		return failure(err, !remote.Terminal(err), nil)
+	}
+	// Never replace a pin: with pins, report them as they are (the host
+	// just proved it holds one); without, pin what the host showed.
+	hostKeys := tg.HostKeys
+	if len(hostKeys) == 0 {
+		hostKeys = []string{remote.AuthorizedKey(key)}
+		log.Info("pinned host key at first contact", "hostKey", ssh.FingerprintSHA256(key))
+	}
+	tg.HostKeys = hostKeys
+	// Facts merge on failure too (SPEC §7.5): a pin taken here holds even
+	// if a later step fails.
+	facts := map[string]any{"hostKeys": hostKeys}
+
+	if n.Hostname != "" {
+		out.Status("setting hostname "+n.Hostname, 30)
+		err := d.pool.Run(ctx, tg, setHostname, remote.RunOptions{
+			Sudo:   true,
+			Env:    map[string]string{"COOPR_HOSTNAME": n.Hostname},
+			Stdout: out.Stdout,
+			Stderr: out.Stderr,
+		})
+		if err != nil {
+			return failure(fmt.Errorf("set hostname %s: %w", n.Hostname, describe(err)), !remote.Terminal(err), facts)
+		}
+	}
+
+	out.Status("gathering facts", 60)
+	raw, err := d.pool.Output(ctx, tg, gatherFacts, remote.RunOptions{Stderr: out.Stderr})
+	if err != nil {
+		return failure(fmt.Errorf("gather facts: %w", describe(err)), !remote.Terminal(err), facts)
+	}
+	for k, v := range ParseFacts(string(raw)) {
+		facts[k] = v
+	}
+	out.Status("bootstrapped "+tg.String(), 100)
+	log.Info("bootstrapped")
+	return drivers.Result{Status: 0, Message: "bootstrapped " + n.Hostname, Facts: facts}
+}
+
+// connect waits for the node to answer SSH and run a command, backing off
+// between attempts until ctx ends: a machine CONFIRM just reported may
+// still be booting, and a pooled connection may have died with a reboot.
+// It returns the host key the node showed. A host key mismatch ends the
+// wait at once.
+func (d *Driver) connect(ctx context.Context, tg remote.Target, out drivers.Output) (ssh.PublicKey, error) {
+	wait := d.minWait
+	for attempt := 1; ; attempt++ {
+		c, err := d.pool.Dial(ctx, tg)
+		if err == nil {
+			key := c.HostKey()
+			probe := tg
+			if len(probe.HostKeys) == 0 {
+				// Should the pool redial, it must reach the same host.
+				probe.HostKeys = []string{remote.AuthorizedKey(key)}
+			}
+			if err = d.pool.Run(ctx, probe, "true", remote.RunOptions{}); err == nil {
+				return key, nil
+			}
+		}
+		if remote.Terminal(err) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("ssh %s not reachable after %d attempts: %w", tg, attempt, err)
+		}
+		out.Status(fmt.Sprintf("ssh %s not answering yet (attempt %d): %v", tg, attempt, err), 0)
+		// Jitter keeps a cluster's nodes from retrying in lockstep.
+		sleep := wait/2 + rand.N(wait/2+1)
+		t := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("ssh %s not reachable after %d attempts (last: %v): %w", tg, attempt, err, context.Cause(ctx))
+		case <-t.C:
+		}
+		wait = min(2*wait, d.maxWait)
+	}
+}
+
+// setHostname prefers hostnamectl where systemd runs (it also updates
+// systemd's view), else writes /etc/hostname in place (it may be a bind
+// mount in a container) and sets the kernel's name. Each step runs only
+// when it would change something, so re-running changes nothing.
+const setHostname = `h=$COOPR_HOSTNAME
+if [ -d /run/systemd/system ] && command -v hostnamectl >/dev/null 2>&1; then
+  hostnamectl set-hostname "$h"
+  exit
+fi
+if [ "$(cat /etc/hostname 2>/dev/null)" != "$h" ]; then
+  printf '%s\n' "$h" > /etc/hostname
+fi
+if [ "$(cat /proc/sys/kernel/hostname)" != "$h" ]; then
+  hostname "$h" 2>/dev/null || printf '%s' "$h" > /proc/sys/kernel/hostname
+fi
+`
+
+// gatherFacts prints key=value lines that ParseFacts reads. It uses only
+// what a minimal image has: sh, /proc, /sys, uname, getconf; ip when there.
+const gatherFacts = `if [ -r /etc/os-release ]; then
+  ( . /etc/os-release; printf 'os.id=%s\nos.version=%s\nos.name=%s\n' "${ID:-}" "${VERSION_ID:-}" "${PRETTY_NAME:-${NAME:-}}" )
+fi
+printf 'arch=%s\n' "$(uname -m)"
+printf 'cpus=%s\n' "$(getconf _NPROCESSORS_ONLN 2>/dev/null || grep -c ^processor /proc/cpuinfo)"
+while read -r k v _; do
+  if [ "$k" = MemTotal: ]; then printf 'memkb=%s\n' "$v"; fi
+done < /proc/meminfo
+printf 'hostname=%s\n' "$(cat /proc/sys/kernel/hostname)"
+for d in /sys/block/*; do
+  n=${d##*/}
+  case $n in loop*|ram*|zram*|sr*|fd*|'*') continue ;; esac
+  [ -r "$d/size" ] && printf 'disk=%s %s\n' "$n" "$(cat "$d/size")"
+done
+for i in /sys/class/net/*; do
+  [ -e "$i" ] && printf 'iface=%s\n' "${i##*/}"
+done
+if command -v ip >/dev/null 2>&1; then
+  ip -o addr show 2>/dev/null | while read -r _ name fam addr _; do
+    printf 'addr=%s %s %s\n' "$name" "$fam" "$addr"
+  done
+fi
+exit 0
+`
+
+// ParseFacts turns gatherFacts' output into node facts: os {id, version,
+// name}, arch, cpus, memoryMB, disks [{name, sizeMB}], interfaces [{name,
+// addresses}] and hostname.
+func ParseFacts(out string) map[string]any {
+	facts := map[string]any{}
+	osf := map[string]any{}
+	var disks []map[string]any
+	ifaces := map[string][]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "os.id", "os.version", "os.name":
+			if v != "" {
+				osf[strings.TrimPrefix(k, "os.")] = v
+			}
+		case "arch", "hostname":
+			facts[k] = v
+		case "cpus":
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				facts["cpus"] = n
+			}
+		case "memkb":
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				facts["memoryMB"] = n / 1024
+			}
+		case "disk":
+			name, sectors, _ := strings.Cut(v, " ")
+			if n, err := strconv.ParseInt(strings.TrimSpace(sectors), 10, 64); err == nil && n > 0 {
+				// /sys/block sizes count 512-byte sectors whatever the device's.
+				disks = append(disks, map[string]any{"name": name, "sizeMB": n * 512 >> 20})
+			}
+		case "iface":
+			if _, ok := ifaces[v]; !ok {
+				ifaces[v] = []string{}
+			}
+		case "addr":
+			f := strings.Fields(v)
+			if len(f) == 3 && (f[1] == "inet" || f[1] == "inet6") {
+				name, _, _ := strings.Cut(f[0], "@")
+				ifaces[name] = append(ifaces[name], f[2])
+			}
+		}
+	}
+	if len(osf) > 0 {
+		facts["os"] = osf
+	}
+	if disks == nil {
+		disks = []map[string]any{}
+	}
+	facts["disks"] = disks
+	list := []map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(ifaces)) {
+		list = append(list, map[string]any{"name": name, "addresses": ifaces[name]})
+	}
+	facts["interfaces"] = list
+	return facts
+}
+
+var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+
+// ValidHostname reports whether h is an RFC 1123 host name.
+func ValidHostname(h string) bool { return len(h) <= 253 && hostnameRE.MatchString(h) }
+
+// describe adds a failed command's last stderr line to its error.
+func describe(err error) error {
+	var ee *remote.ExitError
+	if errors.As(err, &ee) && ee.Stderr != "" {
+		return fmt.Errorf("%w: %s", err, ee.Stderr)
+	}
+	return err
+}
+
+func failure(err error, retryable bool, facts map[string]any) drivers.Result {
+	r := drivers.Result{Status: statusFailed, Message: "bootstrap: " + err.Error(), Facts: facts}
+	if !retryable {
+		r.Retryable = &retryable
+	}
+	return r
+}

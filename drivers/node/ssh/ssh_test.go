@@ -1,0 +1,176 @@
+package sshnode_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/drivertest"
+	sshnode "github.com/cooprhq/coopr/drivers/node/ssh"
+	"github.com/cooprhq/coopr/remote"
+	"github.com/cooprhq/coopr/remote/sshdtest"
+)
+
+func newDriver(t *testing.T) drivers.Driver {
+	p := remote.NewPool(remote.Options{})
+	t.Cleanup(func() { _ = p.Close() })
+	return sshnode.New(p, slog.New(slog.NewTextHandler(t.Output(), nil)))
+}
+
+func TestConformance(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts sshdtest.Options
+	}{
+		{"root", sshdtest.Options{}},
+		{"sudo user", sshdtest.Options{NonRoot: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			drivertest.Node(t, newDriver(t), drivertest.NodeEnv{Cluster: drivertest.NewCluster(t, 1, tc.opts)})
+		})
+	}
+}
+
+func TestRotatedHostKeyRefused(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{})
+	drv := newDriver(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := drv.Run(ctx, c.Task("BOOTSTRAP", 0), &drivertest.Recorder{})
+	if r.Status != 0 {
+		t.Fatalf("BOOTSTRAP: %s", r.Message)
+	}
+	c.Merge(0, "node", r)
+	pinned := ssh.FingerprintSHA256(c.Hosts[0].HostKey())
+	c.Hosts[0].RotateHostKey(t)
+	r = drv.Run(ctx, c.Task("BOOTSTRAP", 0), &drivertest.Recorder{})
+	if r.Status == 0 || r.Retryable == nil || *r.Retryable {
+		t.Fatalf("BOOTSTRAP after the host key changed: status %d retryable %v: %s", r.Status, r.Retryable, r.Message)
+	}
+	for _, s := range []string{"host key mismatch", pinned, ssh.FingerprintSHA256(c.Hosts[0].HostKey())} {
+		if !strings.Contains(r.Message, s) {
+			t.Errorf("message %q lacks %q", r.Message, s)
+		}
+	}
+}
+
+func TestBadPayloadsAreTerminal(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{})
+	drv := newDriver(t)
+	for _, tc := range []struct {
+		name   string
+		change func(*drivers.Task)
+		msg    string
+	}{
+		{"invalid hostname", func(t *drivers.Task) { t.Node.Hostname = "bad name;rm -rf /" }, "not a valid host name"},
+		{"no node", func(t *drivers.Task) { t.Node = nil }, "has no node"},
+		{"no key", func(t *drivers.Task) { t.Secrets = nil }, "has no SSH key"},
+		{"no address", func(t *drivers.Task) {
+			t.Node.Facts = map[string]any{}
+			t.Node.IPAddresses = nil
+		}, "has no address"},
+		{"wrong action", func(t *drivers.Task) { t.TaskName = "INSTALL" }, "not INSTALL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			task := c.Task("BOOTSTRAP", 0)
+			tc.change(task)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			r := drv.Run(ctx, task, &drivertest.Recorder{})
+			if r.Status == 0 || r.Retryable == nil || *r.Retryable || !strings.Contains(r.Message, tc.msg) {
+				t.Fatalf("status %d retryable %v message %q, want a terminal failure with %q", r.Status, r.Retryable, r.Message, tc.msg)
+			}
+		})
+	}
+}
+
+func TestParseFacts(t *testing.T) {
+	out := `os.id=debian
+os.version=12
+os.name=Debian GNU/Linux 12 (bookworm)
+arch=x86_64
+cpus=2
+memkb=24675432
+hostname=web-1.example.com
+disk=vda 104857600
+disk=vdb 0
+iface=eth0
+iface=lo
+addr=lo inet 127.0.0.1/8
+addr=eth0@if12 inet 10.0.0.5/24
+addr=eth0@if12 inet6 fe80::1/64
+garbage line
+`
+	want := map[string]any{
+		"os":       map[string]any{"id": "debian", "version": "12", "name": "Debian GNU/Linux 12 (bookworm)"},
+		"arch":     "x86_64",
+		"cpus":     2.0,
+		"memoryMB": 24097.0,
+		"hostname": "web-1.example.com",
+		"disks":    []any{map[string]any{"name": "vda", "sizeMB": 51200.0}},
+		"interfaces": []any{
+			map[string]any{"name": "eth0", "addresses": []any{"10.0.0.5/24", "fe80::1/64"}},
+			map[string]any{"name": "lo", "addresses": []any{"127.0.0.1/8"}},
+		},
+	}
+	b, err := json.Marshal(sshnode.ParseFacts(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("facts\n%v\nwant\n%v", got, want)
+	}
+	empty := sshnode.ParseFacts("")
+	if _, ok := empty["disks"]; !ok {
+		t.Error("no disks list for a host without disks")
+	}
+}
+
+func TestValidHostname(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"web-1", true},
+		{"web-1.cluster-1001.example.com", true},
+		{"a", true},
+		{"", false},
+		{"-web", false},
+		{"web-", false},
+		{"web_1", false},
+		{"web 1", false},
+		{"web\n1", false},
+		{"web..example", false},
+		{strings.Repeat("a", 64), false},
+		{strings.Repeat("a.", 127) + "a", false},
+	} {
+		if got := sshnode.ValidHostname(tc.name); got != tc.ok {
+			t.Errorf("ValidHostname(%q) = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+}
+
+func TestDescriptor(t *testing.T) {
+	d := sshnode.Descriptor()
+	if d.Role != drivers.RoleNode || d.Name != "ssh" || len(d.Params) != 0 {
+		t.Fatalf("descriptor %+v", d)
+	}
+	role, name := drivers.RoleOf(&drivers.Task{TaskName: "BOOTSTRAP"})
+	if role != d.Role || name != d.Name {
+		t.Fatalf("BOOTSTRAP is routed to %s/%s, not this driver", role, name)
+	}
+}

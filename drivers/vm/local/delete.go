@@ -1,0 +1,280 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cooprhq/coopr/drivers"
+)
+
+// How long a container gets to power off after SIGTERM before it is
+// killed; a booted one takes about a second.
+const (
+	stopGrace = 15 * time.Second
+	killWait  = 5 * time.Second
+)
+
+func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out drivers.Output) drivers.Result {
+	name, err := targetName(t)
+	if err != nil {
+		return drivers.Result{Status: statusFailed, Message: "local: " + err.Error(), Retryable: &no}
+	}
+	dir := filepath.Join(nodesDir(s.StateDir), name)
+	if !nodeTraces(s.StateDir, name) {
+		return drivers.Result{Message: "container " + name + " is already gone"}
+	}
+	if n, err := loadNode(dir); err == nil {
+		if err := n.belongs(t); err != nil {
+			return drivers.Result{Status: statusFailed, Message: "local: " + err.Error(), Retryable: &no}
+		}
+	}
+	if err := preflight(); err != nil {
+		return failure(statusFailed, "host not ready", err)
+	}
+	unlock, err := lockFile(ctx, lockOf(s.StateDir, name))
+	if err != nil {
+		return failure(statusFailed, "lock node", err)
+	}
+	defer unlock()
+	out.Status("stopping "+name, 20)
+	start := time.Now()
+	if err := removeNode(ctx, s.StateDir, name, d.log); err != nil {
+		return failure(statusFailed, "delete", err)
+	}
+	removeLocked(lockOf(s.StateDir, name))
+	msg := "deleted container " + name
+	d.log.Info(msg, "took", time.Since(start).Round(time.Millisecond))
+	return drivers.Result{Message: msg}
+}
+
+// nodeTraces says whether anything of the node is left on this host.
+func nodeTraces(stateDir, name string) bool {
+	paths := []string{
+		filepath.Join(nodesDir(stateDir), name), netnsPath(name), propagateDir(name),
+		filepath.Join("/sys/class/net", vethOf(name)),
+	}
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err == nil {
+			return true
+		}
+	}
+	return addressOwned(stateDir, name)
+}
+
+// addressOwned says whether the node holds an address on any bridge.
+func addressOwned(stateDir, name string) bool {
+	files, _ := filepath.Glob(filepath.Join(stateDir, "addrs", "*", "*"))
+	for _, f := range files {
+		if b, _ := os.ReadFile(f); string(b) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// removeNode powers the node off and removes every trace of it: process,
+// mounts, network, address, files. Each step tolerates its part being
+// gone, so a DELETE interrupted midway is finished by the next.
+func removeNode(ctx context.Context, stateDir, name string, log *slog.Logger) error {
+	dir := filepath.Join(nodesDir(stateDir), name)
+	if err := stopNode(ctx, dir, name, log); err != nil {
+		return err
+	}
+	if err := unmountAll(dir); err != nil {
+		return err
+	}
+	if err := removeNodeNet(ctx, name, vethOf(name)); err != nil {
+		return err
+	}
+	if err := unmountAll(propagateDir(name)); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(propagateDir(name)); err != nil {
+		return fmt.Errorf("remove %s: %w", propagateDir(name), err)
+	}
+	bridges, _ := filepath.Glob(filepath.Join(stateDir, "addrs", "*"))
+	for _, b := range bridges {
+		nw := network{stateDir: stateDir, bridge: filepath.Base(b)}
+		if err := nw.release(ctx, name); err != nil {
+			return fmt.Errorf("release address: %w", err)
+		}
+	}
+	if err := removeTree(dir); err != nil {
+		return fmt.Errorf("remove node dir: %w", err)
+	}
+	return nil
+}
+
+// stopNode sends the node's nspawn SIGTERM, which powers the container off
+// cleanly, and kills it if it is still there after stopGrace. Whatever is
+// left in the node's network namespace afterwards (a container whose
+// nspawn died first) is killed too.
+func stopNode(ctx context.Context, dir, name string, log *slog.Logger) error {
+	pidFile := filepath.Join(dir, "nspawn.pid")
+	pid := readPid(pidFile)
+	if processAlive(pid, name) {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		if !waitGone(ctx, stopGrace, func() bool { return !processAlive(pid, name) }) {
+			log.Warn("container did not power off in time, killing it", "name", name, "pid", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if !waitGone(ctx, killWait, func() bool { return !processAlive(pid, name) }) {
+				return fmt.Errorf("systemd-nspawn %d of %s survives SIGKILL", pid, name)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if pids := netnsProcesses(netnsPath(name)); len(pids) > 0 {
+		log.Warn("killing processes left in the container", "name", name, "pids", pids)
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		if !waitGone(ctx, killWait, func() bool { return len(netnsProcesses(netnsPath(name))) == 0 }) {
+			return fmt.Errorf("processes of %s survive SIGKILL: %v", name, netnsProcesses(netnsPath(name)))
+		}
+	}
+	if err := os.Remove(pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func waitGone(ctx context.Context, limit time.Duration, gone func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for !gone() {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return gone()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}
+
+// Cleanup removes what crashes left behind in stateDir (DefaultStateDir
+// when empty): every node whose nspawn is not running (all nodes with
+// all), addresses and locks of nodes that are gone, and the namespaces,
+// veths and nspawn leftovers of coopr containers that have no node. With
+// all it also removes the bridges the state dir used. `coopr local
+// cleanup` calls it.
+func Cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool) error {
+	if stateDir == "" {
+		stateDir = DefaultStateDir
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := preflight(); err != nil {
+		return err
+	}
+	var errs []error
+	kept := map[string]bool{}
+	entries, err := os.ReadDir(nodesDir(stateDir))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !nameRE.MatchString(name) {
+			continue
+		}
+		unlock, err := lockFile(ctx, lockOf(stateDir, name))
+		if err != nil {
+			return err
+		}
+		dir := filepath.Join(nodesDir(stateDir), name)
+		if !all && processAlive(readPid(filepath.Join(dir, "nspawn.pid")), name) {
+			kept[name] = true
+			unlock()
+			continue
+		}
+		log.Info("removing node", "name", name)
+		if err := removeNode(ctx, stateDir, name, log); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		} else {
+			removeLocked(lockOf(stateDir, name))
+		}
+		unlock()
+	}
+	// Leftovers of nodes whose state dir is already gone. A container that
+	// still runs belongs to a node of some state dir (another agent's,
+	// another test's): it is not a leftover, whoever's it is.
+	live := liveMachines()
+	var orphans []string
+	nsEntries, _ := os.ReadDir("/run/netns")
+	for _, e := range nsEntries {
+		if nameRE.MatchString(e.Name()) && !kept[e.Name()] && !live[e.Name()] {
+			orphans = append(orphans, e.Name())
+		}
+	}
+	prop, _ := os.ReadDir("/run/systemd/nspawn/propagate")
+	for _, e := range prop {
+		if nameRE.MatchString(e.Name()) && !kept[e.Name()] && !live[e.Name()] {
+			orphans = append(orphans, e.Name())
+		}
+	}
+	addrFiles, _ := filepath.Glob(filepath.Join(stateDir, "addrs", "*", "*"))
+	for _, f := range addrFiles {
+		if b, _ := os.ReadFile(f); nameRE.Match(b) && !kept[string(b)] {
+			orphans = append(orphans, string(b))
+		}
+	}
+	done := map[string]bool{}
+	for _, name := range orphans {
+		if done[name] {
+			continue
+		}
+		done[name] = true
+		log.Info("removing leftovers", "name", name)
+		if err := removeNode(ctx, stateDir, name, log); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	keptVeths := map[string]bool{}
+	for name := range kept {
+		keptVeths[vethOf(name)] = true
+	}
+	bridges, _ := filepath.Glob(filepath.Join(stateDir, "addrs", "*"))
+	for _, b := range bridges {
+		bridge := filepath.Base(b)
+		ports, _ := filepath.Glob(filepath.Join("/sys/class/net", bridge, "brif", "vc*"))
+		for _, p := range ports {
+			if v := filepath.Base(p); !keptVeths[v] {
+				log.Info("removing veth without a node", "veth", v)
+				if _, err := run(ctx, "ip", "link", "del", v); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		if all && len(kept) == 0 {
+			if _, err := os.Stat(filepath.Join("/sys/class/net", bridge)); err == nil {
+				log.Info("removing bridge", "bridge", bridge)
+				if _, err := run(ctx, "ip", "link", "del", bridge); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			if err := os.RemoveAll(b); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	locks, _ := filepath.Glob(filepath.Join(stateDir, "locks", "*.lock"))
+	for _, l := range locks {
+		name := strings.TrimSuffix(filepath.Base(l), ".lock")
+		if _, err := os.Stat(filepath.Join(nodesDir(stateDir), name)); errors.Is(err, os.ErrNotExist) && !kept[name] {
+			unlock, err := lockFile(ctx, l)
+			if err == nil {
+				removeLocked(l)
+				unlock()
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

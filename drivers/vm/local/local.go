@@ -1,0 +1,190 @@
+// Package local is the vm driver named "local": every node is a
+// systemd-nspawn container on this host booting real systemd from a cached
+// Debian image, with a copy-on-write root (overlayfs, one upper dir per
+// node), its own hostname, machine id and ssh host keys, and its own
+// address on a coopr bridge that reaches nothing but this machine. It is
+// for trying coopr out and for tests, and needs root.
+//
+// Layout under the state dir (default /var/lib/coopr/local/state):
+//
+//	network.lock             guards the bridge and the address book
+//	addrs/<bridge>/<ip>      one file per allocated address, naming its node
+//	locks/<node>.lock        one node's CREATE/DELETE at a time
+//	nodes/<node>/node.json   the node: ids, hostname, address, host keys
+//	nodes/<node>/upper|work  its overlay layers; merged/ is its root
+//	nodes/<node>/nspawn.pid, console.log
+//
+// A node's nspawn runs in its own session, so it outlives the agent that
+// started it; DELETE and Cleanup find it again by its pid file.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/cooprhq/coopr/drivers"
+)
+
+// Defaults of Config.
+const (
+	DefaultStateDir = "/var/lib/coopr/local/state"
+	DefaultBridge   = "coopr0"
+	DefaultSubnet   = "10.231.0.0/24"
+)
+
+// Config places the driver's state, images and network. Empty fields take
+// the defaults; a provider's provisioner fields (bridge, subnet, stateDir,
+// imageDir) override them per task.
+type Config struct {
+	StateDir string // node state, address book, locks
+	ImageDir string // base images (DefaultImageDir)
+	Bridge   string // host bridge the nodes are on
+	Subnet   string // "10.231.0.0/24": host .1, nodes the rest; or "10.231.0.1/24" naming the host's
+}
+
+func (c Config) withDefaults() Config {
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	if c.ImageDir == "" {
+		c.ImageDir = DefaultImageDir
+	}
+	if c.Bridge == "" {
+		c.Bridge = DefaultBridge
+	}
+	if c.Subnet == "" {
+		c.Subnet = DefaultSubnet
+	}
+	return c
+}
+
+// Descriptor is the driver's identity and parameters.
+func Descriptor() drivers.Descriptor {
+	return drivers.Descriptor{
+		Role:    drivers.RoleVM,
+		Name:    "local",
+		Version: "1",
+		Params: []drivers.Param{
+			{Name: "bridge", Type: "text"},
+			{Name: "subnet", Type: "text"},
+			{Name: "stateDir", Type: "text"},
+			{Name: "imageDir", Type: "text"},
+		},
+		Capabilities: []string{"ssh", "systemd"},
+	}
+}
+
+// New returns the driver.
+func New(cfg Config, log *slog.Logger) drivers.Driver {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &driver{cfg: cfg.withDefaults(), log: log}
+}
+
+type driver struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// Result statuses: 200–299 tell the server nothing was created.
+const (
+	statusFailed         = 1
+	statusNothingCreated = 200
+)
+
+var no = false
+
+// settings is a task's resolved configuration.
+type settings struct {
+	Config
+	net network
+}
+
+// settingsFor applies the provider's fields to the driver's config.
+func (d *driver) settingsFor(t *drivers.Task) (settings, error) {
+	c := d.cfg
+	for key, dst := range map[string]*string{"bridge": &c.Bridge, "subnet": &c.Subnet, "stateDir": &c.StateDir, "imageDir": &c.ImageDir} {
+		v, ok := t.Provider.Provisioner[key]
+		if !ok || v == nil {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return settings{}, fmt.Errorf("provider field %s: want a string, got %T", key, v)
+		}
+		if s != "" {
+			*dst = s
+		}
+	}
+	for _, p := range []string{c.StateDir, c.ImageDir} {
+		// Paths go into overlayfs mount options, where these separate.
+		if !filepath.IsAbs(p) || strings.ContainsAny(p, ",:\\") {
+			return settings{}, fmt.Errorf("directory %q: want an absolute path without ',', ':' or '\\'", p)
+		}
+	}
+	if !validIfName(c.Bridge) {
+		return settings{}, fmt.Errorf("bridge %q: want an interface name of at most 15 letters, digits, '-' or '_'", c.Bridge)
+	}
+	sn, err := parseSubnet(c.Subnet)
+	if err != nil {
+		return settings{}, err
+	}
+	return settings{Config: c, net: network{stateDir: c.StateDir, bridge: c.Bridge, subnet: sn}}, nil
+}
+
+func validIfName(s string) bool {
+	if s == "" || len(s) > 15 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Run does CREATE, CONFIRM or DELETE of the task's node.
+func (d *driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	if out == nil {
+		out = nopOutput{}
+	}
+	if t.Node == nil || t.Node.ID == "" {
+		return drivers.Result{Status: statusNothingCreated, Message: "local: the task names no node", Retryable: &no}
+	}
+	s, err := d.settingsFor(t)
+	if err != nil {
+		return drivers.Result{Status: statusNothingCreated, Message: "local: " + err.Error(), Retryable: &no}
+	}
+	switch t.TaskName {
+	case "CREATE":
+		return d.create(ctx, s, t, out)
+	case "CONFIRM":
+		return d.confirm(ctx, s, t, out)
+	case "DELETE":
+		return d.delete(ctx, s, t, out)
+	}
+	return drivers.Result{Status: statusFailed, Message: fmt.Sprintf("local: vm drivers do not run %s", t.TaskName), Retryable: &no}
+}
+
+// failure turns an error into a result, non-retryable when it names
+// something missing on the host.
+func failure(status int, prefix string, err error) drivers.Result {
+	r := drivers.Result{Status: status, Message: "local: " + prefix + ": " + err.Error()}
+	var mt *missingToolError
+	if errors.As(err, &mt) {
+		r.Retryable = &no
+	}
+	return r
+}
+
+type nopOutput struct{}
+
+func (nopOutput) Stdout(string)          {}
+func (nopOutput) Stderr(string)          {}
+func (nopOutput) Status(string, float64) {}

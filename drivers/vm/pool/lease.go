@@ -1,0 +1,389 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/remote"
+)
+
+// LeasePath is where a host keeps its lease: a symbolic link whose target
+// is the owner, "<clusterId> <nodeId>".
+const LeasePath = "/var/lib/coopr/pool/lease"
+
+// leaseScript does COOPR_LEASE_OP to the lease for COOPR_LEASE_OWNER and
+// prints the outcome: free, ours, held <owner>, foreign (something not a
+// lease is in the way), acquired or released. Only acquire and release
+// change anything.
+const leaseScript = `l=` + LeasePath + `
+state() {
+  if [ -L "$l" ]; then
+    o=$(readlink "$l")
+    if [ "$o" = "$COOPR_LEASE_OWNER" ]; then echo ours; else printf 'held %s\n' "$o"; fi
+  elif [ -e "$l" ]; then
+    echo foreign
+  else
+    echo free
+  fi
+}
+case $COOPR_LEASE_OP in
+probe)
+  state ;;
+acquire)
+  mkdir -p "${l%/*}" || exit 1
+  # ln -s would put the link inside a directory standing in the way.
+  if [ -e "$l" ] && [ ! -L "$l" ]; then echo foreign; exit 0; fi
+  # symlink(2) is the atomic step: it fails when any lease exists.
+  if ln -s "$COOPR_LEASE_OWNER" "$l" 2>/dev/null; then echo acquired; else state; fi ;;
+release)
+  # Only the owner removes a lease and only one task of a node runs at a
+  # time, so the lease cannot change between the check and rm.
+  if [ -L "$l" ] && [ "$(readlink "$l")" = "$COOPR_LEASE_OWNER" ]; then
+    rm -f "$l" && echo released
+  else
+    state
+  fi ;;
+*)
+  echo "unknown lease operation" >&2; exit 2 ;;
+esac
+`
+
+// leaseState is a host's lease as leaseScript reported it.
+type leaseState struct {
+	kind  string // free, ours, held, foreign, acquired, released
+	owner string // held: who holds it
+}
+
+func (s leaseState) String() string {
+	switch s.kind {
+	case "held":
+		return "leased to " + s.owner
+	case "foreign":
+		return LeasePath + " is in the way and is no lease"
+	}
+	return s.kind
+}
+
+// lease runs op on the host of tg and returns the lease's state and the
+// host key the host showed, in authorized_keys format.
+func (d *driver) lease(ctx context.Context, tg remote.Target, op, owner string) (leaseState, string, error) {
+	c, err := d.pool.Dial(ctx, tg)
+	if err != nil {
+		return leaseState{}, "", err
+	}
+	key := remote.AuthorizedKey(c.HostKey())
+	if len(tg.HostKeys) == 0 {
+		// Should the pool dial again, it must meet the same host.
+		tg.HostKeys = []string{key}
+	}
+	raw, err := d.pool.Output(ctx, tg, leaseScript, remote.RunOptions{
+		Sudo: true,
+		Env:  map[string]string{"COOPR_LEASE_OP": op, "COOPR_LEASE_OWNER": owner},
+	})
+	if err != nil {
+		return leaseState{}, key, fmt.Errorf("lease %s on %s: %w", op, tg.Addr(), describe(err))
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(raw)), "\n")
+	kind, rest, _ := strings.Cut(line, " ")
+	switch kind {
+	case "free", "ours", "foreign", "acquired", "released":
+		return leaseState{kind: kind}, key, nil
+	case "held":
+		return leaseState{kind: kind, owner: rest}, key, nil
+	}
+	return leaseState{}, key, fmt.Errorf("lease %s on %s: unexpected answer %q", op, tg.Addr(), line)
+}
+
+// probed is one host as a scan found it.
+type probed struct {
+	st  leaseState
+	key string
+	err error
+}
+
+// scan looks at every host's lease at once, each within probeTimeout.
+func (d *driver) scan(ctx context.Context, s settings, hosts []host, owner string) []probed {
+	res := make([]probed, len(hosts))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			pctx, cancel := context.WithTimeout(ctx, d.probeTimeout)
+			defer cancel()
+			st, key, err := d.lease(pctx, s.target(h, nil), "probe", owner)
+			res[i] = probed{st: st, key: key, err: err}
+		})
+	}
+	wg.Wait()
+	return res
+}
+
+// create adopts the host leased to the node, else leases a free one.
+func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out drivers.Output, log *slog.Logger) drivers.Result {
+	own := owner(t)
+	// A retry finds the host the first CREATE reported, most likely still
+	// leased to the node: check it alone before looking at every host.
+	if id := providerID(t.Node); id != "" {
+		if h, ok := s.byID(id); ok {
+			tg := s.target(h, pinsOf(t.Node))
+			st, key, err := d.lease(ctx, tg, "probe", own)
+			if remote.Terminal(err) {
+				return failure(statusFailed, err, map[string]any{"providerId": id})
+			}
+			if err == nil && st.kind == "ours" {
+				return d.created(ctx, s, h, orKey(tg.HostKeys, key), "adopted", out, log)
+			}
+		}
+	}
+
+	order := spread(s.hosts, t.ClusterID, t.Node.ID)
+	out.Status(fmt.Sprintf("looking for a free host among %d", len(order)), 0)
+	found := d.scan(ctx, s, order, own)
+	if ctx.Err() != nil {
+		return failure(statusNothingCreated, fmt.Errorf("looking for a free host: %w", context.Cause(ctx)), nil)
+	}
+	// Adopt before leasing: a CREATE whose result was lost holds a host
+	// the facts do not name.
+	for i, h := range order {
+		if found[i].err == nil && found[i].st.kind == "ours" {
+			return d.created(ctx, s, h, []string{found[i].key}, "adopted", out, log)
+		}
+	}
+
+	// Hosts not taken are silent (no answer) or broken (they answered
+	// but cannot be leased: a failing command, no IPv4, a changed key).
+	var taken, silent, broken int
+	var firstSilent, firstBroken error
+	note := func(err error) {
+		var ee *remote.ExitError
+		var ne *noIPv4Error
+		if errors.As(err, &ee) || errors.As(err, &ne) || remote.Terminal(err) {
+			broken++
+			if firstBroken == nil {
+				firstBroken = err
+			}
+			return
+		}
+		silent++
+		if firstSilent == nil {
+			firstSilent = err
+		}
+	}
+	for i, h := range order {
+		p := found[i]
+		switch {
+		case p.err != nil:
+			log.Warn("pool: host did not answer", "host", h.id(), "err", p.err)
+			note(p.err)
+			continue
+		case p.st.kind != "free":
+			taken++
+			continue
+		}
+		if _, err := d.ipv4(ctx, h); err != nil {
+			log.Warn("pool: skipping host", "host", h.id(), "err", err)
+			note(&noIPv4Error{err})
+			continue
+		}
+		// The scan was the first contact: hold the host to the key it
+		// showed then.
+		tg := s.target(h, []string{p.key})
+		st, _, err := d.lease(ctx, tg, "acquire", own)
+		var ee *remote.ExitError
+		switch {
+		case err == nil && (st.kind == "acquired" || st.kind == "ours"):
+			log.Info("pool: leased host", "host", h.id())
+			return d.created(ctx, s, h, tg.HostKeys, "leased", out, log)
+		case err == nil:
+			// Another node was quicker.
+			taken++
+		case errors.As(err, &ee):
+			// The script ran and failed before it could lease.
+			log.Warn("pool: cannot lease host", "host", h.id(), "err", err)
+			note(err)
+		case remote.Terminal(err):
+			// The host changed its key since the scan: not to be trusted.
+			log.Warn("pool: host changed its key", "host", h.id(), "err", err)
+			note(err)
+		default:
+			// The command may have run: the host may be leased to this
+			// node. Say which host, so that a retry adopts it or a DELETE
+			// releases it.
+			return failure(statusFailed, err, map[string]any{"providerId": h.id()})
+		}
+	}
+	msg := fmt.Sprintf("provider %s has no free host: %d of %d hosts are leased to other nodes", s.provider, taken, len(order))
+	if silent > 0 {
+		msg += fmt.Sprintf(", %d did not answer (%v)", silent, firstSilent)
+	}
+	if broken > 0 {
+		msg += fmt.Sprintf(", %d cannot be leased (%v)", broken, firstBroken)
+	}
+	log.Info("pool: no free host", "taken", taken, "silent", silent, "broken", broken)
+	return drivers.Result{Status: statusNothingCreated, Message: "pool: " + msg}
+}
+
+// noIPv4Error is a host that answers SSH but has no IPv4 address to give
+// the node.
+type noIPv4Error struct{ err error }
+
+func (e *noIPv4Error) Error() string { return e.err.Error() }
+func (e *noIPv4Error) Unwrap() error { return e.err }
+
+// created reports the node's host.
+func (d *driver) created(ctx context.Context, s settings, h host, hostKeys []string, how string, out drivers.Output, log *slog.Logger) drivers.Result {
+	ip, err := d.ipv4(ctx, h)
+	if err != nil {
+		return failure(statusFailed, err, map[string]any{"providerId": h.id(), "hostKeys": hostKeys})
+	}
+	r := s.machine(h, ip, hostKeys)
+	r.Message = fmt.Sprintf("%s host %s", how, h.id())
+	out.Status(r.Message, 100)
+	log.Info("pool: "+r.Message, "ip", ip)
+	return r
+}
+
+func orKey(pins []string, key string) []string {
+	if len(pins) > 0 {
+		return pins
+	}
+	return []string{key}
+}
+
+// confirm checks the host still answers with its pinned key and is still
+// leased to the node; it re-takes a lease that vanished.
+func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out drivers.Output, log *slog.Logger) drivers.Result {
+	id := providerID(t.Node)
+	if id == "" {
+		return terminal(statusFailed, errors.New("the node has no vm.providerId: CREATE has not leased it a host"))
+	}
+	h, ok := s.byID(id)
+	if !ok {
+		var err error
+		if h, err = hostOfID(id); err != nil {
+			return terminal(statusFailed, fmt.Errorf("vm.providerId: %w", err))
+		}
+	}
+	tg := s.target(h, pinsOf(t.Node))
+	out.Status("checking host "+id, 0)
+	deadline := time.Now().Add(d.confirmWait)
+	wait := d.minWait
+	var st leaseState
+	var key string
+	for attempt := 1; ; attempt++ {
+		var err error
+		st, key, err = d.lease(ctx, tg, "acquire", owner(t))
+		if err == nil {
+			break
+		}
+		var ee *remote.ExitError
+		if remote.Terminal(err) || errors.As(err, &ee) || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return failure(statusFailed, fmt.Errorf("host %s (attempt %d): %w", id, attempt, err), nil)
+		}
+		out.Status(fmt.Sprintf("host %s not answering yet (attempt %d): %v", id, attempt, err), 0)
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return failure(statusFailed, fmt.Errorf("host %s (attempt %d, last: %v): %w", id, attempt, err, context.Cause(ctx)), nil)
+		case <-timer.C:
+		}
+		wait = min(2*wait, d.maxWait)
+	}
+	switch st.kind {
+	case "ours":
+	case "acquired":
+		log.Warn("pool: the node's lease had vanished; took it again", "host", id)
+	default:
+		// Retryable: the server's CONFIRM rollback deletes and creates
+		// the node anew, on another host.
+		return failure(statusFailed, fmt.Errorf("host %s is %s, not to this node", id, st), nil)
+	}
+	return d.created(ctx, s, h, orKey(tg.HostKeys, key), "confirmed", out, log)
+}
+
+// hostOfID reads a provider id, host:port.
+func hostOfID(id string) (host, error) {
+	hs, err := parseHosts(id)
+	if err != nil || len(hs) != 1 {
+		return host{}, fmt.Errorf("%q is not host:port", id)
+	}
+	return hs[0], nil
+}
+
+// delete releases the node's host: wipe_script, then the lease.
+func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out drivers.Output, log *slog.Logger) drivers.Result {
+	own := owner(t)
+	id := providerID(t.Node)
+	if id == "" {
+		// A CREATE whose result was lost may hold a host no fact names.
+		// Hosts that do not answer are passed over: with no providerId
+		// the node is gone as far as the server knows (SPEC §5.8).
+		found := d.scan(ctx, s, s.hosts, own)
+		var released []string
+		for i, h := range s.hosts {
+			if found[i].err == nil && found[i].st.kind == "ours" {
+				if r := d.release(ctx, s, t, h, s.target(h, []string{found[i].key}), out, log); r.Status != 0 {
+					return r
+				}
+				released = append(released, h.id())
+			}
+		}
+		if len(released) == 0 {
+			return drivers.Result{Message: "pool: no vm.providerId and no host leased to this node: nothing to release"}
+		}
+		return drivers.Result{Message: "pool: released host " + strings.Join(released, ", ")}
+	}
+	h, ok := s.byID(id)
+	if !ok {
+		return drivers.Result{Message: fmt.Sprintf("pool: host %s is no longer listed in provider %s: nothing to release", id, s.provider)}
+	}
+	tg := s.target(h, pinsOf(t.Node))
+	st, key, err := d.lease(ctx, tg, "probe", own)
+	if err != nil {
+		return failure(statusFailed, fmt.Errorf("%w (to release the host without wiping it, remove it from provider %s's hosts)", err, s.provider), nil)
+	}
+	if st.kind != "ours" {
+		return drivers.Result{Message: fmt.Sprintf("pool: host %s is %s, not to this node: nothing to release", id, st)}
+	}
+	tg.HostKeys = orKey(tg.HostKeys, key)
+	return d.release(ctx, s, t, h, tg, out, log)
+}
+
+// release wipes h and removes the node's lease; a failed wipe keeps the
+// lease, so that no other node gets the host unwiped.
+func (d *driver) release(ctx context.Context, s settings, t *drivers.Task, h host, tg remote.Target, out drivers.Output, log *slog.Logger) drivers.Result {
+	if strings.TrimSpace(s.wipe) != "" {
+		out.Status("wiping host "+h.id(), 30)
+		err := d.pool.Run(ctx, tg, s.wipe, remote.RunOptions{
+			Sudo: true,
+			Env: map[string]string{
+				"COOPR_CLUSTER_ID": t.ClusterID,
+				"COOPR_NODE_ID":    t.Node.ID,
+				"COOPR_HOSTNAME":   t.Node.Hostname,
+				"COOPR_HOST":       h.id(),
+			},
+			Stdout: out.Stdout,
+			Stderr: out.Stderr,
+		})
+		if err != nil {
+			log.Warn("pool: wipe failed", "host", h.id(), "err", err)
+			return failure(statusFailed, fmt.Errorf("wipe_script on host %s: %w (the host stays leased to this node)", h.id(), describe(err)), nil)
+		}
+	}
+	st, _, err := d.lease(ctx, tg, "release", owner(t))
+	if err != nil {
+		return failure(statusFailed, err, nil)
+	}
+	log.Info("pool: released host", "host", h.id(), "lease", st.kind)
+	out.Status("released host "+h.id(), 100)
+	return drivers.Result{Message: "pool: released host " + h.id()}
+}

@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// coopr builds the coopr binary once per test run.
+func coopr(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "coopr-e2e-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "coopr")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/coopr").CombinedOutput()
+		if err != nil {
+			buildErr = &buildError{err: err, out: out}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	err error
+	out []byte
+}
+
+func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + string(e.out) }
+
+type attemptView struct {
+	Attempt   int
+	Agent     string
+	ClaimedAt time.Time
+}
+
+type taskView struct {
+	ID, State string
+	Attempts  []attemptView
+}
+
+func (w *world) tasks(t *testing.T, id string) []taskView {
+	t.Helper()
+	var out struct {
+		Cluster struct {
+			Jobs []struct{ Tasks []taskView }
+		}
+	}
+	w.s.Must(w.admin, `query($id: ID!) { cluster(id: $id) { jobs { tasks { id state attempts { attempt agent claimedAt } } } } }`,
+		map[string]any{"id": id}, &out)
+	if len(out.Cluster.Jobs) == 0 {
+		return nil
+	}
+	return out.Cluster.Jobs[0].Tasks
+}
+
+// An agent killed with SIGKILL in the middle of a create loses its claims
+// when their leases lapse; the other agent runs them and the cluster is
+// built.
+func TestAgentKilledMidCreate(t *testing.T) {
+	w := newWorld(t, 8)
+	bin := coopr(t)
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	w.s.Must(w.s.Super, `mutation { createAPIToken(input: {name: "doomed", kind: AGENT}) { secret } }`, nil, &tok)
+	var logs bytes.Buffer
+	doomed := exec.Command(bin, "agent", "--server", w.s.URL, "--capacity", "8", "--name", "doomed", "--work-dir", t.TempDir())
+	doomed.Env = append(os.Environ(), "COOPR_TOKEN="+tok.CreateAPIToken.Secret)
+	doomed.Stdout, doomed.Stderr = &logs, &logs
+	if err := doomed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = doomed.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = doomed.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("the killed agent's log:\n%s", logs.String())
+		}
+	})
+	w.startAgent(t, "survivor", 8)
+
+	id := w.create(t, "web-cluster", "", 3)
+	// Kill it while it holds a claim.
+	var held []string
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(held) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the doomed agent claimed nothing within 2 minutes; its log:\n%s", logs.String())
+		}
+		for _, tk := range w.tasks(t, id) {
+			if n := len(tk.Attempts); tk.State == "IN_PROGRESS" && n > 0 && tk.Attempts[n-1].Agent == "doomed" {
+				held = append(held, tk.ID)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := doomed.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	<-exited
+
+	w.follow(t, id, "ACTIVE", 5*time.Minute)
+	var slowest time.Duration
+	for _, tk := range w.tasks(t, id) {
+		for _, h := range held {
+			if tk.ID != h {
+				continue
+			}
+			last := tk.Attempts[len(tk.Attempts)-1]
+			if tk.State != "COMPLETE" || last.Agent != "survivor" {
+				t.Errorf("task %s held by the killed agent: %s, last run by %q", h, tk.State, last.Agent)
+			}
+			if d := last.ClaimedAt.Sub(killed); d > slowest {
+				slowest = d
+			}
+		}
+	}
+	t.Logf("%d tasks held by the killed agent ran again on the survivor; the last was claimed %.1fs after the kill", len(held), slowest.Seconds())
+	c := w.cluster(t, id)
+	answers(t, "http://"+withService(c, "lb")[0].Ipaddresses["access_v4"]+"/", hostnames(withService(c, "web")), 30*time.Second)
+
+	w.delete(t, id)
+	w.follow(t, id, "TERMINATED", 3*time.Minute)
+	noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, id)
+}

@@ -1,0 +1,652 @@
+package remote_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/remote"
+	"github.com/cooprhq/coopr/remote/sshdtest"
+)
+
+func newPool(t testing.TB, o remote.Options) *remote.Pool {
+	if tt, ok := t.(interface{ Output() io.Writer }); ok && o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(tt.Output(), nil))
+	}
+	p := remote.NewPool(o)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// lines records a command's output.
+type lines struct {
+	mu             sync.Mutex
+	stdout, stderr []string
+}
+
+func (l *lines) opts() remote.RunOptions {
+	return remote.RunOptions{
+		Stdout: func(s string) { l.mu.Lock(); l.stdout = append(l.stdout, s); l.mu.Unlock() },
+		Stderr: func(s string) { l.mu.Lock(); l.stderr = append(l.stderr, s); l.mu.Unlock() },
+	}
+}
+
+func output(t *testing.T, p *remote.Pool, tg remote.Target, cmd string, o remote.RunOptions) string {
+	t.Helper()
+	out, err := p.Output(ctxT(t, 20*time.Second), tg, cmd, o)
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestPinnedHostKeyAccepted(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	p := newPool(t, remote.Options{})
+	tg := h.Target("")
+	tg.HostKeys = []string{h.HostKeyLine()}
+	c, err := p.Dial(ctxT(t, 10*time.Second), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ssh.FingerprintSHA256(c.HostKey()), ssh.FingerprintSHA256(h.HostKey()); got != want {
+		t.Fatalf("host key %s, want %s", got, want)
+	}
+	if got := output(t, p, tg, "echo ok", remote.RunOptions{}); got != "ok" {
+		t.Fatalf("output %q", got)
+	}
+}
+
+func TestFirstContactExposesHostKey(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	p := newPool(t, remote.Options{})
+	c, err := p.Dial(ctxT(t, 10*time.Second), h.Target(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := remote.AuthorizedKey(c.HostKey()); got != h.HostKeyLine() {
+		t.Fatalf("presented %s, want %s", got, h.HostKeyLine())
+	}
+}
+
+func TestChangedHostKeyRefused(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	p := newPool(t, remote.Options{})
+	tg := h.Target("")
+	tg.HostKeys = []string{h.HostKeyLine()}
+	if err := p.Run(ctxT(t, 10*time.Second), tg, "true", remote.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	old := ssh.FingerprintSHA256(h.HostKey())
+	h.RotateHostKey(t)
+	err := p.Run(ctxT(t, 10*time.Second), tg, "true", remote.RunOptions{})
+	var mm *remote.HostKeyMismatchError
+	if !errors.As(err, &mm) {
+		t.Fatalf("err %v (%T), want *HostKeyMismatchError", err, err)
+	}
+	want := fmt.Sprintf("host key mismatch for %s: pinned %s, host presented %s", h.Addr(), old, ssh.FingerprintSHA256(h.HostKey()))
+	if err.Error() != want {
+		t.Fatalf("message\n%s\nwant\n%s", err, want)
+	}
+}
+
+func TestPinCheckedOnReusedConnection(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	other := sshdtest.Start(t, sshdtest.Options{Key: h.Key})
+	p := newPool(t, remote.Options{})
+	if _, err := p.Dial(ctxT(t, 10*time.Second), h.Target("")); err != nil {
+		t.Fatal(err)
+	}
+	tg := h.Target("")
+	tg.HostKeys = []string{other.HostKeyLine()}
+	_, err := p.Dial(ctxT(t, 10*time.Second), tg)
+	var mm *remote.HostKeyMismatchError
+	if !errors.As(err, &mm) {
+		t.Fatalf("err %v, want a mismatch", err)
+	}
+	if p.Dials() != 1 {
+		t.Fatalf("%d dials, want the pooled connection checked without dialing", p.Dials())
+	}
+}
+
+func TestWrongClientKeyFails(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	p := newPool(t, remote.Options{})
+	tg := h.Target("")
+	tg.Signer = sshdtest.NewKey(t).Signer
+	err := p.Run(ctxT(t, 10*time.Second), tg, "true", remote.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
+		t.Fatalf("err %v, want an authentication failure", err)
+	}
+}
+
+func TestConnectionReuse(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{NonRoot: true})
+	p := newPool(t, remote.Options{})
+	for range 5 {
+		if err := p.Run(ctxT(t, 10*time.Second), h.Target(""), "true", remote.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := p.Dials(); got != 1 {
+		t.Fatalf("%d dials for 5 commands, want 1", got)
+	}
+	// Another user is another connection.
+	if err := p.Run(ctxT(t, 10*time.Second), h.Target(h.User), "true", remote.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Dials(); got != 2 {
+		t.Fatalf("%d dials, want 2", got)
+	}
+}
+
+func TestBrokenConnectionRedialed(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	p := newPool(t, remote.Options{})
+	if err := p.Run(ctxT(t, 10*time.Second), h.Target(""), "true", remote.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.Restart(t)
+	if got := output(t, p, h.Target(""), "echo again", remote.RunOptions{}); got != "again" {
+		t.Fatalf("output %q", got)
+	}
+	if got := p.Dials(); got != 2 {
+		t.Fatalf("%d dials, want 2 (one redial)", got)
+	}
+}
+
+func TestIdleConnectionClosed(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	p := newPool(t, remote.Options{IdleTimeout: 100 * time.Millisecond})
+	if err := p.Run(ctxT(t, 10*time.Second), h.Target(""), "true", remote.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for p.Len() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("idle connection still open after 3s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := p.Run(ctxT(t, 10*time.Second), h.Target(""), "true", remote.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Dials(); got != 2 {
+		t.Fatalf("%d dials, want 2", got)
+	}
+}
+
+// 40 parallel commands on one connection against sshd's MaxSessions 10: all
+// succeed and no more than the pool's bound run at once on the host.
+func TestConcurrentSessionsBounded(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{MaxSessions: 10})
+	const bound = 8
+	p := newPool(t, remote.Options{MaxSessions: bound})
+	dir := fmt.Sprintf("/tmp/coopr-sessions-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = exec.Command("rm", "-rf", dir).Run() })
+	// Each command counts the commands running beside it, from files
+	// they hold while running.
+	cmd := `mkdir -p ` + dir + ` && touch ` + dir + `/$$ && ls ` + dir + ` | wc -l && sleep 0.2 && rm ` + dir + `/$$`
+	var wg sync.WaitGroup
+	var peak atomic.Int64
+	errs := make(chan error, 40)
+	for range 40 {
+		wg.Go(func() {
+			out, err := p.Output(ctxT(t, 60*time.Second), h.Target(""), cmd, remote.RunOptions{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+			if err != nil {
+				errs <- err
+				return
+			}
+			for {
+				cur := peak.Load()
+				if int64(n) <= cur || peak.CompareAndSwap(cur, int64(n)) {
+					break
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := peak.Load(); got > bound || got < 2 {
+		t.Fatalf("peak concurrent sessions %d, want 2..%d", got, bound)
+	}
+	if got := p.Dials(); got != 1 {
+		t.Fatalf("%d dials, want 1", got)
+	}
+}
+
+func TestLineStreaming(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	p := newPool(t, remote.Options{})
+	var l lines
+	err := p.Run(ctxT(t, 10*time.Second), h.Target(""),
+		`printf 'one\ntwo\r\n'; printf 'e1\n' >&2; printf '\nthree'; printf 'e2' >&2`, l.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"one", "two", "", "three"}; !slices.Equal(l.stdout, want) {
+		t.Errorf("stdout %q, want %q", l.stdout, want)
+	}
+	if want := []string{"e1", "e2"}; !slices.Equal(l.stderr, want) {
+		t.Errorf("stderr %q, want %q", l.stderr, want)
+	}
+
+	// A line arrives while the command still runs.
+	first := make(chan time.Time, 1)
+	start := time.Now()
+	err = p.Run(ctxT(t, 10*time.Second), h.Target(""), "echo first; sleep 1; echo second", remote.RunOptions{
+		Stdout: func(s string) {
+			if s == "first" {
+				first <- time.Now()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now()
+	if got := (<-first).Sub(start); end.Sub(start)-got < 700*time.Millisecond {
+		t.Fatalf("first line after %v of %v: not streamed", got, end.Sub(start))
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	p := newPool(t, remote.Options{})
+	for _, tc := range []struct {
+		cmd    string
+		code   int
+		signal string
+		stderr string
+	}{
+		{cmd: "exit 0"},
+		{cmd: "echo bad >&2; exit 3", code: 3, stderr: "bad"},
+		{cmd: "echo last >&2; echo >&2; exit 100", code: 100, stderr: "last"},
+		{cmd: "false", code: 1},
+		{cmd: "/no/such/command", code: 127, stderr: "/no/such/command: not found"},
+		{cmd: "kill -KILL $$", code: 137, signal: "KILL"},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			err := p.Run(ctxT(t, 10*time.Second), h.Target(""), tc.cmd, remote.RunOptions{})
+			if tc.code == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var ee *remote.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("err %v (%T), want *ExitError", err, err)
+			}
+			if ee.Code != tc.code || ee.Signal != tc.signal || !strings.Contains(ee.Stderr, tc.stderr) {
+				t.Fatalf("got code %d signal %q stderr %q, want %d %q %q", ee.Code, ee.Signal, ee.Stderr, tc.code, tc.signal, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestCancelStopsCommand(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{NonRoot: true})
+	p := newPool(t, remote.Options{})
+	for _, tc := range []struct {
+		name string
+		tg   remote.Target
+		sudo bool
+	}{
+		{"root", h.Target(""), false},
+		{"user", h.Target(h.User), false},
+		{"sudo", h.Target(h.User), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A unique argument finds the process in the table.
+			marker := fmt.Sprintf("60.%d", time.Now().UnixNano()%1_000_000)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			started := make(chan struct{})
+			go func() {
+				time.Sleep(300 * time.Millisecond)
+				close(started)
+				cancel()
+			}()
+			start := time.Now()
+			// Not exec'd: the shell stays the parent, as in real scripts.
+			err := p.Run(ctx, tc.tg, "sleep "+marker+"; echo done", remote.RunOptions{Sudo: tc.sudo})
+			<-started
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err %v, want context.Canceled", err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Fatalf("returned after %v", d)
+			}
+			deadline := time.Now().Add(2 * time.Second)
+			for exec.Command("pgrep", "-f", "sleep "+marker).Run() == nil {
+				if time.Now().After(deadline) {
+					t.Fatalf("sleep %s still running 2s after cancel", marker)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			// The connection still serves.
+			if err := p.Run(ctxT(t, 10*time.Second), tc.tg, "true", remote.RunOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestDialTimeoutOnSilentPeer(t *testing.T) {
+	t.Parallel()
+	// A TCP server that accepts and never speaks SSH.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	addr := l.Addr().(*net.TCPAddr)
+	key := sshdtest.NewKey(t)
+	for _, tc := range []struct {
+		name string
+		opts remote.Options
+		ctx  time.Duration
+	}{
+		{"ctx", remote.Options{}, 300 * time.Millisecond},
+		{"handshake timeout", remote.Options{HandshakeTimeout: 300 * time.Millisecond}, time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPool(t, tc.opts)
+			start := time.Now()
+			err := p.Run(ctxT(t, tc.ctx), remote.Target{Host: "127.0.0.1", Port: addr.Port, User: "root", Signer: key.Signer}, "true", remote.RunOptions{})
+			if err == nil {
+				t.Fatal("no error from a silent peer")
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Fatalf("returned after %v: %v", d, err)
+			}
+		})
+	}
+}
+
+func TestSudoAndCleanEnvironment(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{NonRoot: true})
+	p := newPool(t, remote.Options{})
+	env := map[string]string{"COOPR_X": `it's "quoted" $HOME`}
+	for _, tc := range []struct {
+		name string
+		tg   remote.Target
+		sudo bool
+		want string
+	}{
+		{"root", h.Target(""), false, "root"},
+		{"root with sudo flag", h.Target(""), true, "root"},
+		{"user", h.Target(h.User), false, h.User},
+		{"user with sudo", h.Target(h.User), true, "root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := remote.RunOptions{Sudo: tc.sudo, Env: env}
+			if got := output(t, p, tc.tg, "id -un", o); got != tc.want {
+				t.Fatalf("id -un = %q, want %q", got, tc.want)
+			}
+			if got := output(t, p, tc.tg, `printf %s "$COOPR_X"`, o); got != env["COOPR_X"] {
+				t.Fatalf("COOPR_X = %q", got)
+			}
+			// Nothing of sshd's session environment leaks in.
+			if got := output(t, p, tc.tg, `echo "${SSH_CONNECTION:-unset}"`, o); got != "unset" {
+				t.Fatalf("SSH_CONNECTION = %q", got)
+			}
+		})
+	}
+	err := p.Run(ctxT(t, 10*time.Second), h.Target(""), "true", remote.RunOptions{Env: map[string]string{"BAD NAME": "x"}})
+	if err == nil {
+		t.Fatal("an invalid variable name was accepted")
+	}
+}
+
+func TestStdin(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{})
+	p := newPool(t, remote.Options{})
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<14) // 256 KiB, past one SSH window
+	got, err := p.Output(ctxT(t, 20*time.Second), h.Target(""), "sha256sum | cut -d' ' -f1", remote.RunOptions{Stdin: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := fmt.Sprintf("%x", sha256.Sum256(data))
+	if strings.TrimSpace(string(got)) != sum {
+		t.Fatalf("remote sha256 %s, want %s", got, sum)
+	}
+}
+
+func TestUpload(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{NonRoot: true})
+	p := newPool(t, remote.Options{})
+	for _, tc := range []struct {
+		name string
+		tg   remote.Target
+		dir  string
+	}{
+		{"root", h.Target(""), fmt.Sprintf("/tmp/coopr-upload-%d", time.Now().UnixNano())},
+		{"user", h.Target(h.User), h.Dir + "/home/" + h.User + "/up"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Cleanup(func() { _ = exec.Command("rm", "-rf", tc.dir).Run() })
+			dst := tc.dir + "/a/b/file.txt"
+			for _, content := range []string{"first\n", "second, longer\n"} {
+				if err := p.Upload(ctxT(t, 10*time.Second), tc.tg, dst, strings.NewReader(content), 0o640); err != nil {
+					t.Fatal(err)
+				}
+				if got := output(t, p, tc.tg, "cat "+dst, remote.RunOptions{}); got != strings.TrimSpace(content) {
+					t.Fatalf("read back %q, want %q", got, content)
+				}
+			}
+			if got := output(t, p, tc.tg, "stat -c '%a %U' "+dst, remote.RunOptions{}); got != "640 "+tc.tg.User {
+				t.Fatalf("mode and owner %q", got)
+			}
+			if got := output(t, p, tc.tg, "ls -A "+tc.dir+"/a/b", remote.RunOptions{}); got != "file.txt" {
+				t.Fatalf("directory holds %q: temporary files left", got)
+			}
+		})
+	}
+	// A user cannot write where it has no permission; nothing is left.
+	err := p.Upload(ctxT(t, 10*time.Second), h.Target(h.User), "/etc/coopr-denied.txt", strings.NewReader("x"), 0o644)
+	if err == nil {
+		t.Fatal("upload to /etc as a user succeeded")
+	}
+}
+
+func TestTargetOf(t *testing.T) {
+	key := sshdtest.NewKey(t)
+	other := sshdtest.NewKey(t)
+	pin := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+	pin2 := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB6nh9qdgdyVxQrrDjrxM3pF1QXbH3Y6J7n4K8aLTG5d"
+	secrets := func(vmKey bool) map[string]map[string]any {
+		s := map[string]map[string]any{"ssh": {"privateKey": string(key.PEM), "publicKey": key.AuthorizedKey}}
+		if vmKey {
+			s["vm"] = map[string]any{"privateKey": string(other.PEM)}
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name    string
+		node    drivers.Node
+		vmKey   bool
+		noKey   bool
+		want    remote.Target
+		wantKey *sshdtest.Key
+		err     string
+		is      error
+	}{
+		{
+			name: "access address, defaults",
+			node: drivers.Node{ID: "n1", Hostname: "web-1", IPAddresses: map[string]string{"access_v4": "10.0.0.5", "bind_v4": "10.1.0.5"}},
+			want: remote.Target{Host: "10.0.0.5", Port: 22, User: "root"}, wantKey: key,
+		},
+		{
+			name: "bind address when no access address, node sshuser",
+			node: drivers.Node{ID: "n1", Hostname: "web-1", SSHUser: "admin", IPAddresses: map[string]string{"bind_v4": "10.1.0.5"}},
+			want: remote.Target{Host: "10.1.0.5", Port: 22, User: "admin"}, wantKey: key,
+		},
+		{
+			name: "vm facts win, JSON port, vm key, node pins over vm pins",
+			node: drivers.Node{ID: "n1", Hostname: "web-1", SSHUser: "admin",
+				IPAddresses: map[string]string{"access_v4": "10.0.0.5"},
+				Facts: map[string]any{
+					"vm":   map[string]any{"sshHost": "127.0.0.1", "sshPort": float64(2222), "sshUser": "coopr", "hostKeys": []any{pin2}},
+					"node": map[string]any{"hostKeys": []any{pin}},
+				}},
+			vmKey: true,
+			want:  remote.Target{Host: "127.0.0.1", Port: 2222, User: "coopr", HostKeys: []string{pin}}, wantKey: other,
+		},
+		{
+			name: "vm pins when bootstrap has not run",
+			node: drivers.Node{ID: "n1", IPAddresses: map[string]string{"access_v4": "10.0.0.5"},
+				Facts: map[string]any{"vm": map[string]any{"hostKeys": []any{pin2}, "sshPort": "2200"}}},
+			want: remote.Target{Host: "10.0.0.5", Port: 2200, User: "root", HostKeys: []string{pin2}}, wantKey: key,
+		},
+		{
+			name: "no address",
+			node: drivers.Node{ID: "n1", Hostname: "web-1"},
+			err:  "node web-1 has no address: CONFIRM has not reported ipaddresses.access_v4",
+			is:   remote.ErrNoAddress,
+		},
+		{
+			name:  "no key",
+			node:  drivers.Node{ID: "n1", Hostname: "web-1", IPAddresses: map[string]string{"access_v4": "10.0.0.5"}},
+			noKey: true,
+			err:   "node web-1 has no SSH key",
+		},
+		{
+			name: "bad port",
+			node: drivers.Node{ID: "n1", IPAddresses: map[string]string{"access_v4": "10.0.0.5"}, Facts: map[string]any{"vm": map[string]any{"sshPort": float64(70000)}}},
+			err:  "node n1: facts vm.sshPort 70000 is not a port",
+		},
+		{
+			name: "bad pin",
+			node: drivers.Node{ID: "n1", IPAddresses: map[string]string{"access_v4": "10.0.0.5"}, Facts: map[string]any{"node": map[string]any{"hostKeys": []any{"ssh-ed25519 nonsense"}}}},
+			err:  "pinned host key",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			task := &drivers.Task{Secrets: secrets(tc.vmKey)}
+			if tc.noKey {
+				task.Secrets = nil
+			}
+			got, err := remote.TargetOf(task, &tc.node)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, remote.ErrTarget) {
+					t.Fatalf("err %v, want ErrTarget with %q", err, tc.err)
+				}
+				if tc.is != nil && !errors.Is(err, tc.is) {
+					t.Fatalf("err %v is not %v", err, tc.is)
+				}
+				if tc.is == nil && errors.Is(err, remote.ErrNoAddress) {
+					t.Fatalf("err %v is ErrNoAddress", err)
+				}
+				if !remote.Terminal(err) {
+					t.Fatalf("err %v is not terminal", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Signer.PublicKey().Marshal(), tc.wantKey.Signer.PublicKey().Marshal()) {
+				t.Error("wrong key chosen")
+			}
+			got.Signer = nil
+			if got.Host != tc.want.Host || got.Port != tc.want.Port || got.User != tc.want.User || !slices.Equal(got.HostKeys, tc.want.HostKeys) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	// A bad key is named, never quoted.
+	task := &drivers.Task{Secrets: map[string]map[string]any{"ssh": {"privateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\nc2VjcmV0LWJ5dGVz\n-----END OPENSSH PRIVATE KEY-----\n"}}}
+	_, err := remote.TargetOf(task, &drivers.Node{ID: "n1", IPAddresses: map[string]string{"access_v4": "10.0.0.5"}})
+	if err == nil || strings.Contains(err.Error(), "c2VjcmV0") || !strings.Contains(err.Error(), "secrets.ssh.privateKey") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func benchRun(b *testing.B, fresh bool) {
+	h := sshdtest.Start(b, sshdtest.Options{})
+	p := newPool(b, remote.Options{})
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		pool := p
+		if fresh {
+			pool = remote.NewPool(remote.Options{})
+		}
+		if err := pool.Run(ctx, h.Target(""), "true", remote.RunOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		if fresh {
+			_ = pool.Close()
+		}
+	}
+}
+
+func BenchmarkRunReusedConnection(b *testing.B) { benchRun(b, false) }
+func BenchmarkRunFreshDial(b *testing.B)        { benchRun(b, true) }
