@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/automator/ansible"
 	"github.com/cooprhq/coopr/drivers/automator/shell"
 	"github.com/cooprhq/coopr/drivers/network/hosts"
 	sshnode "github.com/cooprhq/coopr/drivers/node/ssh"
@@ -48,5 +49,6 @@ func Registry(cfg Config) (reg *drivers.Registry, close func(), err error) {
 	reg.Register(hosts.Descriptor(), hosts.New(pool, cfg.Log))
 	reg.Register(sshnode.Descriptor(), sshnode.New(pool, cfg.Log))
 	reg.Register(shell.Descriptor(), shell.New(pool, cfg.Log))
+	reg.Register(ansible.Descriptor(), ansible.New(cfg.Log, cfg.WorkDir))
 	return reg, func() { _ = pool.Close() }, nil
 }
