@@ -32,7 +32,7 @@ func poolHosts(t *testing.T, w *world, n int, key ssh.Signer, pub string) []stri
 			defer wg.Done()
 			task := func(action string) *drivers.Task {
 				tk := &drivers.Task{TaskID: fmt.Sprintf("fleet-%d-%s", i, action), ClusterID: "fleet", TaskName: action,
-					Node: &drivers.Node{ID: fmt.Sprintf("fleet-%d", i), Hostname: fmt.Sprintf("fleet%d.example", i)},
+					Node:    &drivers.Node{ID: fmt.Sprintf("fleet-%d", i), Hostname: fmt.Sprintf("fleet%d.example", i)},
 					Secrets: map[string]map[string]any{"ssh": {"publicKey": pub}}}
 				tk.Cluster.ID = "fleet"
 				tk.Provider.ProviderType = "local"
