@@ -117,6 +117,18 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	a.log.Info("agent registered", "agent", a.cfg.ID, "incarnation", a.incarnation, "capacity", a.cfg.Capacity)
+	// The session outlives the stop: it closes once every claim is
+	// finished or handed back, so the server never fails one it still gets.
+	session, endSession := context.WithCancel(context.WithoutCancel(ctx))
+	sessionDone := make(chan struct{})
+	go func() {
+		defer close(sessionDone)
+		a.holdSession(session)
+	}()
+	defer func() {
+		endSession()
+		<-sessionDone
+	}()
 	// Tasks run under work, which outlives ctx by the grace period.
 	work, endWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer endWork()
@@ -149,6 +161,38 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.assign(work, ctx, hb)
 		busy, total := a.load()
 		a.cfg.Notify(fmt.Sprintf("STATUS=%d/%d slots busy", busy, total))
+	}
+}
+
+// holdSession keeps a session subscription open while the agent runs, so
+// that the server learns at once when this process dies (its connection
+// closes) instead of when its leases lapse. It reconnects with backoff.
+func (a *Agent) holdSession(ctx context.Context) {
+	wait := 200 * time.Millisecond
+	vars := map[string]any{"a": a.cfg.ID, "i": a.incarnation}
+	for ctx.Err() == nil {
+		sub, err := a.c.Subscribe(ctx, `subscription($a: ID!, $i: String!) { agentSession(agentId: $a, incarnation: $i) { graceSeconds } }`, vars)
+		if err == nil {
+			r, done, err := sub.Next(ctx)
+			if err == nil && !done && len(r.Errors) == 0 {
+				a.log.Debug("agent session open")
+				wait = 200 * time.Millisecond
+				for {
+					if _, done, err := sub.Next(ctx); err != nil || done {
+						break
+					}
+				}
+			} else if err == nil && len(r.Errors) > 0 {
+				a.log.Debug("agent session refused", "err", r.Errors[0].Message)
+			}
+			sub.Close()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		a.log.Debug("agent session lost; reconnecting", "in", wait, "err", err)
+		sleep(ctx, wait/2+rand.N(wait))
+		wait = min(wait*2, 10*time.Second)
 	}
 }
 

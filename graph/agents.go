@@ -416,3 +416,62 @@ func (r *Resolver) noDriver(ctx context.Context, a *engine.Assignment, agentID, 
 	}
 	return err
 }
+
+// DefaultSessionGrace is how long an agent's sessions may all be gone
+// before its claims fail: long enough for a reconnect after a blip, short
+// next to a lease (SPEC §5.7's 30 s), so that a killed agent's tasks run
+// elsewhere within seconds.
+const DefaultSessionGrace = 3 * time.Second
+
+// agentSession counts the agent's session while the subscription lasts.
+// When it ends and no other session of the incarnation comes back within
+// the grace, the agent is taken for dead and its claims fail.
+func (r *Resolver) agentSession(ctx context.Context, agentID, incarnation string) (<-chan *model.AgentSession, error) {
+	if _, err := agentCaller(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.Fleet.SessionOpened(ctx, agentID, incarnation); err != nil {
+		return nil, err
+	}
+	grace := r.SessionGrace
+	if grace <= 0 {
+		grace = DefaultSessionGrace
+	}
+	out := make(chan *model.AgentSession, 1)
+	out <- &model.AgentSession{AgentID: agentID, GraceSeconds: grace.Seconds()}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-r.Streams.Done():
+		}
+		if r.Streams.Err() != nil {
+			// This server is stopping, not the agent: it reconnects to
+			// another, and its leases still guard its claims.
+			return
+		}
+		bg := context.WithoutCancel(ctx)
+		if err := r.Fleet.SessionClosed(bg, agentID, incarnation); err != nil {
+			r.Log.Warn("agent session close not recorded", "agent", agentID, "err", err)
+			return
+		}
+		select {
+		case <-time.After(grace + 100*time.Millisecond):
+		case <-r.Streams.Done():
+			return
+		}
+		gone, err := r.Fleet.Gone(bg, agentID, incarnation, grace)
+		if err != nil || !gone {
+			return
+		}
+		n, err := r.Engine.Abandon(bg, agentID, nil, 0)
+		if err != nil {
+			r.Log.Warn("failing a disconnected agent's claims", "agent", agentID, "err", err)
+			return
+		}
+		if n > 0 {
+			r.Log.Warn("agent disconnected and did not come back: its claims failed and will be retried", "agent", agentID,
+				"claims", n, "grace", grace)
+		}
+	}()
+	return out, nil
+}

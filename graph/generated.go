@@ -79,6 +79,11 @@ type ComplexityRoot struct {
 		Live     func(childComplexity int) int
 	}
 
+	AgentSession struct {
+		AgentID      func(childComplexity int) int
+		GraceSeconds func(childComplexity int) int
+	}
+
 	AgentSetup struct {
 		Assignments              func(childComplexity int) int
 		Cancel                   func(childComplexity int) int
@@ -308,6 +313,7 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		AgentEvents   func(childComplexity int) int
+		AgentSession  func(childComplexity int, agentID string, incarnation string) int
 		ClusterEvents func(childComplexity int, clusterID string) int
 		JobProgress   func(childComplexity int, jobID string) int
 		TaskLog       func(childComplexity int, taskID string) int
@@ -470,6 +476,7 @@ type SubscriptionResolver interface {
 	JobProgress(ctx context.Context, jobID string) (<-chan *model.JobProgress, error)
 	TaskLog(ctx context.Context, taskID string) (<-chan *model.TaskLogLine, error)
 	AgentEvents(ctx context.Context) (<-chan *model.AgentEvent, error)
+	AgentSession(ctx context.Context, agentID string, incarnation string) (<-chan *model.AgentSession, error)
 }
 type TaskResolver interface {
 	NodeID(ctx context.Context, obj *control.Task) (string, error)
@@ -632,6 +639,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentEvent.Live(childComplexity), true
+
+	case "AgentSession.agentId":
+		if e.ComplexityRoot.AgentSession.AgentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.AgentID(childComplexity), true
+	case "AgentSession.graceSeconds":
+		if e.ComplexityRoot.AgentSession.GraceSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentSession.GraceSeconds(childComplexity), true
 
 	case "AgentSetup.assignments":
 		if e.ComplexityRoot.AgentSetup.Assignments == nil {
@@ -1783,6 +1803,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.AgentEvents(childComplexity), true
+	case "Subscription.agentSession":
+		if e.ComplexityRoot.Subscription.AgentSession == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_agentSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.AgentSession(childComplexity, args["agentId"].(string), args["incarnation"].(string)), true
 	case "Subscription.clusterEvents":
 		if e.ComplexityRoot.Subscription.ClusterEvents == nil {
 			break
@@ -2779,6 +2810,20 @@ type Subscription {
   taskLog(taskId: ID!): TaskLogLine!
   "Agents coming, beating and going (superadmin): first a SNAPSHOT per registered agent."
   agentEvents: AgentEvent!
+  """
+  Agent API: held open by a running agent. It answers once when the session
+  is counted; when every session of the incarnation has been gone for the
+  server's session grace (a killed agent's connections close at once), the
+  agent's claims fail and their tasks are retried elsewhere, without waiting
+  for the leases to lapse.
+  """
+  agentSession(agentId: ID!, incarnation: String!): AgentSession!
+}
+
+type AgentSession {
+  agentId: ID!
+  "How long the server waits for a lost session to come back before failing the agent's claims."
+  graceSeconds: Float!
 }
 
 enum AgentEventKind {
@@ -2985,6 +3030,16 @@ func (ec *executionContext) childFields_AgentEvent(ctx context.Context, field gr
 		return ec.fieldContext_AgentEvent_lagged(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AgentEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_AgentSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "agentId":
+		return ec.fieldContext_AgentSession_agentId(ctx, field)
+	case "graceSeconds":
+		return ec.fieldContext_AgentSession_graceSeconds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AgentSession", field.Name)
 }
 
 func (ec *executionContext) childFields_AgentSetup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4211,6 +4266,28 @@ func (ec *executionContext) field_Query_tenant_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_agentSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "agentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["agentId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "incarnation",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["incarnation"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_clusterEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4840,6 +4917,52 @@ func (ec *executionContext) _AgentEvent_lagged(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_AgentEvent_lagged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AgentEvent", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _AgentSession_agentId(ctx context.Context, field graphql.CollectedField, obj *model.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_agentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_agentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSession", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AgentSession_graceSeconds(ctx context.Context, field graphql.CollectedField, obj *model.AgentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentSession_graceSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GraceSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentSession_graceSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentSession", field, false, false, "Float")
 }
 
 func (ec *executionContext) _AgentSetup_heartbeatIntervalSeconds(ctx context.Context, field graphql.CollectedField, obj *model.AgentSetup) (ret graphql.Marshaler) {
@@ -9664,6 +9787,50 @@ func (ec *executionContext) fieldContext_Subscription_agentEvents(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_agentSession(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_agentSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().AgentSession(ctx, fc.Args["agentId"].(string), fc.Args["incarnation"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AgentSession) graphql.Marshaler {
+			return ec.marshalNAgentSession2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_agentSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_agentSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Task_id(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13072,6 +13239,44 @@ func (ec *executionContext) _AgentEvent(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var agentSessionImplementors = []string{"AgentSession"}
+
+func (ec *executionContext) _AgentSession(ctx context.Context, sel ast.SelectionSet, obj *model.AgentSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agentSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AgentSession")
+		case "agentId":
+			out.Values[i] = ec._AgentSession_agentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "graceSeconds":
+			out.Values[i] = ec._AgentSession_graceSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var agentSetupImplementors = []string{"AgentSetup"}
 
 func (ec *executionContext) _AgentSetup(ctx context.Context, sel ast.SelectionSet, obj *model.AgentSetup) graphql.Marshaler {
@@ -14620,6 +14825,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_taskLog(ctx, fields[0])
 	case "agentEvents":
 		return ec._Subscription_agentEvents(ctx, fields[0])
+	case "agentSession":
+		return ec._Subscription_agentSession(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -15533,6 +15740,14 @@ func (ec *executionContext) unmarshalNAgentRegistration2githubᚗcomᚋcooprhq�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNAgentSession2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentSession(ctx context.Context, sel ast.SelectionSet, v *model.AgentSession) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AgentSession!")
+		return graphql.Null
+	}
+	return ec._AgentSession(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAgentSetup2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐAgentSetup(ctx context.Context, sel ast.SelectionSet, v *model.AgentSetup) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "AgentSetup!")
@@ -15698,6 +15913,20 @@ func (ec *executionContext) marshalNEventKind2githubᚗcomᚋcooprhqᚋcooprᚋg
 func (ec *executionContext) unmarshalNFinishInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishInput(ctx context.Context, v any) (model.FinishInput, error) {
 	res, err := ec.unmarshalInputFinishInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {

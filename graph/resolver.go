@@ -30,6 +30,8 @@ type Resolver struct {
 	Log     *slog.Logger
 	// DriverGrace: see DefaultDriverGrace.
 	DriverGrace time.Duration
+	// SessionGrace: see DefaultSessionGrace.
+	SessionGrace time.Duration
 
 	// missing remembers since when tasks have waited for a driver no live
 	// agent offers (task/role/name -> time.Time).

@@ -193,7 +193,9 @@ func (r *mutationResolver) CreateTenant(ctx context.Context, input model.TenantI
 	if bootstrap != nil && *bootstrap {
 		c, err := r.Store.ExportCatalog(ctx, store.SuperadminTenant)
 		if err == nil {
-			_, err = r.Store.ImportCatalog(ctx, t.Name, c)
+			// The export shows sensitive provider values redacted: the copy
+			// takes the sealed values from superadmin's providers.
+			_, _, err = r.Store.Import(ctx, t.Name, c, store.ImportOptions{SecretsFrom: store.SuperadminTenant})
 		}
 		if err != nil {
 			// No half-made tenant: it has nothing else yet.
@@ -352,12 +354,12 @@ func (r *mutationResolver) ImportCatalog(ctx context.Context, document any) (*mo
 			}
 		}
 	}
-	res, err := r.Store.ImportCatalog(ctx, p.TenantName, c)
+	res, warnings, err := r.Store.Import(ctx, p.TenantName, c, store.ImportOptions{})
 	if err != nil {
 		return nil, err
 	}
 	return &model.ImportResult{Created: res.Created, Updated: res.Updated, Unchanged: res.Unchanged, Deleted: res.Deleted,
-		Warnings: issues(is.Warnings())}, nil
+		Warnings: issues(append(is.Warnings(), warnings...))}, nil
 }
 
 // PutCatalogEntity is the resolver for the putCatalogEntity field.
@@ -764,6 +766,11 @@ func (r *subscriptionResolver) TaskLog(ctx context.Context, taskID string) (<-ch
 // AgentEvents is the resolver for the agentEvents field.
 func (r *subscriptionResolver) AgentEvents(ctx context.Context) (<-chan *model.AgentEvent, error) {
 	return r.agentEvents(ctx)
+}
+
+// AgentSession is the resolver for the agentSession field.
+func (r *subscriptionResolver) AgentSession(ctx context.Context, agentID string, incarnation string) (<-chan *model.AgentSession, error) {
+	return r.agentSession(ctx, agentID, incarnation)
 }
 
 // NodeID is the resolver for the nodeId field.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/server/servertest"
 )
 
 // lampDrivers are the drivers the lamp template's tasks need.
@@ -281,5 +282,85 @@ func TestNoAgentOffersDriver(t *testing.T) {
 	}
 	if job.Job.State != "FAILED" || !strings.Contains(job.Job.Message, `no live agent offers the vm driver "rackspace"`) {
 		t.Errorf("job %+v, want FAILED for the missing driver", job.Job)
+	}
+}
+
+// An agent whose session connection drops and does not come back within
+// the grace loses its claims at once, not when the leases lapse; one that
+// reconnects in time keeps them.
+func TestAgentSession(t *testing.T) {
+	w := newWorldWith(t, func(c *server.Config) { c.AgentSessionGrace = 500 * time.Millisecond })
+	s := w.s
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
+		map[string]any{"d": lampDrivers("rackspace")}, &struct{}{})
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 1}) { id } }`, nil, &struct{}{})
+	s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": map[string]any{
+		"name": "s", "clusterTemplate": "lamp", "numMachines": 2}}, &struct{}{})
+	claim := func() *assignment {
+		t.Helper()
+		var got struct{ ClaimTask *assignment }
+		for deadline := time.Now().Add(10 * time.Second); got.ClaimTask == nil && time.Now().Before(deadline); {
+			s.Must(agent, claimQuery, map[string]any{"in": map[string]any{"agentId": "a", "incarnation": "1",
+				"tenantId": w.tenantID, "slot": 0, "waitSeconds": 2}}, &got)
+		}
+		if got.ClaimTask == nil {
+			t.Fatal("nothing claimed")
+		}
+		return got.ClaimTask
+	}
+	open := func() *servertest.Subscription {
+		t.Helper()
+		sub, err := s.Subscribe(agent, `subscription { agentSession(agentId: "a", incarnation: "1") { graceSeconds } }`, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := sub.Next(5 * time.Second)
+		if err != nil || r.Code() != "" {
+			t.Fatalf("session: %v %+v", err, r)
+		}
+		return sub
+	}
+	state := func(id string) (string, int) {
+		var st struct {
+			State   string `db:"state"`
+			Attempt int    `db:"attempt"`
+		}
+		if err := s.Srv.Store().DB().Get(&st, `SELECT state, attempt FROM tasks WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		return st.State, st.Attempt
+	}
+
+	a := claim()
+	sub := open()
+	// A blip: the connection drops and comes back within the grace.
+	sub.Close()
+	sub = open()
+	time.Sleep(time.Second)
+	if st, n := state(a.TaskID); st != "IN_PROGRESS" || n != a.Attempt {
+		t.Fatalf("after a reconnect within the grace the claim is %s (attempt %d), want it kept", st, n)
+	}
+	// Gone for good.
+	sub.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, n := state(a.TaskID)
+		if n > a.Attempt || (st != "IN_PROGRESS" && st != "COMPLETE") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the claim of an agent whose session is gone is still %s after 5 s (grace 0.5 s)", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var msg string
+	if err := s.Srv.Store().DB().Get(&msg, `SELECT message FROM task_attempts WHERE task_id = $1 AND attempt = $2`, a.TaskID, a.Attempt); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "abandoned") {
+		t.Errorf("the failed attempt says %q", msg)
 	}
 }

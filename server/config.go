@@ -45,6 +45,10 @@ type Config struct {
 	// driver before it fails without retry. Default 5 minutes.
 	DriverGrace time.Duration `yaml:"driver_grace"`
 
+	// AgentSessionGrace is how long every session of an agent may be gone
+	// before its claims fail and are retried elsewhere. Default 3 s.
+	AgentSessionGrace time.Duration `yaml:"agent_session_grace"`
+
 	// JanitorInterval is how often clusters whose lease ended are deleted.
 	JanitorInterval time.Duration `yaml:"janitor_interval"` // default 60s
 }

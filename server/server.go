@@ -142,7 +142,7 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
 		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet,
-		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace}}))
+		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace}}))
 	gql.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 10 * time.Second,
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{

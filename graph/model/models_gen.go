@@ -64,6 +64,12 @@ type AgentRegistration struct {
 	Drivers  []*DriverInput `json:"drivers,omitempty"`
 }
 
+type AgentSession struct {
+	AgentID string `json:"agentId"`
+	// How long the server waits for a lost session to come back before failing the agent's claims.
+	GraceSeconds float64 `json:"graceSeconds"`
+}
+
 type AgentSetup struct {
 	HeartbeatIntervalSeconds int               `json:"heartbeatIntervalSeconds"`
 	LeaseTTLSeconds          int               `json:"leaseTTLSeconds"`

@@ -210,4 +210,10 @@ func TestAbandon(t *testing.T) {
 			t.Errorf("task %s retried as attempt %d, want %d", a.TaskID, got[a.TaskID], a.Attempt+1)
 		}
 	}
+	// Keeping nothing (a new incarnation, a lost session) fails every claim.
+	n, err = h.engine().Abandon(ctx, "b", nil, 0)
+	must(t, err)
+	if n != 2 {
+		t.Errorf("abandoned %d of b's claims keeping none, want 2", n)
+	}
 }

@@ -698,6 +698,10 @@ func (e *Engine) CheckClaim(ctx context.Context, taskID string, attempt int, tok
 // incarnation registering, both mean the agent lost it (SPEC §7.2). The
 // attempts count and are retried like a lost lease.
 func (e *Engine) Abandon(ctx context.Context, agentID string, keep []string, olderThan time.Duration) (int, error) {
+	if keep == nil {
+		// A nil slice goes to SQL as NULL, and id = ANY(NULL) keeps all.
+		keep = []string{}
+	}
 	var notes []note
 	err := e.tx(ctx, func(tx *sqlx.Tx) error {
 		var rows []attemptRow

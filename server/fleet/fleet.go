@@ -79,7 +79,8 @@ func (f *Fleet) Register(ctx context.Context, r Registration) error {
 	_, err = f.db.ExecContext(ctx, `INSERT INTO agents (id, incarnation, version, host, capacity, drivers)
 		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (id) DO UPDATE SET incarnation = excluded.incarnation, version = excluded.version, host = excluded.host,
-			capacity = excluded.capacity, drivers = excluded.drivers, registered_at = now(), last_seen = now(), lost = false`,
+			capacity = excluded.capacity, drivers = excluded.drivers, registered_at = now(), last_seen = now(), lost = false,
+			sessions = 0, disconnected_at = NULL`,
 		r.AgentID, r.Incarnation, r.Version, r.Host, r.Capacity, drivers)
 	return err
 }
@@ -95,6 +96,37 @@ func (f *Fleet) Touch(ctx context.Context, agentID, incarnation string) error {
 		return ErrUnknownAgent
 	}
 	return nil
+}
+
+// SessionOpened counts an open session of the agent's incarnation;
+// ErrUnknownAgent when that incarnation is not the registered one.
+func (f *Fleet) SessionOpened(ctx context.Context, agentID, incarnation string) error {
+	res, err := f.db.ExecContext(ctx, `UPDATE agents SET sessions = sessions + 1, disconnected_at = NULL, last_seen = now(), lost = false
+		WHERE id = $1 AND incarnation = $2`, agentID, incarnation)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrUnknownAgent
+	}
+	return nil
+}
+
+// SessionClosed uncounts a session; the last one to close records when.
+func (f *Fleet) SessionClosed(ctx context.Context, agentID, incarnation string) error {
+	_, err := f.db.ExecContext(ctx, `UPDATE agents SET sessions = greatest(sessions - 1, 0),
+			disconnected_at = CASE WHEN sessions <= 1 THEN now() ELSE disconnected_at END
+		WHERE id = $1 AND incarnation = $2`, agentID, incarnation)
+	return err
+}
+
+// Gone reports whether the incarnation, still the registered one, has had
+// no session, on any server, for at least grace.
+func (f *Fleet) Gone(ctx context.Context, agentID, incarnation string, grace time.Duration) (bool, error) {
+	var gone bool
+	err := f.db.GetContext(ctx, &gone, `SELECT EXISTS (SELECT 1 FROM agents WHERE id = $1 AND incarnation = $2
+		AND sessions = 0 AND disconnected_at <= now() - $3 * interval '1 millisecond')`, agentID, incarnation, grace.Milliseconds())
+	return gone, err
 }
 
 // Agents lists every registered agent by id.
