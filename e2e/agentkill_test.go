@@ -18,7 +18,7 @@ var (
 )
 
 // coopr builds the coopr binary once per test run.
-func coopr(t *testing.T) string {
+func coopr(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "coopr-e2e-bin")
@@ -56,7 +56,7 @@ type taskView struct {
 	Attempts  []attemptView
 }
 
-func (w *world) tasks(t *testing.T, id string) []taskView {
+func (w *world) tasks(t testing.TB, id string) []taskView {
 	t.Helper()
 	var out struct {
 		Cluster struct {

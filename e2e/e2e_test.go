@@ -42,7 +42,7 @@ type world struct {
 	log      *slog.Logger
 }
 
-func newWorld(t *testing.T, workers int) *world {
+func newWorld(t testing.TB, workers int) *world {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("the end-to-end tests make containers and a bridge: run them as root (.ci/run does)")
@@ -86,7 +86,7 @@ func newWorld(t *testing.T, workers int) *world {
 
 // bundle loads a catalog directory as an import document, split into the
 // shared driver descriptors (superadmin's) and the tenant's own entities.
-func bundle(t *testing.T, dir string) (shared, own map[string]any) {
+func bundle(t testing.TB, dir string) (shared, own map[string]any) {
 	t.Helper()
 	c, is, err := catalog.LoadPath(dir)
 	if err != nil || is.HasErrors() {
@@ -109,7 +109,7 @@ func bundle(t *testing.T, dir string) (shared, own map[string]any) {
 
 // startAgent runs an in-process agent with the built-in drivers until the
 // test ends.
-func (w *world) startAgent(t *testing.T, id string, capacity int) {
+func (w *world) startAgent(t testing.TB, id string, capacity int) {
 	t.Helper()
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	w.s.Must(w.s.Super, `mutation($n: String!) { createAPIToken(input: {name: $n, kind: AGENT}) { secret } }`,
@@ -151,7 +151,7 @@ type cluster struct {
 	}
 }
 
-func (w *world) cluster(t *testing.T, id string) cluster {
+func (w *world) cluster(t testing.TB, id string) cluster {
 	t.Helper()
 	var out struct{ Cluster cluster }
 	w.s.Must(w.admin, `query($id: ID!) { cluster(id: $id) { id status message
@@ -164,7 +164,7 @@ func (w *world) cluster(t *testing.T, id string) cluster {
 // follow subscribes to the cluster's events and returns when its status
 // is want; a status that settles elsewhere fails the test with the failed
 // tasks' messages.
-func (w *world) follow(t *testing.T, id, want string, timeout time.Duration) {
+func (w *world) follow(t testing.TB, id, want string, timeout time.Duration) {
 	t.Helper()
 	sub, err := w.s.Subscribe(w.admin, `subscription($id: ID!) { clusterEvents(clusterId: $id) { kind state message taskId } }`,
 		map[string]any{"id": id})
@@ -208,7 +208,7 @@ func (w *world) follow(t *testing.T, id, want string, timeout time.Duration) {
 }
 
 // failures names the failed tasks of the cluster's newest job.
-func (w *world) failures(t *testing.T, id string) string {
+func (w *world) failures(t testing.TB, id string) string {
 	c := w.cluster(t, id)
 	var b strings.Builder
 	fmt.Fprintf(&b, "status %s %q", c.Status, c.Message)
@@ -224,7 +224,7 @@ func (w *world) failures(t *testing.T, id string) string {
 	return b.String()
 }
 
-func (w *world) create(t *testing.T, template, provider string, size int) string {
+func (w *world) create(t testing.TB, template, provider string, size int) string {
 	t.Helper()
 	var out struct{ CreateCluster struct{ ID string } }
 	in := map[string]any{"name": "e2e", "clusterTemplate": template, "numMachines": size}
@@ -235,13 +235,13 @@ func (w *world) create(t *testing.T, template, provider string, size int) string
 	return out.CreateCluster.ID
 }
 
-func (w *world) operate(t *testing.T, id string, in map[string]any) {
+func (w *world) operate(t testing.TB, id string, in map[string]any) {
 	t.Helper()
 	w.s.Must(w.admin, `mutation($id: ID!, $in: OperationInput!) { runOperation(clusterId: $id, input: $in) { id } }`,
 		map[string]any{"id": id, "in": in}, &struct{}{})
 }
 
-func (w *world) delete(t *testing.T, id string) {
+func (w *world) delete(t testing.TB, id string) {
 	t.Helper()
 	w.s.Must(w.admin, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`, map[string]any{"id": id}, &struct{}{})
 }
@@ -260,7 +260,7 @@ func withService(c cluster, svc string) []node {
 // answers asks url until every body in want was seen (each body's first
 // word is the answering node's hostname) or the time is up, and returns
 // the bodies seen by hostname.
-func answers(t *testing.T, url string, want []string, timeout time.Duration) map[string]string {
+func answers(t testing.TB, url string, want []string, timeout time.Duration) map[string]string {
 	t.Helper()
 	seen := map[string]string{}
 	c := &http.Client{Timeout: 2 * time.Second}
@@ -317,7 +317,7 @@ func hostnames(ns []node) []string {
 // noTraces checks that nothing of the cluster's nodes is left on this
 // host: no nspawn process, no mount, no veth on the bridge, no network
 // namespace, no node directory.
-func noTraces(t *testing.T, stateDir, bridge, clusterID string) {
+func noTraces(t testing.TB, stateDir, bridge, clusterID string) {
 	t.Helper()
 	mounts, _ := os.ReadFile("/proc/mounts")
 	if strings.Contains(string(mounts), stateDir) {

@@ -20,7 +20,7 @@ import (
 
 // poolHosts boots n machines outside coopr, as an admin's existing fleet:
 // containers with sshd that accept key, and returns their addresses.
-func poolHosts(t *testing.T, w *world, n int, key ssh.Signer, pub string) []string {
+func poolHosts(t testing.TB, w *world, n int, key ssh.Signer, pub string) []string {
 	t.Helper()
 	drv := local.New(w.localCfg, w.log)
 	addrs := make([]string, n)
@@ -130,7 +130,7 @@ func TestWebClusterOnPool(t *testing.T) {
 	}
 }
 
-func sshRun(t *testing.T, addr string, key ssh.Signer, cmd string) string {
+func sshRun(t testing.TB, addr string, key ssh.Signer, cmd string) string {
 	t.Helper()
 	c, err := ssh.Dial("tcp", net.JoinHostPort(addr, "22"), &ssh.ClientConfig{User: "root", Auth: []ssh.AuthMethod{ssh.PublicKeys(key)},
 		HostKeyCallback: ssh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})

@@ -95,7 +95,7 @@ func TestWebClusterOnLocal(t *testing.T) {
 }
 
 // settle waits for the cluster to leave PENDING and returns its status.
-func (w *world) settle(t *testing.T, id string, timeout time.Duration) string {
+func (w *world) settle(t testing.TB, id string, timeout time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -111,7 +111,7 @@ func (w *world) settle(t *testing.T, id string, timeout time.Duration) string {
 
 // rekey gives the node at addr new SSH host keys, as a reinstalled or
 // impersonated machine would show.
-func rekey(t *testing.T, w *world, cluster, addr string) {
+func rekey(t testing.TB, w *world, cluster, addr string) {
 	t.Helper()
 	creds, err := credentials.New(w.s.Config.CredentialKey)
 	if err != nil {

@@ -45,6 +45,7 @@ func (s *Store) writeEntity(ctx context.Context, tenant string, kind catalog.Kin
 		return nil, issues, err
 	}
 	name := base.Name
+	file := entityFile(kind, name)
 	var body []byte
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		owner, err := ownerID(ctx, tx, tenant, kind)
@@ -67,23 +68,71 @@ func (s *Store) writeEntity(ctx context.Context, tenant string, kind catalog.Kin
 			return fmt.Errorf("%s %q: %w", kind.Singular(), name, ErrConflict)
 		}
 		base.Version = newest + 1
-		// raw goes as a string: lib/pq would send []byte as bytea.
+		doc := raw
+		var secrets map[string]any
+		if kind == catalog.KindProvider {
+			w, err := s.prepareProvider(ctx, tx, owner, file, name, raw, newest > 0)
+			if err != nil {
+				return err
+			}
+			issues = append(issues, w.issues...)
+			if err := w.issues.Err(); err != nil {
+				return err
+			}
+			doc, secrets = w.body, w.values
+		}
+		// The document goes as a string: lib/pq would send []byte as bytea.
 		if err := tx.GetContext(ctx, &body, `
 			INSERT INTO catalog_entities (tenant_id, kind, name, version, body)
 			VALUES ($1, $2, $3, $4, $5::jsonb || jsonb_build_object('version', $4::integer))
-			RETURNING body`, owner, kind, name, base.Version, string(raw)); err != nil {
+			RETURNING body`, owner, kind, name, base.Version, string(doc)); err != nil {
 			return fmt.Errorf("store: write %s %q: %w", kind.Singular(), name, err)
 		}
-		return nil
+		return s.storeSecrets(ctx, tx, owner, []sealedRow{{name: name, version: base.Version, values: secrets}})
 	})
 	if err != nil {
 		return nil, issues, err
 	}
-	doc, err := canonical(body)
+	// Decoded from what was stored, so no sensitive value rides along.
+	e, err := decodeStored(kind, name, body)
 	if err != nil {
 		return nil, issues, err
 	}
-	return &catalog.Entity{Kind: kind, Name: name, File: entityFile(kind, name), Raw: doc, Value: v}, issues, nil
+	return e, issues, nil
+}
+
+// prepareProvider redacts and collects a provider document's sensitive
+// admin values, in the write's transaction; hasPrev: earlier versions exist,
+// whose newest keeps its values for fields written back as Redacted.
+func (s *Store) prepareProvider(ctx context.Context, tx *sqlx.Tx, owner, file, name string, raw []byte, hasPrev bool) (providerWrite, error) {
+	sets, err := loadSensitive(ctx, tx)
+	if err != nil {
+		return providerWrite{}, err
+	}
+	var prev *providerSecrets
+	if hasPrev {
+		all, err := s.newestSecrets(ctx, tx, owner, []string{name}, sets)
+		if err != nil {
+			return providerWrite{}, err
+		}
+		if ps, ok := all[name]; ok {
+			prev = &ps
+		}
+	}
+	return s.splitProvider(file, name, raw, sets, prev, nil)
+}
+
+// redactor returns a function that redacts stored bodies of kind (a no-op
+// for kinds other than providers).
+func (s *Store) redactor(ctx context.Context, kind catalog.Kind) (func([]byte) ([]byte, error), error) {
+	if kind != catalog.KindProvider {
+		return func(b []byte) ([]byte, error) { return b, nil }, nil
+	}
+	sets, err := loadSensitive(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	return func(b []byte) ([]byte, error) { return redactProvider(b, sets) }, nil
 }
 
 // Entity returns the given version of an entity, or the newest when version is
@@ -112,6 +161,13 @@ func (s *Store) Entity(ctx context.Context, tenant string, kind catalog.Kind, na
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: read %s %q: %w", kind.Singular(), name, err)
+	}
+	redact, err := s.redactor(ctx, kind)
+	if err != nil {
+		return nil, 0, err
+	}
+	if row.Body, err = redact(row.Body); err != nil {
+		return nil, 0, err
 	}
 	e, err := decodeStored(kind, name, row.Body)
 	if err != nil {
@@ -275,9 +331,17 @@ func (s *Store) Entities(ctx context.Context, tenant string, kind catalog.Kind) 
 		WHERE tenant_id = $1 AND kind = $2 ORDER BY name, version DESC`, owner, kind); err != nil {
 		return nil, fmt.Errorf("store: list %s: %w", kind, err)
 	}
+	redact, err := s.redactor(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Versioned, len(rows))
 	for i, r := range rows {
-		e, err := decodeStored(kind, r.Name, r.Body)
+		body, err := redact(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		e, err := decodeStored(kind, r.Name, body)
 		if err != nil {
 			return nil, err
 		}

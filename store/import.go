@@ -33,9 +33,12 @@ var sharedKinds, tenantKinds = func() (shared, own []string) {
 
 // importDoc is one entity to import, already validated.
 type importDoc struct {
-	kind catalog.Kind
-	name string
-	body string
+	kind    catalog.Kind
+	name    string
+	file    string
+	body    string
+	secrets map[string]any // providers: sensitive admin values to seal
+	force   bool           // write even if the body equals the newest version's
 }
 
 // ImportCatalog replaces the tenant's catalog with c (SPEC §1.10), in one
@@ -49,10 +52,32 @@ type importDoc struct {
 // Every entity is validated before anything is written; errors come back as
 // one *catalog.ValidationError. Cross-references are the caller's business
 // (catalog.Check), as they are for single writes.
+//
+// Providers' sensitive admin values are sealed (secrets.go); a value
+// written back as "__redacted__" keeps the newest version's.
 func (s *Store) ImportCatalog(ctx context.Context, tenant string, c *catalog.Catalog) (ImportResult, error) {
+	res, _, err := s.Import(ctx, tenant, c, ImportOptions{})
+	return res, err
+}
+
+// ImportOptions adjust Import.
+type ImportOptions struct {
+	// SecretsFrom names a tenant whose providers' sensitive admin values
+	// stand behind "__redacted__" values the importing tenant has nothing
+	// to keep for: a new tenant's bootstrap copies the superadmin catalog
+	// with its sealed values.
+	SecretsFrom string
+}
+
+// Import is ImportCatalog returning the write's own warnings too (a
+// sensitive provider field written back as "__redacted__" with no stored
+// value to keep is left unset).
+func (s *Store) Import(ctx context.Context, tenant string, c *catalog.Catalog, opt ImportOptions) (ImportResult, catalog.Issues, error) {
+	from := opt.SecretsFrom
+	var warnings catalog.Issues
 	docs, err := importDocs(c)
 	if err != nil {
-		return ImportResult{}, err
+		return ImportResult{}, nil, err
 	}
 	var res ImportResult
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -73,7 +98,11 @@ func (s *Store) ImportCatalog(ctx context.Context, tenant string, c *catalog.Cat
 				return err
 			}
 		}
+		if warnings, err = s.importProviders(ctx, tx, own, from, docs); err != nil {
+			return err
+		}
 		var tenants, kinds, names, bodies []string
+		var force []bool
 		for _, d := range docs {
 			owner := own
 			if d.kind.Shared() {
@@ -83,6 +112,7 @@ func (s *Store) ImportCatalog(ctx context.Context, tenant string, c *catalog.Cat
 			kinds = append(kinds, string(d.kind))
 			names = append(names, d.name)
 			bodies = append(bodies, d.body)
+			force = append(force, d.force)
 		}
 
 		if err := tx.GetContext(ctx, &res.Deleted, `
@@ -101,11 +131,15 @@ func (s *Store) ImportCatalog(ctx context.Context, tenant string, c *catalog.Cat
 		// One statement for every entity: compare each with its newest
 		// version as jsonb (key order and spacing do not count) and insert
 		// max+1 only for the new and the changed.
-		var written []int
+		var written []struct {
+			Kind    string `db:"kind"`
+			Name    string `db:"name"`
+			Version int    `db:"version"`
+		}
 		if err := tx.SelectContext(ctx, &written, `
 			WITH input AS (
-				SELECT i.tenant_id::uuid AS tenant_id, i.kind, i.name, i.body::jsonb - 'version' AS body
-				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS i(tenant_id, kind, name, body)
+				SELECT i.tenant_id::uuid AS tenant_id, i.kind, i.name, i.body::jsonb - 'version' AS body, i.force
+				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bool[]) AS i(tenant_id, kind, name, body, force)
 			), newest AS (
 				SELECT DISTINCT ON (e.tenant_id, e.kind, e.name)
 				       e.tenant_id, e.kind, e.name, e.version, e.body - 'version' AS body
@@ -116,14 +150,29 @@ func (s *Store) ImportCatalog(ctx context.Context, tenant string, c *catalog.Cat
 			SELECT i.tenant_id, i.kind, i.name, coalesce(n.version, 0) + 1,
 			       i.body || jsonb_build_object('version', coalesce(n.version, 0) + 1)
 			FROM input i LEFT JOIN newest n USING (tenant_id, kind, name)
-			WHERE n.version IS NULL OR n.body <> i.body
-			RETURNING version`,
-			pq.Array(tenants), pq.Array(kinds), pq.Array(names), pq.Array(bodies)); err != nil {
+			WHERE n.version IS NULL OR n.body <> i.body OR i.force
+			RETURNING kind, name, version`,
+			pq.Array(tenants), pq.Array(kinds), pq.Array(names), pq.Array(bodies), pq.Array(force)); err != nil {
 			return fmt.Errorf("store: import into %q: write: %w", tenant, err)
 		}
-		for _, v := range written {
+		secrets := map[string]map[string]any{}
+		for _, d := range docs {
+			if d.kind == catalog.KindProvider && len(d.secrets) > 0 {
+				secrets[d.name] = d.secrets
+			}
+		}
+		var sealed []sealedRow
+		for _, w := range written {
+			if v := secrets[w.Name]; w.Kind == string(catalog.KindProvider) && v != nil {
+				sealed = append(sealed, sealedRow{name: w.Name, version: w.Version, values: v})
+			}
+		}
+		if err := s.storeSecrets(ctx, tx, own, sealed); err != nil {
+			return err
+		}
+		for _, w := range written {
 			// Version 1 exactly when no version existed before.
-			if v == 1 {
+			if w.Version == 1 {
 				res.Created++
 			} else {
 				res.Updated++
@@ -133,9 +182,73 @@ func (s *Store) ImportCatalog(ctx context.Context, tenant string, c *catalog.Cat
 		return nil
 	})
 	if err != nil {
-		return ImportResult{}, err
+		return ImportResult{}, nil, err
 	}
-	return res, nil
+	return res, warnings, nil
+}
+
+// importProviders redacts the provider documents among docs and collects
+// their sensitive values, in the import's transaction (tenant own's lock
+// held). The import's own provider types count before the stored ones: they
+// are about to become the newest. Errors come back as one
+// *catalog.ValidationError, warnings are returned.
+func (s *Store) importProviders(ctx context.Context, tx *sqlx.Tx, own, from string, docs []importDoc) (catalog.Issues, error) {
+	var names []string
+	for _, d := range docs {
+		if d.kind == catalog.KindProvider {
+			names = append(names, d.name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	sets, err := loadSensitive(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		if d.kind == catalog.KindProviderType {
+			sets[d.name] = sensitiveOf([]byte(d.body))
+		}
+	}
+	prev, err := s.newestSecrets(ctx, tx, own, names, sets)
+	if err != nil {
+		return nil, err
+	}
+	var source map[string]providerSecrets
+	if from != "" {
+		id, err := tenantID(ctx, tx, from)
+		if err != nil {
+			return nil, err
+		}
+		if source, err = s.newestSecrets(ctx, tx, id, names, sets); err != nil {
+			return nil, err
+		}
+	}
+	var issues catalog.Issues
+	for i := range docs {
+		d := &docs[i]
+		if d.kind != catalog.KindProvider {
+			continue
+		}
+		var p, f *providerSecrets
+		if ps, ok := prev[d.name]; ok {
+			p = &ps
+		}
+		if ps, ok := source[d.name]; ok {
+			f = &ps
+		}
+		w, err := s.splitProvider(d.file, d.name, []byte(d.body), sets, p, f)
+		if err != nil {
+			return nil, err
+		}
+		issues = append(issues, w.issues...)
+		d.body, d.secrets, d.force = string(w.body), w.values, w.changed
+	}
+	if err := issues.Err(); err != nil {
+		return nil, err
+	}
+	return issues.Warnings(), nil
 }
 
 // importDocs validates every entity of c, collecting all errors.
@@ -173,7 +286,7 @@ func importDocs(c *catalog.Catalog) ([]importDoc, error) {
 				continue
 			}
 			seen[k][base.Name] = file
-			docs = append(docs, importDoc{kind: k, name: base.Name, body: string(e.Raw)})
+			docs = append(docs, importDoc{kind: k, name: base.Name, file: file, body: string(e.Raw)})
 		}
 	}
 	if err := issues.Err(); err != nil {
@@ -210,8 +323,22 @@ func (s *Store) ExportCatalog(ctx context.Context, tenant string) (*catalog.Cata
 		own, super, pq.Array(tenantKinds), pq.Array(sharedKinds)); err != nil {
 		return nil, fmt.Errorf("store: export %q: %w", tenant, err)
 	}
+	// The export's own provider types say which values to redact.
+	sets := sensitiveSets{}
+	for _, r := range rows {
+		if catalog.Kind(r.Kind) == catalog.KindProviderType {
+			if f := sensitiveOf(r.Body); f != nil {
+				sets[r.Name] = f
+			}
+		}
+	}
 	c := catalog.New()
 	for _, r := range rows {
+		if catalog.Kind(r.Kind) == catalog.KindProvider {
+			if r.Body, err = redactProvider(r.Body, sets); err != nil {
+				return nil, err
+			}
+		}
 		e, err := decodeStored(catalog.Kind(r.Kind), r.Name, r.Body)
 		if err != nil {
 			return nil, err

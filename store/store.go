@@ -34,7 +34,8 @@ var migrationFiles embed.FS
 
 // Store is the Postgres store. It is safe for concurrent use.
 type Store struct {
-	db *sqlx.DB
+	db     *sqlx.DB
+	sealer Sealer // nil: sensitive provider values are refused (secrets.go)
 }
 
 // Open connects to the database named by dsn (a lib/pq URL or key=value

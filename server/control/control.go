@@ -60,10 +60,23 @@ type Service struct {
 }
 
 // New returns the control plane over a migrated store, an engine and the
-// credential store.
+// credential store. The store gets the credential key too: it seals the
+// providers' sensitive admin values (SPEC §1.2).
 func New(st *store.Store, eng *engine.Engine, creds *credentials.Store) *Service {
+	if creds != nil {
+		st.SetSealer(creds)
+	}
 	return &Service{store: st, db: st.DB(), engine: eng, creds: creds, MaxClusterSize: DefaultMaxClusterSize}
 }
+
+// Credential namespaces of a cluster's provider values: the user's
+// sensitive providerFields (SPEC §2.4), and the provider's sensitive admin
+// values copied at create (§1.2), so the cluster keeps them whatever later
+// happens to the provider.
+const (
+	nsProviderFields = "provider"
+	nsProviderAdmin  = "provider-admin"
+)
 
 // ClaimContext is what a claimed task's payload adds from the control
 // plane: the cluster's provider with its accepted and sensitive fields,
@@ -87,8 +100,18 @@ func (s *Service) ClaimContext(ctx context.Context, clusterID string) (map[strin
 		if prov == nil {
 			prov = map[string]any{}
 		}
-		maps.Copy(prov, secrets["provider"])
-		delete(secrets, "provider")
+		// The provider's sensitive admin values replace their placeholders;
+		// the user's sensitive fields take precedence over both (§2.4). A
+		// placeholder with no stored value is left out, never handed on.
+		for k, v := range secrets[nsProviderAdmin] {
+			if x, ok := prov[k]; !ok || x == store.Redacted {
+				prov[k] = v
+			}
+		}
+		maps.Copy(prov, secrets[nsProviderFields])
+		maps.DeleteFunc(prov, func(_ string, v any) bool { return v == store.Redacted })
+		delete(secrets, nsProviderFields)
+		delete(secrets, nsProviderAdmin)
 		provider = map[string]any{"name": p.Name, "providertype": p.ProviderType, "provisioner": prov}
 		if p.Network != nil {
 			provider["network"] = map[string]any{"type": p.Network.Type, "fields": p.Network.Fields}
@@ -136,6 +159,7 @@ type prepared struct {
 	hash     string
 	warnings []string
 	fields   providerFields
+	admin    map[string]any // the provider's sensitive admin values
 }
 
 func checkName(name string) error {
@@ -190,7 +214,16 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 	if pt == nil {
 		return nil, fmt.Errorf("provider type %q of provider %q: %w", out.provider.ProviderType, prov, ErrNotFound)
 	}
-	if out.fields, err = applyProviderFields(pt, out.provider, req.ProviderFields, nil); err != nil {
+	// The catalog shows the provider's sensitive admin values redacted; the
+	// cluster keeps the real ones of this version in its credentials.
+	out.admin, err = s.store.ProviderSecrets(ctx, p.TenantName, prov, out.provider.Version)
+	if errors.Is(err, store.ErrNoKey) || err == nil && len(out.admin) > 0 && !s.creds.Enabled() {
+		return nil, invalid("provider", "provider %s has sensitive admin values, and this server has no credential key to keep them: set COOPR_CREDENTIAL_KEY", prov)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if out.fields, err = applyProviderFields(pt, withoutLost(out.provider, out.admin), req.ProviderFields, nil); err != nil {
 		return nil, err
 	}
 	if len(out.fields.sensitive) > 0 && !s.creds.Enabled() {
@@ -429,7 +462,10 @@ func (s *Service) Create(ctx context.Context, p store.Principal, req CreateReque
 		if err := insertNodes(ctx, tx, id, pr.sol.Nodes); err != nil {
 			return err
 		}
-		if err := s.creds.Put(ctx, tx, id, "provider", pr.fields.sensitive); err != nil {
+		if err := s.creds.Put(ctx, tx, id, nsProviderFields, pr.fields.sensitive); err != nil {
+			return err
+		}
+		if err := s.creds.Put(ctx, tx, id, nsProviderAdmin, pr.admin); err != nil {
 			return err
 		}
 		if s.creds.Enabled() {

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/store"
 )
 
 // MissingFieldsError is a provider field set not fully given (SPEC §2.4):
@@ -106,5 +107,26 @@ func withPublic(p *catalog.Provider, public map[string]any) *catalog.Provider {
 		cp.Provisioner = map[string]any{}
 	}
 	maps.Copy(cp.Provisioner, public)
+	return &cp
+}
+
+// withoutLost returns p without the placeholders of sensitive admin values
+// that have no stored value (a key change lost them), so the required
+// check reports them missing (SPEC §2.4); p itself is left as it was.
+func withoutLost(p *catalog.Provider, stored map[string]any) *catalog.Provider {
+	var lost []string
+	for k, v := range p.Provisioner {
+		if _, ok := stored[k]; !ok && v == store.Redacted {
+			lost = append(lost, k)
+		}
+	}
+	if len(lost) == 0 {
+		return p
+	}
+	cp := *p
+	cp.Provisioner = maps.Clone(p.Provisioner)
+	for _, k := range lost {
+		delete(cp.Provisioner, k)
+	}
 	return &cp
 }

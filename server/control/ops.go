@@ -263,7 +263,7 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 			}
 			cfg = string(b)
 		}
-		if err := s.creds.Put(ctx, tx, id, "provider", op.sensitive); err != nil {
+		if err := s.creds.Put(ctx, tx, id, nsProviderFields, op.sensitive); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE clusters SET services = $2, size = $3, snapshot = $4,
@@ -302,7 +302,7 @@ func (s *Service) opFields(ctx context.Context, tx *sqlx.Tx, p store.Principal, 
 	if err != nil {
 		return err
 	}
-	f, err := applyProviderFields(pt, snap.Provider, given, stored["provider"])
+	f, err := applyProviderFields(pt, withoutLost(snap.Provider, stored[nsProviderAdmin]), given, stored[nsProviderFields])
 	if err != nil {
 		return err
 	}

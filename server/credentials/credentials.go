@@ -1,5 +1,6 @@
 // Package credentials keeps secrets (sensitive provider fields, driver
-// secrets) sealed in Postgres with AES-256-GCM under the server's key.
+// secrets) sealed in Postgres with AES-256-GCM under the server's key. It
+// also seals providers' sensitive admin values for the store.
 package credentials
 
 import (
@@ -48,6 +49,28 @@ func New(key string) (*Store, error) {
 func (s *Store) Enabled() bool { return s.aead != nil }
 
 func aad(cluster, ns string) []byte { return []byte(cluster + "\x00" + ns) }
+
+// Seal encrypts plain bound to aad, for secrets kept in other tables (the
+// store's sealed provider values).
+func (s *Store) Seal(plain, aad []byte) (nonce, sealed []byte, err error) {
+	if s.aead == nil {
+		return nil, nil, ErrNoKey
+	}
+	nonce = make([]byte, s.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return nonce, s.aead.Seal(nil, nonce, plain, aad), nil
+}
+
+// Open decrypts what Seal made with the same aad.
+func (s *Store) Open(nonce, sealed, aad []byte) ([]byte, error) {
+	if s.aead == nil {
+		return nil, ErrNoKey
+	}
+	if len(nonce) != s.aead.NonceSize() {
+		return nil, errors.New("credentials: bad nonce")
+	}
+	return s.aead.Open(nil, nonce, sealed, aad)
+}
 
 // Put replaces a cluster's secrets of a namespace, in the caller's
 // transaction. The cluster id and namespace are bound into the seal, so a

@@ -22,7 +22,7 @@ const (
 )
 
 func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out drivers.Output) drivers.Result {
-	name, err := targetName(t)
+	name, err := targetName(s.StateDir, t)
 	if err != nil {
 		return drivers.Result{Status: statusFailed, Message: "local: " + err.Error(), Retryable: &no}
 	}

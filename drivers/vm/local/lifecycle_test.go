@@ -186,7 +186,7 @@ func TestNodeLifecycle(t *testing.T) {
 			t.Fatalf("CREATE %d: status %d: %s", i, r.Status, r.Message)
 		}
 		names[i], _ = r.Facts["providerId"].(string)
-		if names[i] != nodeName(cluster, ids[i]) || r.Facts["sshUser"] != "root" {
+		if names[i] != nodeName(cfg.StateDir, cluster, ids[i]) || r.Facts["sshUser"] != "root" {
 			t.Errorf("CREATE %d: facts %v", i, r.Facts)
 		}
 		a := r.IPAddresses["access_v4"]
@@ -363,7 +363,7 @@ func TestConformance(t *testing.T) {
 		task.Provider.Provisioner = map[string]any{"stateDir": cfg.StateDir, "imageDir": cfg.ImageDir, "bridge": cfg.Bridge, "subnet": cfg.Subnet}
 		return task
 	})
-	assertGone(t, cfg, nodeName("00000077", "9a1d3c55-7777-4e2f-8a3b-000000000077"), nil)
+	assertGone(t, cfg, nodeName(cfg.StateDir, "00000077", "9a1d3c55-7777-4e2f-8a3b-000000000077"), nil)
 }
 
 // TestCleanup leaves what crashes leave (a container whose nspawn was
@@ -470,7 +470,7 @@ func TestNoFreeAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, a := range sn.nodeAddrs() {
-		if err := os.WriteFile(filepath.Join(dir, a.String()), []byte(nodeName("other", strconv.Itoa(i))), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, a.String()), []byte(nodeName(cfg.StateDir, "other", strconv.Itoa(i))), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -478,7 +478,7 @@ func TestNoFreeAddress(t *testing.T) {
 	if r.Status < 200 || r.Status > 299 || !strings.Contains(r.Message, "no free address") {
 		t.Fatalf("CREATE on a full subnet: %+v", r)
 	}
-	if name := nodeName("00000098", "n1"); nodeTraces(cfg.StateDir, name) {
+	if name := nodeName(cfg.StateDir, "00000098", "n1"); nodeTraces(cfg.StateDir, name) {
 		t.Errorf("a CREATE that got no address left traces of %s", name)
 	}
 }

@@ -54,9 +54,12 @@ func (n *nodeState) logFile() string  { return filepath.Join(n.dir, "console.log
 
 // nodeName is the container's name, from the ids CREATE tags it with: a
 // retried CREATE finds the same name and adopts what is there. The cluster
-// id is kept readable; the hash tells nodes apart and names the veth.
-func nodeName(clusterID, nodeID string) string {
-	sum := sha256.Sum256([]byte(clusterID + "\x00" + nodeID))
+// id is kept readable; the hash tells nodes apart and names the veth. The
+// state dir is in the hash too: container names, namespaces and veths are
+// global on the host, and two installations (coopr dev and a test run, say)
+// both have a cluster 00000001 with the same node ids.
+func nodeName(stateDir, clusterID, nodeID string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(stateDir) + "\x00" + clusterID + "\x00" + nodeID))
 	var b strings.Builder
 	for _, r := range strings.ToLower(clusterID) {
 		if b.Len() >= 16 {
@@ -109,7 +112,7 @@ func (n *nodeState) save() error {
 // targetName is the node a task is about: the provider id CREATE reported
 // or, without one (a CREATE that died before reporting), the name CREATE
 // would have used.
-func targetName(t *drivers.Task) (string, error) {
+func targetName(stateDir string, t *drivers.Task) (string, error) {
 	if v, ok := t.Node.Facts["vm"].(map[string]any); ok {
 		if id, ok := v["providerId"].(string); ok && id != "" {
 			if !nameRE.MatchString(id) {
@@ -118,7 +121,7 @@ func targetName(t *drivers.Task) (string, error) {
 			return id, nil
 		}
 	}
-	return nodeName(clusterID(t), t.Node.ID), nil
+	return nodeName(stateDir, clusterID(t), t.Node.ID), nil
 }
 
 func clusterID(t *drivers.Task) string {
@@ -159,7 +162,7 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(pub)); err != nil {
 		return drivers.Result{Status: statusNothingCreated, Retryable: &no, Message: "local: secrets.ssh.publicKey: " + err.Error()}
 	}
-	name := nodeName(clusterID(t), t.Node.ID)
+	name := nodeName(s.StateDir, clusterID(t), t.Node.ID)
 	hostname := t.Node.Hostname
 	if hostname == "" {
 		hostname = name
@@ -440,7 +443,7 @@ func tail(path string, max int) string {
 }
 
 func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out drivers.Output) drivers.Result {
-	name, err := targetName(t)
+	name, err := targetName(s.StateDir, t)
 	if err != nil {
 		return drivers.Result{Status: statusFailed, Message: "local: " + err.Error(), Retryable: &no}
 	}
