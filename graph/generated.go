@@ -210,7 +210,7 @@ type ComplexityRoot struct {
 		CreateTenant         func(childComplexity int, input model.TenantInput, bootstrap *bool) int
 		CreateUser           func(childComplexity int, name string, role model.Role, tenant *string) int
 		DeleteCatalogEntity  func(childComplexity int, kind model.CatalogKind, name string, version *int) int
-		DeleteCluster        func(childComplexity int, id string, expectedPlanHash *string) int
+		DeleteCluster        func(childComplexity int, id string, expectedPlanHash *string, providerFields any) int
 		DeleteTenant         func(childComplexity int, name string) int
 		FinishTask           func(childComplexity int, input model.FinishInput) int
 		ImportCatalog        func(childComplexity int, document any) int
@@ -443,7 +443,7 @@ type MutationResolver interface {
 	SetClusterExpireTime(ctx context.Context, id string, expireTime time.Time) (*control.Cluster, error)
 	PreviewOperation(ctx context.Context, clusterID string, input model.OperationInput) (*model.OperationPreview, error)
 	RunOperation(ctx context.Context, clusterID string, input model.OperationInput, expectedPlanHash *string) (*control.Job, error)
-	DeleteCluster(ctx context.Context, id string, expectedPlanHash *string) (*control.Job, error)
+	DeleteCluster(ctx context.Context, id string, expectedPlanHash *string, providerFields any) (*control.Job, error)
 	PauseJob(ctx context.Context, id string) (*control.Job, error)
 	ResumeJob(ctx context.Context, id string) (*control.Job, error)
 	AbortJob(ctx context.Context, id string) (*control.Job, error)
@@ -1276,7 +1276,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.DeleteCluster(childComplexity, args["id"].(string), args["expectedPlanHash"].(*string)), true
+		return e.ComplexityRoot.Mutation.DeleteCluster(childComplexity, args["id"].(string), args["expectedPlanHash"].(*string), args["providerFields"].(any)), true
 	case "Mutation.deleteTenant":
 		if e.ComplexityRoot.Mutation.DeleteTenant == nil {
 			break
@@ -2358,7 +2358,7 @@ type Mutation {
   """
   runOperation(clusterId: ID!, input: OperationInput!, expectedPlanHash: String): Job!
   "Delete a cluster's machines; the cluster ends TERMINATED. Null when it already is."
-  deleteCluster(id: ID!, expectedPlanHash: String): Job
+  deleteCluster(id: ID!, expectedPlanHash: String, "As on create; none given, the stored ones count." providerFields: JSON): Job
   "Stop dispatching a job's tasks; running ones finish."
   pauseJob(id: ID!): Job!
   resumeJob(id: ID!): Job!
@@ -3897,6 +3897,14 @@ func (ec *executionContext) field_Mutation_deleteCluster_args(ctx context.Contex
 		return nil, err
 	}
 	args["expectedPlanHash"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "providerFields",
+		func(ctx context.Context, v any) (any, error) {
+			return ec.unmarshalOJSON2interface(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["providerFields"] = arg2
 	return args, nil
 }
 
@@ -7676,7 +7684,13 @@ func (ec *executionContext) _Mutation_deleteCluster(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DeleteCluster(ctx, fc.Args["id"].(string), fc.Args["expectedPlanHash"].(*string))
+			return ec.Resolvers.Mutation().DeleteCluster(ctx, fc.Args["id"].(string), fc.Args["expectedPlanHash"].(*string),
+				func() any {
+					if fc.Args["providerFields"] == nil {
+						return nil
+					}
+					return fc.Args["providerFields"].(any)
+				}())
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {

@@ -487,7 +487,7 @@ func (r *mutationResolver) RunOperation(ctx context.Context, clusterID string, i
 }
 
 // DeleteCluster is the resolver for the deleteCluster field.
-func (r *mutationResolver) DeleteCluster(ctx context.Context, id string, expectedPlanHash *string) (*control.Job, error) {
+func (r *mutationResolver) DeleteCluster(ctx context.Context, id string, expectedPlanHash *string, providerFields any) (*control.Job, error) {
 	p, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -496,7 +496,11 @@ func (r *mutationResolver) DeleteCluster(ctx context.Context, id string, expecte
 	if expectedPlanHash != nil {
 		hash = *expectedPlanHash
 	}
-	return r.Control.Delete(ctx, p, id, hash)
+	fields, err := object("providerFields", providerFields)
+	if err != nil {
+		return nil, err
+	}
+	return r.Control.Delete(ctx, p, id, hash, fields)
 }
 
 // PauseJob is the resolver for the pauseJob field.

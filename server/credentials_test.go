@@ -215,6 +215,19 @@ func TestOperationProviderFields(t *testing.T) {
 	if r := op(nil); r.Code() != "MISSING_FIELDS" {
 		t.Errorf("operation after the stored token was lost: %+v, want MISSING_FIELDS", r.Errors)
 	}
+	// A delete takes provider fields too: given, they are checked and
+	// stored for its tasks.
+	del := `mutation($id: ID!, $f: JSON) { deleteCluster(id: $id, providerFields: $f) { id } }`
+	if r := s.Do(w.alice, del, map[string]any{"id": id, "f": map[string]any{"region": "eu"}}); r.Code() != "MISSING_FIELDS" {
+		t.Errorf("delete with fields lacking the token: %+v, want MISSING_FIELDS", r.Errors)
+	}
+	if r := s.Do(w.alice, del, map[string]any{"id": id, "f": map[string]any{"token": "token-for-delete"}}); r.Code() != "" {
+		t.Fatalf("delete with a token: %+v", r.Errors)
+	}
+	got, err = creds.Get(context.Background(), s.Srv.Store().DB(), id)
+	if err != nil || got["provider"]["token"] != "token-for-delete" {
+		t.Errorf("stored provider fields after the delete %v (%v), want its token", got["provider"], err)
+	}
 }
 
 // A cluster gets its own SSH key at create, and a driver's secrets reach

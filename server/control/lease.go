@@ -78,7 +78,7 @@ func (s *Service) ExpireDue(ctx context.Context, log *slog.Logger) (int, error) 
 	started := 0
 	for _, c := range due {
 		p := store.Principal{TenantID: c.Tenant, TenantName: c.Name, User: c.Owner, Role: store.RoleAdmin, Kind: store.TokenUser}
-		job, err := s.Delete(ctx, p, c.ID, "")
+		job, err := s.Delete(ctx, p, c.ID, "", nil)
 		switch {
 		case errors.Is(err, ErrConflict), errors.Is(err, engine.ErrConflict):
 			continue

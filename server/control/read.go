@@ -216,7 +216,9 @@ func (s *Service) Counts(ctx context.Context, jobID string) (map[string]int, err
 
 // Delete plans and submits CLUSTER_DELETE. A TERMINATED cluster is left
 // as it is (nil job); a cluster with a job in flight is ErrConflict.
-func (s *Service) Delete(ctx context.Context, p store.Principal, id, expectedPlanHash string) (*Job, error) {
+// providerFields, when given, replace the cluster's stored ones as on any
+// other operation (SPEC §2.4): a delete may need credentials that changed.
+func (s *Service) Delete(ctx context.Context, p store.Principal, id, expectedPlanHash string, providerFields map[string]any) (*Job, error) {
 	c, err := s.Get(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -229,6 +231,24 @@ func (s *Service) Delete(ctx context.Context, p store.Principal, id, expectedPla
 		snap, nodes, err := s.loadForPlan(ctx, tx, id)
 		if err != nil {
 			return err
+		}
+		if providerFields != nil {
+			// None given, the delete runs with what is stored, checked or
+			// not: the lease janitor must be able to delete too.
+			var op OpPlan
+			if err := s.opFields(ctx, tx, p, id, snap, providerFields, &op); err != nil {
+				return err
+			}
+			if err := s.creds.Put(ctx, tx, id, nsProviderFields, op.sensitive); err != nil {
+				return err
+			}
+			b, err := json.Marshal(snap)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE clusters SET snapshot = $2, updated_at = now() WHERE id = $1`, id, b); err != nil {
+				return err
+			}
 		}
 		plan, err := planner.Build(&planner.Request{Action: planner.ClusterDelete, Services: snap.Services, Nodes: nodes,
 			Network: snap.Provider != nil && snap.Provider.Network != nil})

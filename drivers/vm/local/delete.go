@@ -206,17 +206,23 @@ func Cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool) e
 	// Leftovers of nodes whose state dir is already gone. A container that
 	// still runs belongs to a node of some state dir (another agent's,
 	// another test's): it is not a leftover, whoever's it is.
+	// A namespace made in the last minute may be a CREATE under way in
+	// another state dir, whose nspawn has not started yet.
 	live := liveMachines()
+	settled := func(e os.DirEntry) bool {
+		info, err := e.Info()
+		return err == nil && time.Since(info.ModTime()) > time.Minute
+	}
 	var orphans []string
 	nsEntries, _ := os.ReadDir("/run/netns")
 	for _, e := range nsEntries {
-		if nameRE.MatchString(e.Name()) && !kept[e.Name()] && !live[e.Name()] {
+		if nameRE.MatchString(e.Name()) && !kept[e.Name()] && !live[e.Name()] && settled(e) {
 			orphans = append(orphans, e.Name())
 		}
 	}
 	prop, _ := os.ReadDir("/run/systemd/nspawn/propagate")
 	for _, e := range prop {
-		if nameRE.MatchString(e.Name()) && !kept[e.Name()] && !live[e.Name()] {
+		if nameRE.MatchString(e.Name()) && !kept[e.Name()] && !live[e.Name()] && settled(e) {
 			orphans = append(orphans, e.Name())
 		}
 	}
