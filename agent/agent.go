@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -257,6 +258,18 @@ func (a *Agent) assign(work, claimCtx context.Context, s setup) {
 		a.slots[k] = sl
 		go func() {
 			defer close(sl.done)
+			defer func() {
+				if r := recover(); r != nil {
+					// A slot that dies is restarted by the next reconcile:
+					// forget it, unless it was stopped meanwhile.
+					a.log.Error("slot loop crashed; restarting it at the next heartbeat", "tenant", k.tenant, "slot", k.n, "panic", r)
+					a.mu.Lock()
+					if a.slots[k] == sl {
+						delete(a.slots, k)
+					}
+					a.mu.Unlock()
+				}
+			}()
 			a.loop(ctx, work, k)
 		}()
 	}
@@ -369,8 +382,16 @@ func (a *Agent) handBack(work context.Context, id string, attempt int, token str
 	a.log.Info("task handed back", "task", id)
 }
 
-func (a *Agent) execute(ctx context.Context, id string, attempt int, token string, payload json.RawMessage) drivers.Result {
+func (a *Agent) execute(ctx context.Context, id string, attempt int, token string, payload json.RawMessage) (res drivers.Result) {
 	no := false
+	defer func() {
+		// A driver's bug fails its task, not the agent and every other
+		// task it runs.
+		if r := recover(); r != nil {
+			a.log.Error("driver panicked", "task", id, "panic", r)
+			res = drivers.Result{Status: 1, Message: fmt.Sprintf("driver panicked: %v", r), Retryable: &no}
+		}
+	}()
 	t, err := drivers.Decode(payload)
 	if err != nil {
 		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}
@@ -384,8 +405,52 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(t.TimeoutSeconds)*time.Second)
 		defer cancel()
 	}
-	out := &progress{a: a, ctx: ctx, id: id, attempt: attempt, token: token}
-	return drv.Run(ctx, t, out)
+	out := &progress{a: a, ctx: ctx, id: id, attempt: attempt, token: token, redact: newRedactor(t)}
+	res = drv.Run(ctx, t, out)
+	res.Message = out.redact.line(res.Message)
+	return res
+}
+
+// redactor hides the payload's secrets in task output before it leaves
+// the agent; the server scrubs again what it knows, this covers the rest
+// (a driver's secrets, every line of a multi-line key).
+type redactor struct{ values []string }
+
+func newRedactor(t *drivers.Task) *redactor {
+	r := &redactor{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			for _, line := range strings.Split(v, "\n") {
+				// Short values (a port, "true") would blank out ordinary words.
+				if line = strings.TrimSpace(line); len(line) >= 8 {
+					r.values = append(r.values, line)
+				}
+			}
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, ns := range t.Secrets {
+		walk(map[string]any(ns))
+	}
+	// Longest first, so a value containing another is hidden whole.
+	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
+	return r
+}
+
+func (r *redactor) line(s string) string {
+	for _, v := range r.values {
+		s = strings.ReplaceAll(s, v, "[redacted]")
+	}
+	return s
 }
 
 // cancel stops the runs of tasks the server cancelled.
@@ -442,6 +507,7 @@ type progress struct {
 	id      string
 	attempt int
 	token   string
+	redact  *redactor
 	mu      sync.Mutex
 	seq     int
 }
@@ -451,7 +517,7 @@ func (p *progress) send(stream, line string, percent float64) {
 	p.seq++
 	seq := p.seq
 	p.mu.Unlock()
-	in := map[string]any{"taskId": p.id, "attempt": p.attempt, "claimToken": p.token, "seq": seq, "stream": stream, "chunk": line}
+	in := map[string]any{"taskId": p.id, "attempt": p.attempt, "claimToken": p.token, "seq": seq, "stream": stream, "chunk": p.redact.line(line)}
 	if percent > 0 {
 		in["percent"] = percent
 	}

@@ -209,3 +209,36 @@ func TestAgentStopHandsBack(t *testing.T) {
 		}
 	}
 }
+
+// panicky panics on CREATE's first run of each node and works otherwise.
+type panicky struct {
+	scripted
+	panicked atomic.Int32
+}
+
+func (d *panicky) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	if t.TaskName == "BOOTSTRAP" && d.panicked.Add(1) == 1 {
+		panic("driver bug")
+	}
+	return d.scripted.Run(ctx, t, out)
+}
+
+// A driver that panics fails its task, without retry, and the agent goes
+// on running the others.
+func TestDriverPanicFailsTask(t *testing.T) {
+	e := setup(t)
+	d := &panicky{scripted: scripted{runs: map[string]int{}}}
+	e.start(t, d, time.Second)
+	id := e.create(t)
+	waitStatus(t, e, id, "INCOMPLETE")
+	var msg string
+	if err := e.s.Srv.Store().DB().Get(&msg, `SELECT message FROM task_attempts WHERE message LIKE 'driver panicked%' LIMIT 1`); err != nil {
+		t.Fatalf("no attempt says the driver panicked: %v", err)
+	}
+	if msg != "driver panicked: driver bug" {
+		t.Errorf("attempt message %q", msg)
+	}
+	// Still alive: the retried job completes on the same agent.
+	e.s.Must(e.admin, `mutation($id: ID!) { retryJob(id: $id) { id } }`, map[string]any{"id": id + "-001"}, &struct{}{})
+	waitStatus(t, e, id, "ACTIVE")
+}
