@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	"github.com/cooprhq/coopr/remote/sshdtest"
 )
 
 // BenchmarkBuildVsAnsible builds N nodes of base + web from the example
@@ -125,27 +122,15 @@ func (w *world) phaseTimes(t testing.TB, id string) (machines, services time.Dur
 // CONFIGURE), then base and web's install, configure and start.
 func ansibleBuild(t testing.TB, w *world, n int) phases {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(priv, "bench")
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))
+	key := sshdtest.NewKey(t)
 	start := time.Now()
-	hosts := poolHosts(t, w, n, signer, pub)
+	hosts := poolHosts(t, w, n, key.AuthorizedKey)
 	var p phases
 	p.machines = time.Since(start)
 
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(block), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, key.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var inv strings.Builder

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"strings"
@@ -16,11 +13,12 @@ import (
 
 	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/drivers/vm/local"
+	"github.com/cooprhq/coopr/remote/sshdtest"
 )
 
 // poolHosts boots n machines outside coopr, as an admin's existing fleet:
 // containers with sshd that accept key, and returns their addresses.
-func poolHosts(t testing.TB, w *world, n int, key ssh.Signer, pub string) []string {
+func poolHosts(t testing.TB, w *world, n int, pub string) []string {
 	t.Helper()
 	drv := local.New(w.localCfg, w.log)
 	addrs := make([]string, n)
@@ -77,25 +75,13 @@ func TestWebClusterOnPool(t *testing.T) {
 	w := newWorld(t, 8)
 	w.startAgent(t, "agent-1", 8)
 
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(priv, "fleet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))
-	hosts := poolHosts(t, w, 4, signer, pub)
+	key := sshdtest.NewKey(t)
+	hosts := poolHosts(t, w, 4, key.AuthorizedKey)
 
 	w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`,
 		map[string]any{"e": map[string]any{"name": "pool", "providertype": "pool",
 			"provisioner": map[string]any{"hosts": strings.Join(hosts, " "), "ssh_user": "root",
-				"ssh_key": string(pem.EncodeToMemory(block)), "wipe_script": "rm -rf /srv/coopr-web /srv/coopr-metrics"},
+				"ssh_key": string(key.PEM), "wipe_script": "rm -rf /srv/coopr-web /srv/coopr-metrics"},
 			"network": map[string]any{"type": "hosts", "fields": map[string]any{}}}}, &struct{}{})
 
 	id := w.create(t, "web-cluster", "pool", 3)
@@ -123,7 +109,7 @@ func TestWebClusterOnPool(t *testing.T) {
 	w.follow(t, id, "TERMINATED", 3*time.Minute)
 	// Every host is free again and wiped.
 	for _, h := range hosts {
-		out := sshRun(t, h, signer, "test -e /var/lib/coopr/pool/lease && echo leased; test -e /srv/coopr-web && echo unwiped; true")
+		out := sshRun(t, h, key.Signer, "test -e /var/lib/coopr/pool/lease && echo leased; test -e /srv/coopr-web && echo unwiped; true")
 		if strings.TrimSpace(out) != "" {
 			t.Errorf("pool host %s after the delete: %s", h, out)
 		}

@@ -3,9 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +24,7 @@ import (
 	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/drivers/builtin"
 	"github.com/cooprhq/coopr/drivers/vm/local"
+	"github.com/cooprhq/coopr/remote/sshdtest"
 )
 
 // The agent as packaged, under real systemd: the .deb installed in a
@@ -390,19 +388,8 @@ type sdNode struct {
 // and deletes it when the test ends.
 func sdBootNode(t *testing.T, w *world) *sdNode {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(priv, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyPEM := string(pem.EncodeToMemory(block))
+	key := sshdtest.NewKey(t)
+	signer, keyPEM := key.Signer, string(key.PEM)
 	// Its own name: concurrent runs of this test must not share a node.
 	clusterID := fmt.Sprintf("sdagent%d", os.Getpid())
 	task := func(action string, facts map[string]any) *drivers.Task {
@@ -464,6 +451,7 @@ func sdBootNode(t *testing.T, w *world) *sdNode {
 			}
 			return errors.New("host key not the node's")
 		}}
+	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		if n.c, err = ssh.Dial("tcp", net.JoinHostPort(n.addr, "22"), cfg); err == nil {
 			break
@@ -486,28 +474,14 @@ func (n *sdNode) run(stdin io.Reader, cmd string) (string, error) {
 	s.Stdin = stdin
 	// One writer for both, safe for the two goroutines copying into it
 	// (bytes.Buffer's ReadFrom is not).
-	out := &sdLockedBuffer{}
+	out := &sshdtest.Buffer{}
 	s.Stdout, s.Stderr = out, out
 	err = s.Run("exec /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c '" + strings.ReplaceAll(cmd, "'", `'\''`) + "'")
 	return strings.TrimSpace(out.String()), err
 }
 
-type sdLockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
 
-func (l *sdLockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
 
-func (l *sdLockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func (n *sdNode) must(cmd string) string {
 	n.t.Helper()

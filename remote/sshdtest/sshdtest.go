@@ -97,7 +97,7 @@ type Host struct {
 	hostKey ssh.Signer
 	cmd     *exec.Cmd
 	exited  chan struct{}
-	log     *syncBuffer
+	log     *Buffer
 }
 
 var seq atomic.Int32
@@ -132,7 +132,7 @@ func Start(t testing.TB, o Options) *Host {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h := &Host{IP: ip, Key: o.Key, Dir: dir, opts: o, log: &syncBuffer{}}
+	h := &Host{IP: ip, Key: o.Key, Dir: dir, opts: o, log: &Buffer{}}
 	h.newHostKey(t)
 	h.prepareFiles(t)
 	if o.NonRoot {
@@ -531,24 +531,27 @@ func must(t testing.TB, err error) {
 	}
 }
 
-type syncBuffer struct {
+// Buffer is a bytes.Buffer that many writers may share, such as an SSH
+// session's stdout and stderr, or a process's log written while a test
+// reads it.
+type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
 }
 
-func (b *syncBuffer) Reset() {
+func (b *Buffer) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.b.Reset()

@@ -34,7 +34,7 @@ func newCluster(t *testing.T, o sshdtest.Options) *drivertest.Cluster {
 func newDriver(t *testing.T, c *drivertest.Cluster) (*Driver, string) {
 	t.Helper()
 	work := t.TempDir()
-	var log syncBuffer
+	var log sshdtest.Buffer
 	t.Cleanup(func() {
 		left, _ := os.ReadDir(work)
 		if len(left) > 0 {
@@ -473,19 +473,5 @@ func secretLines(pemKey []byte) []string {
 	return out
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}

@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -113,7 +112,7 @@ func leaseOf(t *testing.T, h *sshdtest.Host) string {
 func newDriver(t *testing.T, secret []byte) *driver {
 	t.Helper()
 	p := remote.NewPool(remote.Options{})
-	var buf syncBuffer
+	var buf sshdtest.Buffer
 	t.Cleanup(func() {
 		_ = p.Close()
 		logged := buf.String()
@@ -669,19 +668,5 @@ func randHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
