@@ -480,9 +480,6 @@ func (n *sdNode) run(stdin io.Reader, cmd string) (string, error) {
 	return strings.TrimSpace(out.String()), err
 }
 
-
-
-
 func (n *sdNode) must(cmd string) string {
 	n.t.Helper()
 	return n.mustIn(nil, cmd)

@@ -472,6 +472,3 @@ func secretLines(pemKey []byte) []string {
 	}
 	return out
 }
-
-
-
