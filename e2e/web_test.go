@@ -18,8 +18,33 @@ import (
 func TestWebClusterOnLocal(t *testing.T) {
 	w := newWorld(t, 8)
 	w.startAgent(t, "agent-1", 8)
+	id := webFlow(t, w, "")
 
-	id := w.create(t, "web-cluster", "", 3)
+	t.Run("changed host key is refused", func(t *testing.T) {
+		victim := withService(w.cluster(t, id), "web")[0]
+		rekey(t, w, id, victim.Ipaddresses["access_v4"])
+		w.operate(t, id, map[string]any{"operation": "RESTART_SERVICES", "services": []string{"web"}})
+		status := w.settle(t, id, 3*time.Minute)
+		if status != "INCONSISTENT" {
+			t.Fatalf("after a host key change the restart left the cluster %s, want INCONSISTENT", status)
+		}
+		msg := w.failures(t, id)
+		if !strings.Contains(msg, "host key mismatch") || strings.Count(msg, "SHA256:") < 2 {
+			t.Errorf("the failure does not name the mismatch and both fingerprints:\n%s", msg)
+		}
+	})
+
+	w.delete(t, id)
+	w.follow(t, id, "TERMINATED", 3*time.Minute)
+	noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, id)
+}
+
+// webFlow creates a 3-node web-cluster on provider ("" for the template's)
+// and takes it through the balancer check, configure with restarts, an
+// added service and a scale out to 5; it returns the cluster, ACTIVE.
+func webFlow(t *testing.T, w *world, provider string) string {
+	t.Helper()
+	id := w.create(t, "web-cluster", provider, 3)
 	w.follow(t, id, "ACTIVE", 5*time.Minute)
 	c := w.cluster(t, id)
 	lbs, webs := withService(c, "lb"), withService(c, "web")
@@ -74,24 +99,10 @@ func TestWebClusterOnLocal(t *testing.T) {
 		}
 		answers(t, lbURL, hostnames(webs), 30*time.Second)
 	})
-
-	t.Run("changed host key is refused", func(t *testing.T) {
-		victim := withService(w.cluster(t, id), "web")[0]
-		rekey(t, w, id, victim.Ipaddresses["access_v4"])
-		w.operate(t, id, map[string]any{"operation": "RESTART_SERVICES", "services": []string{"web"}})
-		status := w.settle(t, id, 3*time.Minute)
-		if status != "INCONSISTENT" {
-			t.Fatalf("after a host key change the restart left the cluster %s, want INCONSISTENT", status)
-		}
-		msg := w.failures(t, id)
-		if !strings.Contains(msg, "host key mismatch") || strings.Count(msg, "SHA256:") < 2 {
-			t.Errorf("the failure does not name the mismatch and both fingerprints:\n%s", msg)
-		}
-	})
-
-	w.delete(t, id)
-	w.follow(t, id, "TERMINATED", 3*time.Minute)
-	noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, id)
+	if t.Failed() {
+		t.FailNow()
+	}
+	return id
 }
 
 // settle waits for the cluster to leave PENDING and returns its status.
