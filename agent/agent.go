@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -36,6 +37,9 @@ type Config struct {
 	// "STATUS=...", "STOPPING=1" (sd_notify's vocabulary).
 	Notify func(state string)
 	Log    *slog.Logger
+	// ResourceDir caches plugin resources by digest. Default
+	// $TMPDIR/coopr-agent-resources.
+	ResourceDir string
 }
 
 // Agent runs tasks for the server.
@@ -45,6 +49,7 @@ type Agent struct {
 	reg         *drivers.Registry
 	incarnation string
 	log         *slog.Logger
+	resources   *resourceCache
 
 	mu      sync.Mutex
 	held    map[string]*running // task id -> the run holding its claim
@@ -97,8 +102,12 @@ func New(cfg Config, reg *drivers.Registry) (*Agent, error) {
 	if cfg.Notify == nil {
 		cfg.Notify = func(string) {}
 	}
+	if cfg.ResourceDir == "" {
+		cfg.ResourceDir = filepath.Join(os.TempDir(), "coopr-agent-resources")
+	}
 	return &Agent{cfg: cfg, c: &client.Client{URL: strings.TrimRight(cfg.Server, "/"), Token: cfg.Token}, reg: reg,
-		incarnation: uuid.NewString(), log: cfg.Log, held: map[string]*running{}, slots: map[slotKey]*slot{}}, nil
+		incarnation: uuid.NewString(), log: cfg.Log, resources: newResourceCache(cfg.ResourceDir), held: map[string]*running{},
+		slots: map[slotKey]*slot{}}, nil
 }
 
 type setup struct {
@@ -395,6 +404,11 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 	t, err := drivers.Decode(payload)
 	if err != nil {
 		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}
+	}
+	// Resources come from the server when the driver asks, under this
+	// claim (SPEC §7.8).
+	t.Fetch = func(ctx context.Context, r drivers.Resource) (string, error) {
+		return a.resources.get(ctx, a, id, token, r)
 	}
 	drv, _, err := a.reg.For(t)
 	if err != nil {

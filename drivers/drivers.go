@@ -66,6 +66,51 @@ type Task struct {
 	} `json:"provider"`
 	Secrets        map[string]map[string]any `json:"secrets"`
 	TimeoutSeconds int                       `json:"timeoutSeconds"`
+	// Resources are the plugin resources of this task's driver at the
+	// job's pinned generation (SPEC §7.8).
+	Resources []Resource `json:"resources"`
+	// Fetch, set by the agent, returns the path of a local, digest-verified
+	// copy of one of Resources (an archive stays a .tar.gz file). Nil when
+	// the runner offers no fetching: drivers then fail tasks that need one.
+	Fetch func(ctx context.Context, r Resource) (path string, err error) `json:"-"`
+	// LocalResources maps digests to fetched files when the task crosses
+	// into an isolated task process (agent/isolation), which cannot fetch:
+	// the agent fetches first. Never sent by the server.
+	LocalResources map[string]string `json:"localResources,omitempty"`
+}
+
+// Resource is one version of a plugin resource, as the payload lists it.
+type Resource struct {
+	PluginType   string `json:"pluginType"` // providertypes or automatortypes
+	Plugin       string `json:"plugin"`
+	ResourceType string `json:"resourceType"`
+	Name         string `json:"name"`
+	Version      int    `json:"version"`
+	Format       string `json:"format"`      // file, or archive: tar.gz with one top directory called Name
+	Permissions  string `json:"permissions"` // octal mode for files, "" for the default
+	Digest       string `json:"digest"`      // sha256:<hex>
+}
+
+// Resource finds the listed resource of a type by name.
+func (t *Task) Resource(resourceType, name string) (Resource, bool) {
+	for _, r := range t.Resources {
+		if r.ResourceType == resourceType && r.Name == name {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+// FetchResource is t.Fetch, or the file the agent fetched before an
+// isolated task process started; it fails when there is neither.
+func (t *Task) FetchResource(ctx context.Context, r Resource) (string, error) {
+	if t.Fetch != nil {
+		return t.Fetch(ctx, r)
+	}
+	if p, ok := t.LocalResources[r.Digest]; ok && r.Digest != "" {
+		return p, nil
+	}
+	return "", fmt.Errorf("resource %s/%s@%d: this runner cannot fetch resources", r.ResourceType, r.Name, r.Version)
 }
 
 // Service is the service action a task runs.

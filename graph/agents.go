@@ -152,6 +152,8 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 	var a *engine.Assignment
 	var provider map[string]any
 	var secrets map[string]map[string]any
+	var role drivers.Role
+	var name string
 	for {
 		a, err = r.Engine.Claim(ctx, engine.ClaimRequest{TenantID: in.TenantID, AgentID: in.AgentID, Slot: in.Slot,
 			Wait: max(time.Until(deadline), 0)})
@@ -165,7 +167,7 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 		if err != nil {
 			return nil, err
 		}
-		role, name := driverOf(a, provider)
+		role, name = driverOf(a, provider)
 		if carried[string(role)+"/"+name] {
 			break
 		}
@@ -195,6 +197,13 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 	}
 	// Secrets join the payload here, at claim time, and nowhere else.
 	payload["provider"], payload["secrets"] = provider, secrets
+	// The plugin resources of the driver at the job's pinned generation
+	// (SPEC §7.8).
+	resources, err := r.payloadResources(ctx, a, role, name)
+	if err != nil {
+		return nil, err
+	}
+	payload["resources"] = resources
 	if ctx.Err() != nil {
 		// The agent hung up while the task was being claimed for it: hand
 		// the task back rather than leave it to a lease nobody renews.

@@ -47,6 +47,17 @@ func invalid(field, format string, a ...any) error {
 	return &inputError{field: field, message: fmt.Sprintf(format, a...)}
 }
 
+// notFoundError is a missing object named by an argument's path.
+type notFoundError struct {
+	field, message string
+}
+
+func (e *notFoundError) Error() string { return e.field + ": " + e.message }
+
+func notFound(field, format string, a ...any) error {
+	return &notFoundError{field: field, message: fmt.Sprintf(format, a...)}
+}
+
 func forbidden(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", errForbidden, fmt.Sprintf(format, a...))
 }
@@ -94,6 +105,7 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 
 func classify(err error) (string, map[string]any) {
 	var ie *inputError
+	var nf *notFoundError
 	var ve *catalog.ValidationError
 	var ce *control.InputError
 	var se *solver.Error
@@ -107,6 +119,8 @@ func classify(err error) (string, map[string]any) {
 		return CodeForbidden, nil
 	case errors.As(err, &ie):
 		return CodeInvalidInput, map[string]any{"field": ie.field}
+	case errors.As(err, &nf):
+		return CodeNotFound, map[string]any{"field": nf.field}
 	case errors.As(err, &ve):
 		return CodeInvalidInput, map[string]any{"issues": issueList(ve.Issues)}
 	case errors.As(err, &ce):

@@ -211,6 +211,7 @@ type ComplexityRoot struct {
 		CreateUser           func(childComplexity int, name string, role model.Role, tenant *string) int
 		DeleteCatalogEntity  func(childComplexity int, kind model.CatalogKind, name string, version *int) int
 		DeleteCluster        func(childComplexity int, id string, expectedPlanHash *string, providerFields any) int
+		DeleteResource       func(childComplexity int, input model.ResourceVersionInput) int
 		DeleteTenant         func(childComplexity int, name string) int
 		FinishTask           func(childComplexity int, input model.FinishInput) int
 		ImportCatalog        func(childComplexity int, document any) int
@@ -218,6 +219,7 @@ type ComplexityRoot struct {
 		PreviewCluster       func(childComplexity int, input model.ClusterInput) int
 		PreviewOperation     func(childComplexity int, clusterID string, input model.OperationInput) int
 		PutCatalogEntity     func(childComplexity int, kind model.CatalogKind, entity any) int
+		RecallResource       func(childComplexity int, input model.ResourceVersionInput) int
 		RegisterAgent        func(childComplexity int, input model.AgentRegistration) int
 		ReleaseTask          func(childComplexity int, input model.ReleaseInput) int
 		ReportProgress       func(childComplexity int, input model.ProgressInput) int
@@ -226,7 +228,10 @@ type ComplexityRoot struct {
 		RevokeAPIToken       func(childComplexity int, id string) int
 		RunOperation         func(childComplexity int, clusterID string, input model.OperationInput, expectedPlanHash *string) int
 		SetClusterExpireTime func(childComplexity int, id string, expireTime time.Time) int
+		StageResource        func(childComplexity int, input model.ResourceVersionInput) int
+		SyncResources        func(childComplexity int) int
 		UpdateTenant         func(childComplexity int, name string, input model.TenantInput) int
+		UploadResource       func(childComplexity int, input model.ResourceUploadInput) int
 	}
 
 	NewAPIToken struct {
@@ -271,6 +276,20 @@ type ComplexityRoot struct {
 		Stage   func(childComplexity int) int
 	}
 
+	PluginResource struct {
+		CreatedAt    func(childComplexity int) int
+		Digest       func(childComplexity int) int
+		Format       func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Permissions  func(childComplexity int) int
+		Plugin       func(childComplexity int) int
+		PluginType   func(childComplexity int) int
+		ResourceType func(childComplexity int) int
+		Size         func(childComplexity int) int
+		State        func(childComplexity int) int
+		Version      func(childComplexity int) int
+	}
+
 	PreviewNode struct {
 		Flavor       func(childComplexity int) int
 		Hardwaretype func(childComplexity int) int
@@ -294,16 +313,23 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APITokens func(childComplexity int) int
-		Agents    func(childComplexity int) int
-		Catalog   func(childComplexity int) int
-		Cluster   func(childComplexity int, id string) int
-		Clusters  func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string) int
-		Job       func(childComplexity int, id string) int
-		Me        func(childComplexity int) int
-		Tenant    func(childComplexity int, name string) int
-		Tenants   func(childComplexity int) int
-		Users     func(childComplexity int) int
+		APITokens       func(childComplexity int) int
+		Agents          func(childComplexity int) int
+		Catalog         func(childComplexity int) int
+		Cluster         func(childComplexity int, id string) int
+		Clusters        func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string) int
+		Job             func(childComplexity int, id string) int
+		Me              func(childComplexity int) int
+		ResourceContent func(childComplexity int, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) int
+		Resources       func(childComplexity int, pluginType model.PluginType, plugin string) int
+		Tenant          func(childComplexity int, name string) int
+		Tenants         func(childComplexity int) int
+		Users           func(childComplexity int) int
+	}
+
+	ResourceContent struct {
+		Content func(childComplexity int) int
+		Digest  func(childComplexity int) int
 	}
 
 	SlotAssignment struct {
@@ -448,6 +474,11 @@ type MutationResolver interface {
 	ResumeJob(ctx context.Context, id string) (*control.Job, error)
 	AbortJob(ctx context.Context, id string) (*control.Job, error)
 	RetryJob(ctx context.Context, id string) (*control.Job, error)
+	UploadResource(ctx context.Context, input model.ResourceUploadInput) (*model.PluginResource, error)
+	StageResource(ctx context.Context, input model.ResourceVersionInput) (*model.PluginResource, error)
+	RecallResource(ctx context.Context, input model.ResourceVersionInput) (*model.PluginResource, error)
+	DeleteResource(ctx context.Context, input model.ResourceVersionInput) (bool, error)
+	SyncResources(ctx context.Context) (int, error)
 	RegisterAgent(ctx context.Context, input model.AgentRegistration) (*model.AgentSetup, error)
 	AgentHeartbeat(ctx context.Context, input model.AgentHeartbeatInput) (*model.AgentSetup, error)
 	ClaimTask(ctx context.Context, input model.ClaimInput) (*model.TaskAssignment, error)
@@ -470,6 +501,8 @@ type QueryResolver interface {
 	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string) (*model.ClusterConnection, error)
 	Job(ctx context.Context, id string) (*control.Job, error)
 	Agents(ctx context.Context) ([]*fleet.Agent, error)
+	Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error)
+	ResourceContent(ctx context.Context, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) (*model.ResourceContent, error)
 }
 type SubscriptionResolver interface {
 	ClusterEvents(ctx context.Context, clusterID string) (<-chan *model.ClusterEvent, error)
@@ -1277,6 +1310,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteCluster(childComplexity, args["id"].(string), args["expectedPlanHash"].(*string), args["providerFields"].(any)), true
+	case "Mutation.deleteResource":
+		if e.ComplexityRoot.Mutation.DeleteResource == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteResource(childComplexity, args["input"].(model.ResourceVersionInput)), true
 	case "Mutation.deleteTenant":
 		if e.ComplexityRoot.Mutation.DeleteTenant == nil {
 			break
@@ -1354,6 +1398,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PutCatalogEntity(childComplexity, args["kind"].(model.CatalogKind), args["entity"].(any)), true
+	case "Mutation.recallResource":
+		if e.ComplexityRoot.Mutation.RecallResource == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recallResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecallResource(childComplexity, args["input"].(model.ResourceVersionInput)), true
 	case "Mutation.registerAgent":
 		if e.ComplexityRoot.Mutation.RegisterAgent == nil {
 			break
@@ -1442,6 +1497,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetClusterExpireTime(childComplexity, args["id"].(string), args["expireTime"].(time.Time)), true
+	case "Mutation.stageResource":
+		if e.ComplexityRoot.Mutation.StageResource == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_stageResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StageResource(childComplexity, args["input"].(model.ResourceVersionInput)), true
+	case "Mutation.syncResources":
+		if e.ComplexityRoot.Mutation.SyncResources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.SyncResources(childComplexity), true
 	case "Mutation.updateTenant":
 		if e.ComplexityRoot.Mutation.UpdateTenant == nil {
 			break
@@ -1453,6 +1525,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateTenant(childComplexity, args["name"].(string), args["input"].(model.TenantInput)), true
+	case "Mutation.uploadResource":
+		if e.ComplexityRoot.Mutation.UploadResource == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uploadResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UploadResource(childComplexity, args["input"].(model.ResourceUploadInput)), true
 
 	case "NewAPIToken.secret":
 		if e.ComplexityRoot.NewAPIToken.Secret == nil {
@@ -1621,6 +1704,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PlanTask.Stage(childComplexity), true
 
+	case "PluginResource.createdAt":
+		if e.ComplexityRoot.PluginResource.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.CreatedAt(childComplexity), true
+	case "PluginResource.digest":
+		if e.ComplexityRoot.PluginResource.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.Digest(childComplexity), true
+	case "PluginResource.format":
+		if e.ComplexityRoot.PluginResource.Format == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.Format(childComplexity), true
+	case "PluginResource.name":
+		if e.ComplexityRoot.PluginResource.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.Name(childComplexity), true
+	case "PluginResource.permissions":
+		if e.ComplexityRoot.PluginResource.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.Permissions(childComplexity), true
+	case "PluginResource.plugin":
+		if e.ComplexityRoot.PluginResource.Plugin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.Plugin(childComplexity), true
+	case "PluginResource.pluginType":
+		if e.ComplexityRoot.PluginResource.PluginType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.PluginType(childComplexity), true
+	case "PluginResource.resourceType":
+		if e.ComplexityRoot.PluginResource.ResourceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.ResourceType(childComplexity), true
+	case "PluginResource.size":
+		if e.ComplexityRoot.PluginResource.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.Size(childComplexity), true
+	case "PluginResource.state":
+		if e.ComplexityRoot.PluginResource.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.State(childComplexity), true
+	case "PluginResource.version":
+		if e.ComplexityRoot.PluginResource.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PluginResource.Version(childComplexity), true
+
 	case "PreviewNode.flavor":
 		if e.ComplexityRoot.PreviewNode.Flavor == nil {
 			break
@@ -1760,6 +1910,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Me(childComplexity), true
+	case "Query.resourceContent":
+		if e.ComplexityRoot.Query.ResourceContent == nil {
+			break
+		}
+
+		args, err := ec.field_Query_resourceContent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ResourceContent(childComplexity, args["taskId"].(string), args["claimToken"].(string), args["pluginType"].(model.PluginType), args["plugin"].(string), args["resourceType"].(string), args["name"].(string), args["version"].(int)), true
+	case "Query.resources":
+		if e.ComplexityRoot.Query.Resources == nil {
+			break
+		}
+
+		args, err := ec.field_Query_resources_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Resources(childComplexity, args["pluginType"].(model.PluginType), args["plugin"].(string)), true
 	case "Query.tenant":
 		if e.ComplexityRoot.Query.Tenant == nil {
 			break
@@ -1783,6 +1955,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity), true
+
+	case "ResourceContent.content":
+		if e.ComplexityRoot.ResourceContent.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceContent.Content(childComplexity), true
+	case "ResourceContent.digest":
+		if e.ComplexityRoot.ResourceContent.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceContent.Digest(childComplexity), true
 
 	case "SlotAssignment.slots":
 		if e.ComplexityRoot.SlotAssignment.Slots == nil {
@@ -2181,6 +2366,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("OperationInput", ec.unmarshalInputOperationInput),
 			graphql.NewInputUnmarshaler("ProgressInput", ec.unmarshalInputProgressInput),
 			graphql.NewInputUnmarshaler("ReleaseInput", ec.unmarshalInputReleaseInput),
+			graphql.NewInputUnmarshaler("ResourceUploadInput", ec.unmarshalInputResourceUploadInput),
+			graphql.NewInputUnmarshaler("ResourceVersionInput", ec.unmarshalInputResourceVersionInput),
 			graphql.NewInputUnmarshaler("TaskResultInput", ec.unmarshalInputTaskResultInput),
 			graphql.NewInputUnmarshaler("TenantInput", ec.unmarshalInputTenantInput),
 		)
@@ -2314,6 +2501,16 @@ type Query {
 
   "Registered agents and their slots (superadmin)."
   agents: [Agent!]!
+
+  "The versions of a plugin's resources in the caller's tenant, by resource type, name and version (tenant admins). Never the bytes."
+  resources(pluginType: PluginType!, plugin: String!): [PluginResource!]!
+  """
+  Agent API: the bytes of a resource listed in the payload of a task's
+  current claim. A claim no longer current is refused with STALE_CLAIM, a
+  resource the payload does not list with NOT_FOUND.
+  """
+  resourceContent(taskId: ID!, claimToken: String!, pluginType: PluginType!, plugin: String!, resourceType: String!,
+    name: String!, version: Int!): ResourceContent!
 }
 
 type Mutation {
@@ -2366,6 +2563,17 @@ type Mutation {
   abortJob(id: ID!): Job!
   "Run a failed job again from its unfinished tasks."
   retryJob(id: ID!): Job!
+
+  "Store a plugin resource's next version (max + 1), inactive (tenant admins). Format and permissions come from the plugin's descriptor."
+  uploadResource(input: ResourceUploadInput!): PluginResource!
+  "Slate a version for the next sync and unslate the name's other versions (tenant admins)."
+  stageResource(input: ResourceVersionInput!): PluginResource!
+  "Unslate a version: a live one becomes inactive at the next sync (tenant admins)."
+  recallResource(input: ResourceVersionInput!): PluginResource!
+  "Delete an inactive version no running job uses; anything else is CONFLICT (tenant admins)."
+  deleteResource(input: ResourceVersionInput!): Boolean!
+  "Make the slated versions live, atomically; returns the tenant's new resource generation (tenant admins)."
+  syncResources: Int!
 
   "Agent API (agent tokens): announce an agent process; claims of its earlier incarnations become stale."
   registerAgent(input: AgentRegistration!): AgentSetup!
@@ -2457,6 +2665,64 @@ input TaskResultInput {
   secrets: JSON
   stdoutTail: String
   stderrTail: String
+}
+
+"The kind of plugin a resource belongs to: a catalog kind of driver descriptors."
+enum PluginType {
+  PROVIDERTYPES
+  AUTOMATORTYPES
+}
+
+"SPEC §7.8: staged and recalled versions change at the next sync."
+enum ResourceState {
+  INACTIVE
+  STAGED
+  ACTIVE
+  RECALLED
+}
+
+"One version of a plugin resource."
+type PluginResource {
+  pluginType: PluginType!
+  plugin: String!
+  resourceType: String!
+  name: String!
+  version: Int!
+  "file or archive (tar.gz with a single top directory named like the resource)."
+  format: String!
+  "Octal file mode for file resources, when the descriptor sets one."
+  permissions: String
+  state: ResourceState!
+  "sha256:<hex> of the bytes."
+  digest: String!
+  "Bytes."
+  size: Int!
+  createdAt: Time!
+}
+
+input ResourceUploadInput {
+  pluginType: PluginType!
+  plugin: String!
+  "A key of the plugin descriptor's resourceTypes."
+  resourceType: String!
+  name: String!
+  "The bytes, base64 (standard encoding)."
+  content: String!
+}
+
+input ResourceVersionInput {
+  pluginType: PluginType!
+  plugin: String!
+  resourceType: String!
+  name: String!
+  version: Int!
+}
+
+type ResourceContent {
+  "The bytes, base64 (standard encoding)."
+  content: String!
+  "sha256:<hex> of the bytes."
+  digest: String!
 }
 
 input ReleaseInput {
@@ -3360,6 +3626,34 @@ func (ec *executionContext) childFields_PlanTask(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PlanTask", field.Name)
 }
 
+func (ec *executionContext) childFields_PluginResource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pluginType":
+		return ec.fieldContext_PluginResource_pluginType(ctx, field)
+	case "plugin":
+		return ec.fieldContext_PluginResource_plugin(ctx, field)
+	case "resourceType":
+		return ec.fieldContext_PluginResource_resourceType(ctx, field)
+	case "name":
+		return ec.fieldContext_PluginResource_name(ctx, field)
+	case "version":
+		return ec.fieldContext_PluginResource_version(ctx, field)
+	case "format":
+		return ec.fieldContext_PluginResource_format(ctx, field)
+	case "permissions":
+		return ec.fieldContext_PluginResource_permissions(ctx, field)
+	case "state":
+		return ec.fieldContext_PluginResource_state(ctx, field)
+	case "digest":
+		return ec.fieldContext_PluginResource_digest(ctx, field)
+	case "size":
+		return ec.fieldContext_PluginResource_size(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PluginResource_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PluginResource", field.Name)
+}
+
 func (ec *executionContext) childFields_PreviewNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "nodenum":
@@ -3402,6 +3696,16 @@ func (ec *executionContext) childFields_PutEntityResult(ctx context.Context, fie
 		return ec.fieldContext_PutEntityResult_warnings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PutEntityResult", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceContent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "content":
+		return ec.fieldContext_ResourceContent_content(ctx, field)
+	case "digest":
+		return ec.fieldContext_ResourceContent_digest(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceContent", field.Name)
 }
 
 func (ec *executionContext) childFields_SlotAssignment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3908,6 +4212,20 @@ func (ec *executionContext) field_Mutation_deleteCluster_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResourceVersionInput, error) {
+			return ec.unmarshalNResourceVersionInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceVersionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteTenant_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4019,6 +4337,20 @@ func (ec *executionContext) field_Mutation_putCatalogEntity_args(ctx context.Con
 		return nil, err
 	}
 	args["entity"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recallResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResourceVersionInput, error) {
+			return ec.unmarshalNResourceVersionInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceVersionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -4158,6 +4490,20 @@ func (ec *executionContext) field_Mutation_setClusterExpireTime_args(ctx context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_stageResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResourceVersionInput, error) {
+			return ec.unmarshalNResourceVersionInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceVersionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateTenant_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4177,6 +4523,20 @@ func (ec *executionContext) field_Mutation_updateTenant_args(ctx context.Context
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_uploadResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResourceUploadInput, error) {
+			return ec.unmarshalNResourceUploadInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceUploadInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -4257,6 +4617,90 @@ func (ec *executionContext) field_Query_job_args(ctx context.Context, rawArgs ma
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_resourceContent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "taskId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["taskId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "claimToken",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["claimToken"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "pluginType",
+		func(ctx context.Context, v any) (model.PluginType, error) {
+			return ec.unmarshalNPluginType2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pluginType"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "plugin",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["plugin"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "resourceType",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["resourceType"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "version",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["version"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_resources_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "pluginType",
+		func(ctx context.Context, v any) (model.PluginType, error) {
+			return ec.unmarshalNPluginType2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["pluginType"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "plugin",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["plugin"] = arg1
 	return args, nil
 }
 
@@ -7900,6 +8344,205 @@ func (ec *executionContext) fieldContext_Mutation_retryJob(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_uploadResource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uploadResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UploadResource(ctx, fc.Args["input"].(model.ResourceUploadInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PluginResource) graphql.Marshaler {
+			return ec.marshalNPluginResource2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uploadResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PluginResource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uploadResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_stageResource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_stageResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StageResource(ctx, fc.Args["input"].(model.ResourceVersionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PluginResource) graphql.Marshaler {
+			return ec.marshalNPluginResource2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_stageResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PluginResource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_stageResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recallResource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recallResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecallResource(ctx, fc.Args["input"].(model.ResourceVersionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PluginResource) graphql.Marshaler {
+			return ec.marshalNPluginResource2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recallResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PluginResource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recallResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteResource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteResource(ctx, fc.Args["input"].(model.ResourceVersionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_syncResources(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_syncResources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().SyncResources(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_syncResources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Mutation", field, true, true, "Int")
+}
+
 func (ec *executionContext) _Mutation_registerAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8821,6 +9464,259 @@ func (ec *executionContext) fieldContext_PlanTask_stage(_ context.Context, field
 	return graphql.NewScalarFieldContext("PlanTask", field, false, false, "Int")
 }
 
+func (ec *executionContext) _PluginResource_pluginType(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_pluginType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PluginType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PluginType) graphql.Marshaler {
+			return ec.marshalNPluginType2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_pluginType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "PluginType")
+}
+
+func (ec *executionContext) _PluginResource_plugin(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_plugin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Plugin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_plugin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginResource_resourceType(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_resourceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_resourceType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginResource_name(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginResource_version(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PluginResource_format(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_format(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Format, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_format(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginResource_permissions(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Permissions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginResource_state(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ResourceState) graphql.Marshaler {
+			return ec.marshalNResourceState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "ResourceState")
+}
+
+func (ec *executionContext) _PluginResource_digest(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "String")
+}
+
+func (ec *executionContext) _PluginResource_size(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_size(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Size, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PluginResource_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.PluginResource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PluginResource_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PluginResource_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PluginResource", field, false, false, "Time")
+}
+
 func (ec *executionContext) _PreviewNode_nodenum(ctx context.Context, field graphql.CollectedField, obj *model.PreviewNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9515,6 +10411,94 @@ func (ec *executionContext) fieldContext_Query_agents(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_resources(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_resources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Resources(ctx, fc.Args["pluginType"].(model.PluginType), fc.Args["plugin"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PluginResource) graphql.Marshaler {
+			return ec.marshalNPluginResource2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginResourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_resources(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PluginResource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_resources_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_resourceContent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_resourceContent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ResourceContent(ctx, fc.Args["taskId"].(string), fc.Args["claimToken"].(string), fc.Args["pluginType"].(model.PluginType), fc.Args["plugin"].(string), fc.Args["resourceType"].(string), fc.Args["name"].(string), fc.Args["version"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResourceContent) graphql.Marshaler {
+			return ec.marshalNResourceContent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceContent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_resourceContent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceContent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_resourceContent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9589,6 +10573,52 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ResourceContent_content(ctx context.Context, field graphql.CollectedField, obj *model.ResourceContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceContent_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Content, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceContent_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceContent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceContent_digest(ctx context.Context, field graphql.CollectedField, obj *model.ResourceContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceContent_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceContent_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceContent", field, false, false, "String")
 }
 
 func (ec *executionContext) _SlotAssignment_tenantId(ctx context.Context, field graphql.CollectedField, obj *model.SlotAssignment) (ret graphql.Marshaler) {
@@ -12881,6 +13911,146 @@ func UnmarshalReleaseInput(ctx context.Context, raw any) (model.ReleaseInput, er
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputResourceUploadInput(ctx context.Context, obj any) (model.ResourceUploadInput, error) {
+	var it model.ResourceUploadInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"pluginType", "plugin", "resourceType", "name", "content"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "pluginType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pluginType"))
+			data, err := ec.unmarshalNPluginType2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PluginType = data
+		case "plugin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("plugin"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Plugin = data
+		case "resourceType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resourceType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ResourceType = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalResourceUploadInput unmarshals raw into the ResourceUploadInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalResourceUploadInput(ctx context.Context, raw any) (model.ResourceUploadInput, error) {
+	var out model.ResourceUploadInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ResourceUploadInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputResourceVersionInput(ctx context.Context, obj any) (model.ResourceVersionInput, error) {
+	var it model.ResourceVersionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"pluginType", "plugin", "resourceType", "name", "version"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "pluginType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pluginType"))
+			data, err := ec.unmarshalNPluginType2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PluginType = data
+		case "plugin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("plugin"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Plugin = data
+		case "resourceType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resourceType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ResourceType = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalResourceVersionInput unmarshals raw into the ResourceVersionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalResourceVersionInput(ctx context.Context, raw any) (model.ResourceVersionInput, error) {
+	var out model.ResourceVersionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ResourceVersionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputTaskResultInput(ctx context.Context, obj any) (model.TaskResultInput, error) {
 	var it model.TaskResultInput
 	if obj == nil {
@@ -14185,6 +15355,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "uploadResource":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uploadResource(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stageResource":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_stageResource(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recallResource":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recallResource(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteResource":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteResource(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "syncResources":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_syncResources(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "registerAgent":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_registerAgent(ctx, field)
@@ -14521,6 +15726,89 @@ func (ec *executionContext) _PlanTask(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var pluginResourceImplementors = []string{"PluginResource"}
+
+func (ec *executionContext) _PluginResource(ctx context.Context, sel ast.SelectionSet, obj *model.PluginResource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pluginResourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PluginResource")
+		case "pluginType":
+			out.Values[i] = ec._PluginResource_pluginType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "plugin":
+			out.Values[i] = ec._PluginResource_plugin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resourceType":
+			out.Values[i] = ec._PluginResource_resourceType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._PluginResource_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "version":
+			out.Values[i] = ec._PluginResource_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "format":
+			out.Values[i] = ec._PluginResource_format(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissions":
+			out.Values[i] = ec._PluginResource_permissions(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._PluginResource_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "digest":
+			out.Values[i] = ec._PluginResource_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "size":
+			out.Values[i] = ec._PluginResource_size(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._PluginResource_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var previewNodeImplementors = []string{"PreviewNode"}
 
 func (ec *executionContext) _PreviewNode(ctx context.Context, sel ast.SelectionSet, obj *model.PreviewNode) graphql.Marshaler {
@@ -14749,6 +16037,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_agents(ctx, field)
 				})
+		case "resources":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_resources(ctx, field)
+				})
+		case "resourceContent":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_resourceContent(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -14762,6 +16062,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceContentImplementors = []string{"ResourceContent"}
+
+func (ec *executionContext) _ResourceContent(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceContent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceContentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceContent")
+		case "content":
+			out.Values[i] = ec._ResourceContent_content(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "digest":
+			out.Values[i] = ec._ResourceContent_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -16224,6 +17562,40 @@ func (ec *executionContext) marshalNPlanTask2ᚖgithubᚗcomᚋcooprhqᚋcoopr�
 	return ec._PlanTask(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPluginResource2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginResourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PluginResource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPluginResource2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginResource(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPluginResource2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginResource(ctx context.Context, sel ast.SelectionSet, v *model.PluginResource) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PluginResource!")
+		return graphql.Null
+	}
+	return ec._PluginResource(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPluginType2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginType(ctx context.Context, v any) (model.PluginType, error) {
+	var res model.PluginType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPluginType2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPluginType(ctx context.Context, sel ast.SelectionSet, v model.PluginType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNPreviewNode2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPreviewNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PreviewNode) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -16271,6 +17643,34 @@ func (ec *executionContext) marshalNPutEntityResult2ᚖgithubᚗcomᚋcooprhqᚋ
 
 func (ec *executionContext) unmarshalNReleaseInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐReleaseInput(ctx context.Context, v any) (model.ReleaseInput, error) {
 	res, err := ec.unmarshalInputReleaseInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResourceContent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceContent(ctx context.Context, sel ast.SelectionSet, v *model.ResourceContent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ResourceContent!")
+		return graphql.Null
+	}
+	return ec._ResourceContent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNResourceState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceState(ctx context.Context, v any) (model.ResourceState, error) {
+	var res model.ResourceState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResourceState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceState(ctx context.Context, sel ast.SelectionSet, v model.ResourceState) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNResourceUploadInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceUploadInput(ctx context.Context, v any) (model.ResourceUploadInput, error) {
+	res, err := ec.unmarshalInputResourceUploadInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNResourceVersionInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐResourceVersionInput(ctx context.Context, v any) (model.ResourceVersionInput, error) {
+	res, err := ec.unmarshalInputResourceVersionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -523,6 +523,31 @@ func (r *mutationResolver) RetryJob(ctx context.Context, id string) (*control.Jo
 	return r.control(ctx, id, control.Retry)
 }
 
+// UploadResource is the resolver for the uploadResource field.
+func (r *mutationResolver) UploadResource(ctx context.Context, input model.ResourceUploadInput) (*model.PluginResource, error) {
+	return r.uploadResource(ctx, input)
+}
+
+// StageResource is the resolver for the stageResource field.
+func (r *mutationResolver) StageResource(ctx context.Context, input model.ResourceVersionInput) (*model.PluginResource, error) {
+	return r.changeResource(ctx, input, "staging plugin resources", r.Store.StageResource)
+}
+
+// RecallResource is the resolver for the recallResource field.
+func (r *mutationResolver) RecallResource(ctx context.Context, input model.ResourceVersionInput) (*model.PluginResource, error) {
+	return r.changeResource(ctx, input, "recalling plugin resources", r.Store.RecallResource)
+}
+
+// DeleteResource is the resolver for the deleteResource field.
+func (r *mutationResolver) DeleteResource(ctx context.Context, input model.ResourceVersionInput) (bool, error) {
+	return r.deleteResource(ctx, input)
+}
+
+// SyncResources is the resolver for the syncResources field.
+func (r *mutationResolver) SyncResources(ctx context.Context) (int, error) {
+	return r.syncResources(ctx)
+}
+
 // RegisterAgent is the resolver for the registerAgent field.
 func (r *mutationResolver) RegisterAgent(ctx context.Context, input model.AgentRegistration) (*model.AgentSetup, error) {
 	return r.registerAgent(ctx, input)
@@ -738,6 +763,16 @@ func (r *queryResolver) Agents(ctx context.Context) ([]*fleet.Agent, error) {
 		out[i] = &as[i]
 	}
 	return out, nil
+}
+
+// Resources is the resolver for the resources field.
+func (r *queryResolver) Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error) {
+	return r.resources(ctx, pluginType, plugin)
+}
+
+// ResourceContent is the resolver for the resourceContent field.
+func (r *queryResolver) ResourceContent(ctx context.Context, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) (*model.ResourceContent, error) {
+	return r.resourceContent(ctx, taskID, claimToken, pluginType, plugin, resourceType, name, version)
 }
 
 // ClusterEvents is the resolver for the clusterEvents field.

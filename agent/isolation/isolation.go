@@ -213,6 +213,20 @@ func (r *Runner) Wrap(reg *drivers.Registry) *drivers.Registry {
 // Run runs t in a task process and relays its output; it returns when the
 // process and everything it started are gone.
 func (r *Runner) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	// The task process cannot reach the agent's fetcher: fetch the
+	// payload's resources (cached by digest) before it starts.
+	if t.Fetch != nil && len(t.Resources) > 0 {
+		local := make(map[string]string, len(t.Resources))
+		for _, res := range t.Resources {
+			p, err := t.Fetch(ctx, res)
+			if err != nil {
+				no := false
+				return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}
+			}
+			local[res.Digest] = p
+		}
+		t.LocalResources = local
+	}
 	payload, err := json.Marshal(t)
 	if err != nil {
 		no := false

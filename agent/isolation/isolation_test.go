@@ -65,6 +65,13 @@ func (scriptDriver) Run(ctx context.Context, t *drivers.Task, out drivers.Output
 		fmt.Println(f["print"]) // a careless driver writing to stdout
 	}
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", f["script"])
+	if f["resource"] != "" {
+		path, err := t.FetchResource(ctx, t.Resources[0])
+		if err != nil {
+			return drivers.Result{Status: 1, Message: err.Error()}
+		}
+		cmd.Env = append(os.Environ(), "RESOURCE="+path)
+	}
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -463,5 +470,37 @@ func TestParseLimits(t *testing.T) {
 		if got != tt.want || (err == nil) != tt.ok {
 			t.Errorf("ParseBytes(%q) = %v, %v", tt.in, got, err)
 		}
+	}
+}
+
+// The agent fetches a task's resources before the task process starts,
+// which finds them by digest; a failed fetch fails the task there.
+func TestProcessGroupGetsResources(t *testing.T) {
+	r, _ := groupRunner(t, time.Second)
+	local := t.TempDir() + "/web"
+	if err := os.WriteFile(local, []byte("role web"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := drivers.NewRegistry()
+	reg.Register(drivers.Descriptor{Role: drivers.RoleAutomator, Name: "script"}, scriptDriver{})
+	task := scriptTask(map[string]string{"script": `cat "$RESOURCE"; echo`, "resource": "1"})
+	task.Resources = []drivers.Resource{{PluginType: "automatortypes", Plugin: "script", ResourceType: "roles", Name: "web",
+		Version: 1, Format: "file", Digest: "sha256:ab"}}
+	fetches := 0
+	task.Fetch = func(context.Context, drivers.Resource) (string, error) { fetches++; return local, nil }
+	drv, _, err := r.Wrap(reg).For(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	if res := drv.Run(context.Background(), task, rec); res.Status != 0 || fetches != 1 ||
+		strings.Join(rec.stdout, "|") != "role web" {
+		t.Fatalf("result %d %q, %d fetches, stdout %q", res.Status, res.Message, fetches, rec.stdout)
+	}
+	task.LocalResources = nil
+	task.Fetch = func(context.Context, drivers.Resource) (string, error) { return "", errors.New("digest mismatch") }
+	if res := drv.Run(context.Background(), task, newRecorder()); res.Status == 0 || res.Retryable == nil ||
+		*res.Retryable || !strings.Contains(res.Message, "digest mismatch") {
+		t.Fatalf("failed fetch: %+v", res)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -273,7 +274,8 @@ func runAgent(ctx context.Context, cfg agentConfig, log *slog.Logger) error {
 	}
 	n.Notify("STATUS=registering with " + server)
 	a, err := agent.New(agent.Config{Server: cfg.Server, Token: cfg.Token, ID: cfg.Name, Capacity: cfg.Capacity,
-		Version: version, Grace: cfg.Grace, Notify: n.Notify, Log: log}, runner.Wrap(reg))
+		Version: version, Grace: cfg.Grace, Notify: n.Notify, Log: log, ResourceDir: filepath.Join(cfg.WorkDir, "resources")},
+		runner.Wrap(reg))
 	if err != nil {
 		return err
 	}

@@ -186,7 +186,7 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 		return err
 	}
 	a, err := agent.New(agent.Config{Server: url, Token: tokens.agent, ID: "dev-agent", Capacity: o.capacity,
-		Version: version, Grace: 10 * time.Second, Log: log}, reg)
+		Version: version, Grace: 10 * time.Second, Log: log, ResourceDir: filepath.Join(dir, "agent", "resources")}, reg)
 	if err != nil {
 		closeDrivers()
 		return err

@@ -232,6 +232,25 @@ type PlanTask struct {
 	Stage   int    `json:"stage"`
 }
 
+// One version of a plugin resource.
+type PluginResource struct {
+	PluginType   PluginType `json:"pluginType"`
+	Plugin       string     `json:"plugin"`
+	ResourceType string     `json:"resourceType"`
+	Name         string     `json:"name"`
+	Version      int        `json:"version"`
+	// file or archive (tar.gz with a single top directory named like the resource).
+	Format string `json:"format"`
+	// Octal file mode for file resources, when the descriptor sets one.
+	Permissions *string       `json:"permissions,omitempty"`
+	State       ResourceState `json:"state"`
+	// sha256:<hex> of the bytes.
+	Digest string `json:"digest"`
+	// Bytes.
+	Size      int       `json:"size"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
 type PreviewNode struct {
 	Nodenum      int      `json:"nodenum"`
 	Hostname     string   `json:"hostname"`
@@ -274,6 +293,31 @@ type ReleaseInput struct {
 	Attempt    int    `json:"attempt"`
 	ClaimToken string `json:"claimToken"`
 	Reason     string `json:"reason"`
+}
+
+type ResourceContent struct {
+	// The bytes, base64 (standard encoding).
+	Content string `json:"content"`
+	// sha256:<hex> of the bytes.
+	Digest string `json:"digest"`
+}
+
+type ResourceUploadInput struct {
+	PluginType PluginType `json:"pluginType"`
+	Plugin     string     `json:"plugin"`
+	// A key of the plugin descriptor's resourceTypes.
+	ResourceType string `json:"resourceType"`
+	Name         string `json:"name"`
+	// The bytes, base64 (standard encoding).
+	Content string `json:"content"`
+}
+
+type ResourceVersionInput struct {
+	PluginType   PluginType `json:"pluginType"`
+	Plugin       string     `json:"plugin"`
+	ResourceType string     `json:"resourceType"`
+	Name         string     `json:"name"`
+	Version      int        `json:"version"`
 }
 
 type SlotAssignment struct {
@@ -830,6 +874,122 @@ func (e *LogStream) UnmarshalJSON(b []byte) error {
 }
 
 func (e LogStream) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kind of plugin a resource belongs to: a catalog kind of driver descriptors.
+type PluginType string
+
+const (
+	PluginTypeProvidertypes  PluginType = "PROVIDERTYPES"
+	PluginTypeAutomatortypes PluginType = "AUTOMATORTYPES"
+)
+
+var AllPluginType = []PluginType{
+	PluginTypeProvidertypes,
+	PluginTypeAutomatortypes,
+}
+
+func (e PluginType) IsValid() bool {
+	switch e {
+	case PluginTypeProvidertypes, PluginTypeAutomatortypes:
+		return true
+	}
+	return false
+}
+
+func (e PluginType) String() string {
+	return string(e)
+}
+
+func (e *PluginType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PluginType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PluginType", str)
+	}
+	return nil
+}
+
+func (e PluginType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PluginType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PluginType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// SPEC §7.8: staged and recalled versions change at the next sync.
+type ResourceState string
+
+const (
+	ResourceStateInactive ResourceState = "INACTIVE"
+	ResourceStateStaged   ResourceState = "STAGED"
+	ResourceStateActive   ResourceState = "ACTIVE"
+	ResourceStateRecalled ResourceState = "RECALLED"
+)
+
+var AllResourceState = []ResourceState{
+	ResourceStateInactive,
+	ResourceStateStaged,
+	ResourceStateActive,
+	ResourceStateRecalled,
+}
+
+func (e ResourceState) IsValid() bool {
+	switch e {
+	case ResourceStateInactive, ResourceStateStaged, ResourceStateActive, ResourceStateRecalled:
+		return true
+	}
+	return false
+}
+
+func (e ResourceState) String() string {
+	return string(e)
+}
+
+func (e *ResourceState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ResourceState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ResourceState", str)
+	}
+	return nil
+}
+
+func (e ResourceState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ResourceState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ResourceState) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -238,6 +238,7 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		Lease     time.Time `db:"lease_expires_at"`
 		Deadline  time.Time `db:"timeout_at"`
 		SvcAction []byte    `db:"svc_action"`
+		ResGen    int       `db:"resource_generation"`
 	}
 	// A task listed twice (a re-published entry) is updated once; the
 	// token tells which slot won it.
@@ -278,13 +279,13 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		action, _ := planner.ParseAction(r.Action)
 		a := &Assignment{TaskID: r.ID, JobID: r.Job, ClusterID: r.Cluster, TenantID: tenant, Attempt: entries[i].Attempt,
 			ClaimToken: hex.EncodeToString(r.Token), LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action,
-			Action: action, TimeoutSeconds: r.Timeout}
+			Action: action, TimeoutSeconds: r.Timeout, ResourceGeneration: r.ResGen}
 		cv := clusters[r.Cluster]
 		if cv == nil {
 			return nil, fmt.Errorf("task %s: cluster %s not found", r.ID, r.Cluster)
 		}
 		a.Cluster = ClusterPayload{ID: r.Cluster, Name: cv.name, Owner: cv.owner, Config: cv.config}
-		a.Nodes = cv.nodes
+		a.Nodes = cv.peers
 		if r.Node != "" {
 			a.Node = cv.nodes[r.Node]
 			if a.Node == nil {
@@ -331,7 +332,11 @@ type clusterView struct {
 	name, owner string
 	config      any
 	nodes       map[string]*NodePayload
-	macroNodes  []macro.Node
+	// peers is every node without its facts, for payloads' nodes: facts
+	// are the task's own node's (SPEC §7.5), and all of them in every
+	// payload would grow with the square of the cluster's size.
+	peers      map[string]*NodePayload
+	macroNodes []macro.Node
 }
 
 func (cv *clusterView) env(self string) *macro.Env {
@@ -380,9 +385,13 @@ func (e *Engine) clusterViews(ctx context.Context, ids []string) (map[string]*cl
 			return nil, fmt.Errorf("cluster %s nodes: %w", r.ID, err)
 		}
 		cv.nodes = make(map[string]*NodePayload, len(nodes))
+		cv.peers = make(map[string]*NodePayload, len(nodes))
 		cv.macroNodes = make([]macro.Node, 0, len(nodes))
 		for _, n := range nodes {
 			cv.nodes[n.ID] = &n.NodePayload
+			peer := n.NodePayload
+			peer.Facts = nil
+			cv.peers[n.ID] = &peer
 			if !n.Leaving { // nodes a scale-in removes are out of the macro view
 				cv.macroNodes = append(cv.macroNodes, macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname,
 					IPs: n.IPAddresses, Services: n.Services})
@@ -406,14 +415,15 @@ const claimSQL = `WITH i AS (
 				AND j.id = t.job_id AND j.state = 'RUNNING'
 			RETURNING t.id, t.attempt, t.claim_token, t.agent_id, i.note, t.job_id, j.cluster_id, t.node_id, t.action,
 				t.service, t.timeout_seconds, t.lease_expires_at, t.timeout_at,
-				j.services -> t.service -> 'provisioner' -> 'actions' -> lower(t.action) AS svc_action),
+				j.services -> t.service -> 'provisioner' -> 'actions' -> lower(t.action) AS svc_action,
+				j.resource_generation),
 		a AS (INSERT INTO task_attempts (task_id, attempt, agent_id, claimed_at)
 			SELECT id, attempt, agent_id, now() FROM c
 			ON CONFLICT (task_id, attempt) DO UPDATE SET agent_id = excluded.agent_id, claimed_at = now()),
 		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
 			SELECT $7, cluster_id, job_id, id, 'task', 'IN_PROGRESS', attempt, note FROM c)
 		SELECT c.id, c.claim_token, c.job_id, c.cluster_id, c.node_id, c.action, c.service, c.timeout_seconds,
-			c.lease_expires_at, c.timeout_at, c.svc_action
+			c.lease_expires_at, c.timeout_at, c.svc_action, c.resource_generation
 		FROM c`
 
 // claimSession is a connection kept for claims, with synchronous_commit

@@ -140,3 +140,41 @@ func TestScaleInRemovesNodes(t *testing.T) {
 		t.Errorf("remaining app node configured with apps=%q, want only itself (h1001)", got)
 	}
 }
+
+// A payload carries its own node's facts; the other nodes come without
+// theirs, so that a payload grows with the cluster, not its square.
+func TestPayloadFactsOnlyForOwnNode(t *testing.T) {
+	h := newHarness(t, fast)
+	var mu sync.Mutex
+	var leaks []string
+	var ownSeen bool
+	h.agent("a1", 4, func(a *Assignment, _ int) (Result, time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		for id, n := range a.Nodes {
+			if len(n.Facts) > 0 {
+				leaks = append(leaks, fmt.Sprintf("%s carries facts of %s", a.TaskID, id))
+			}
+		}
+		if a.Action == planner.Bootstrap && a.Node != nil && a.Node.Facts["vm"] != nil {
+			ownSeen = true
+		}
+		if a.Action == planner.Create {
+			return Result{Facts: map[string]any{"providerId": "m-" + a.Node.ID}}, time.Millisecond
+		}
+		if a.Action == planner.Confirm {
+			return Result{IPAddresses: map[string]string{"bind_v4": "10.0.0.1"}}, time.Millisecond
+		}
+		return Result{}, time.Millisecond
+	})
+	h.submit(planner.ClusterCreate, h.nodes(3), testServices())
+	h.waitStatus("ACTIVE", 20*time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leaks) > 0 {
+		t.Errorf("payloads carry other nodes' facts: %v", leaks[:min(3, len(leaks))])
+	}
+	if !ownSeen {
+		t.Error("BOOTSTRAP did not see its own node's vm facts")
+	}
+}

@@ -50,6 +50,9 @@ type Assignment struct {
 	// Nodes is every node of the cluster by id, as the records stand at
 	// claim time.
 	Nodes map[string]*NodePayload `json:"nodes"`
+	// ResourceGeneration is the tenant's plugin resource generation the
+	// job pinned (SPEC §7.8); the API lists the resources in the payload.
+	ResourceGeneration int `json:"-"`
 }
 
 // ClusterPayload is the cluster a task belongs to.
@@ -79,7 +82,7 @@ type NodePayload struct {
 	Image        string            `json:"image"`
 	Services     []string          `json:"services"`
 	Automators   []string          `json:"automators"` // the automator types of its services' actions
-	Facts        map[string]any    `json:"facts"`
+	Facts        map[string]any    `json:"facts,omitempty"`
 }
 
 // Result is how an attempt ended (SPEC §7.6).
@@ -623,7 +626,10 @@ func (e *Engine) RetryJob(ctx context.Context, jobID string) error {
 			WHERE job_id = $1 AND state IN ('FAILED', 'DROPPED', 'NOT_SUBMITTED')`, jobID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET settled = false, message = '' WHERE id = $1`, jobID)
+		// A retried job runs with the tenant's current plugin resources.
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET settled = false, message = '',
+			resource_generation = coalesce((SELECT generation FROM resource_generations g WHERE g.tenant_id = jobs.tenant_id), 0)
+			WHERE id = $1`, jobID)
 		if err != nil {
 			return err
 		}

@@ -2,8 +2,10 @@
 // on the node over SSH, as root (through sudo -n when the SSH user is not
 // root).
 //
-// The action's fields are `script`, the script's text, and optional `args`,
-// shell words appended to its command line ($1, $2, … with sh quoting).
+// The action's fields are `script`, the script's text or the name of a
+// `scripts` resource listed in the payload (whose content then runs), and
+// optional `args`, shell words appended to its command line ($1, $2, …
+// with sh quoting).
 // Before the script runs, the cluster config of the payload (macro-expanded
 // for this node) is written as JSON to
 // /var/lib/coopr/tasks/<taskId>/config.json (mode 0600); the task directory
@@ -33,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -92,6 +95,19 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	script := fields["script"]
 	if strings.TrimSpace(script) == "" {
 		return failure(fmt.Errorf("service %s action %s has no script", t.Service.Name, t.TaskName), false)
+	}
+	// A script naming a "scripts" resource of the payload runs that
+	// resource's content (SPEC §7.8).
+	if r, ok := t.Resource("scripts", strings.TrimSpace(script)); ok && r.PluginType == "automatortypes" && r.Plugin == "shell" {
+		path, err := t.FetchResource(ctx, r)
+		if err != nil {
+			return failure(err, false)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return failure(fmt.Errorf("resource scripts/%s@%d: %w", r.Name, r.Version, err), false)
+		}
+		script = string(b)
 	}
 	tg, err := remote.TargetOf(t, t.Node)
 	if err != nil {

@@ -3,7 +3,9 @@ package shell_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -189,5 +191,53 @@ func TestDescriptor(t *testing.T) {
 	want := []drivers.Param{{Name: "script", Type: "text", Required: true}, {Name: "args", Type: "text"}}
 	if d.Role != drivers.RoleAutomator || d.Name != "shell" || !reflect.DeepEqual(d.Params, want) {
 		t.Fatalf("descriptor %+v", d)
+	}
+}
+
+// A script naming a scripts resource of the payload runs the resource's
+// content, fetched through the task's Fetch; other names stay inline text.
+func TestScriptResource(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: true})
+	drv := newDriver(t)
+	local := t.TempDir() + "/setup"
+	if err := os.WriteFile(local, []byte("echo \"from resource: $1\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := drivers.Resource{PluginType: "automatortypes", Plugin: "shell", ResourceType: "scripts", Name: "setup.sh",
+		Version: 2, Format: "file", Digest: "sha256:00"}
+	var fetched []drivers.Resource
+	run := func(fields map[string]string, fetch func(context.Context, drivers.Resource) (string, error)) (drivers.Result, []string) {
+		task := c.Task("INSTALL", 0)
+		task.Service = &drivers.Service{Name: "web"}
+		task.Service.Action.Type = "shell"
+		task.Service.Action.Fields = fields
+		task.Resources = []drivers.Resource{res}
+		task.Fetch = fetch
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out := &drivertest.Recorder{}
+		r := drv.Run(ctx, task, out)
+		return r, out.Lines("stdout")
+	}
+	ok := func(_ context.Context, r drivers.Resource) (string, error) {
+		fetched = append(fetched, r)
+		return local, nil
+	}
+	r, stdout := run(map[string]string{"script": "setup.sh", "args": "x"}, ok)
+	if r.Status != 0 || !slices.Contains(stdout, "from resource: x") || len(fetched) != 1 || fetched[0] != res {
+		t.Fatalf("resource script: status %d %s, stdout %q, fetched %+v", r.Status, r.Message, stdout, fetched)
+	}
+	// Not a listed name: the field is the script itself.
+	r, stdout = run(map[string]string{"script": "echo inline"}, ok)
+	if r.Status != 0 || !slices.Contains(stdout, "inline") || len(fetched) != 1 {
+		t.Fatalf("inline script: status %d %s, stdout %q", r.Status, r.Message, stdout)
+	}
+	// A fetch that fails (a digest mismatch) fails the task for good.
+	r, _ = run(map[string]string{"script": "setup.sh"}, func(context.Context, drivers.Resource) (string, error) {
+		return "", errors.New("digest mismatch")
+	})
+	if r.Status == 0 || r.Retryable == nil || *r.Retryable || !strings.Contains(r.Message, "digest mismatch") {
+		t.Fatalf("failed fetch: status %d retryable %v: %s", r.Status, r.Retryable, r.Message)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -107,9 +108,72 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	for k, v := range ParseFacts(string(raw)) {
 		facts[k] = v
 	}
+	for i, r := range t.Resources {
+		out.Status(fmt.Sprintf("installing resource %s/%s/%s", r.Plugin, r.ResourceType, r.Name), 70+20*float64(i)/float64(len(t.Resources)))
+		if retryable, err := d.install(ctx, t, tg, r); err != nil {
+			return failure(err, retryable, facts)
+		}
+	}
 	out.Status("bootstrapped "+tg.String(), 100)
 	log.Info("bootstrapped")
 	return drivers.Result{Status: 0, Message: "bootstrapped " + n.Hostname, Facts: facts}
+}
+
+// ResourceDir is where BOOTSTRAP puts the payload's plugin resources:
+// <ResourceDir>/<plugin>/<resourceType>/<name>, a file or, for archives,
+// the extracted top directory.
+const ResourceDir = "/var/lib/coopr/resources"
+
+var segmentRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+
+// install copies one resource to the node as root, replacing what a
+// previous BOOTSTRAP put there.
+// A resource that cannot be fetched or named fails for good.
+func (d *Driver) install(ctx context.Context, t *drivers.Task, tg remote.Target, r drivers.Resource) (retryable bool, err error) {
+	what := fmt.Sprintf("resource %s/%s/%s@%d", r.Plugin, r.ResourceType, r.Name, r.Version)
+	for _, seg := range []string{r.Plugin, r.ResourceType, r.Name} {
+		if !segmentRE.MatchString(seg) {
+			return false, fmt.Errorf("%s: %q cannot name a directory", what, seg)
+		}
+	}
+	local, err := t.FetchResource(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	f, err := os.Open(local)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", what, err)
+	}
+	defer f.Close()
+	env := map[string]string{"COOPR_DIR": ResourceDir + "/" + r.Plugin + "/" + r.ResourceType, "COOPR_NAME": r.Name,
+		"COOPR_MODE": "0644"}
+	if r.Permissions != "" {
+		env["COOPR_MODE"] = r.Permissions
+	}
+	script := `set -e
+umask 022
+mkdir -p "$COOPR_DIR"
+cat > "$COOPR_DIR/.$COOPR_NAME.tmp"
+chmod "$COOPR_MODE" "$COOPR_DIR/.$COOPR_NAME.tmp"
+rm -rf -- "$COOPR_DIR/$COOPR_NAME"
+mv -f "$COOPR_DIR/.$COOPR_NAME.tmp" "$COOPR_DIR/$COOPR_NAME"`
+	if r.Format == "archive" {
+		script = `set -e
+umask 022
+mkdir -p "$COOPR_DIR"
+tmp="$COOPR_DIR/.$COOPR_NAME.tmp"
+rm -rf -- "$tmp"
+mkdir "$tmp"
+tar -xzf - -C "$tmp" --no-same-owner --no-same-permissions
+[ -d "$tmp/$COOPR_NAME" ] || { echo "the archive has no top directory $COOPR_NAME" >&2; rm -rf -- "$tmp"; exit 1; }
+rm -rf -- "$COOPR_DIR/$COOPR_NAME"
+mv "$tmp/$COOPR_NAME" "$COOPR_DIR/$COOPR_NAME"
+rm -rf -- "$tmp"`
+	}
+	if err := d.pool.Run(ctx, tg, script, remote.RunOptions{Sudo: true, Stdin: f, Env: env}); err != nil {
+		return !remote.Terminal(err), fmt.Errorf("%s: install: %w", what, describe(err))
+	}
+	return true, nil
 }
 
 // connect waits for the node to answer SSH and run a command, backing off

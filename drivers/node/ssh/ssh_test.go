@@ -1,9 +1,14 @@
 package sshnode_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -172,5 +177,52 @@ func TestDescriptor(t *testing.T) {
 	role, name := drivers.RoleOf(&drivers.Task{TaskName: "BOOTSTRAP"})
 	if role != d.Role || name != d.Name {
 		t.Fatalf("BOOTSTRAP is routed to %s/%s, not this driver", role, name)
+	}
+}
+
+// BOOTSTRAP installs the payload's resources under ResourceDir: files with
+// their permissions, archives extracted, as root even for a sudo user.
+func TestBootstrapInstallsResources(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: true})
+	drv := newDriver(t)
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	_ = tw.WriteHeader(&tar.Header{Name: "apache/", Mode: 0o755, Typeflag: tar.TypeDir})
+	_ = tw.WriteHeader(&tar.Header{Name: "apache/recipes/default.rb", Mode: 0o644, Size: 6, Typeflag: tar.TypeReg})
+	_, _ = tw.Write([]byte("recipe"))
+	_ = tw.Close()
+	_ = zw.Close()
+	files := map[string][]byte{"web": []byte("role web\n"), "apache": buf.Bytes()}
+	for n, b := range files {
+		if err := os.WriteFile(dir+"/"+n, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := c.Task("BOOTSTRAP", 0)
+	task.Resources = []drivers.Resource{
+		{PluginType: "automatortypes", Plugin: "chef-solo", ResourceType: "roles", Name: "web", Version: 1, Format: "file", Permissions: "0400"},
+		{PluginType: "automatortypes", Plugin: "chef-solo", ResourceType: "cookbooks", Name: "apache", Version: 3, Format: "archive"},
+	}
+	task.Fetch = func(_ context.Context, r drivers.Resource) (string, error) { return dir + "/" + r.Name, nil }
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for range 2 { // twice: a second BOOTSTRAP replaces what the first put there
+		if r := drv.Run(ctx, task, &drivertest.Recorder{}); r.Status != 0 {
+			t.Fatalf("BOOTSTRAP: %s", r.Message)
+		}
+	}
+	got := c.Hosts[0].Exec(t, `cd `+sshnode.ResourceDir+`/chef-solo && stat -c '%a %U' roles/web && sudo cat roles/web &&
+		cat cookbooks/apache/recipes/default.rb && echo && ls -A cookbooks`)
+	if want := "400 root\nrole web\nrecipe\napache\n"; got != want {
+		t.Errorf("on the node:\n%s\nwant:\n%s", got, want)
+	}
+	// A resource the agent cannot fetch fails the BOOTSTRAP for good.
+	task.Fetch = func(context.Context, drivers.Resource) (string, error) { return "", errors.New("digest mismatch") }
+	if r := drv.Run(ctx, task, &drivertest.Recorder{}); r.Status == 0 || r.Retryable == nil || *r.Retryable ||
+		!strings.Contains(r.Message, "digest mismatch") {
+		t.Fatalf("failed fetch: status %d retryable %v: %s", r.Status, r.Retryable, r.Message)
 	}
 }
