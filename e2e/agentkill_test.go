@@ -17,7 +17,15 @@ var (
 	buildErr  error
 )
 
-// coopr builds the coopr binary once per test run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// coopr builds the coopr binary once per test run; TestMain removes it.
 func coopr(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
