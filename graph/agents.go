@@ -92,6 +92,7 @@ func (r *Resolver) registerAgent(ctx context.Context, in model.AgentRegistration
 }
 
 func (r *Resolver) agentHeartbeat(ctx context.Context, in model.AgentHeartbeatInput) (*model.AgentSetup, error) {
+	received := time.Now()
 	if _, err := agentCaller(ctx); err != nil {
 		return nil, err
 	}
@@ -110,7 +111,12 @@ func (r *Resolver) agentHeartbeat(ctx context.Context, in model.AgentHeartbeatIn
 	for i, c := range claims {
 		keep[i] = c.TaskID
 	}
-	if _, err := r.Engine.Abandon(ctx, in.AgentID, keep, fleet.HeartbeatInterval); err != nil {
+	// A claim is lost when it is older than the heartbeat's view of the
+	// agent by more than an interval. Two intervals, counted from when the
+	// request arrived: an overloaded server (or agent) must not fail claims
+	// made while this heartbeat was on its way; dead agents are found by
+	// their sessions and leases.
+	if _, err := r.Engine.Abandon(ctx, in.AgentID, keep, 2*fleet.HeartbeatInterval+time.Since(received)); err != nil {
 		return nil, err
 	}
 	r.agentEvent(ctx, events.AgentEvent{Agent: in.AgentID, Kind: "HEARTBEAT", Busy: len(claims)})

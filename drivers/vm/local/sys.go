@@ -63,6 +63,9 @@ func preflight() error {
 	if len(e.tools) > 0 {
 		return e
 	}
+	if err := raiseInotifyLimits(); err != nil {
+		return fmt.Errorf("raise the host's inotify limits for the nodes' systemd: %w", err)
+	}
 	return nil
 }
 
@@ -291,4 +294,37 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// inotifyLimits are what the host needs for many containers: every node's
+// systemd takes inotify instances of the host's shared per-user budget
+// (default 128, enough for a few dozen nodes before PID 1 fails to start
+// with "Too many open files").
+var inotifyLimits = []struct {
+	path string
+	min  int
+}{
+	{"/proc/sys/fs/inotify/max_user_instances", 8192},
+	{"/proc/sys/fs/inotify/max_user_watches", 524288},
+}
+
+// raiseInotifyLimits raises, never lowers, the host's inotify limits.
+func raiseInotifyLimits() error {
+	for _, l := range inotifyLimits {
+		b, err := os.ReadFile(l.path)
+		if err != nil {
+			return err
+		}
+		cur, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.path, err)
+		}
+		if cur >= l.min {
+			continue
+		}
+		if err := os.WriteFile(l.path, []byte(strconv.Itoa(l.min)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
