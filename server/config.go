@@ -60,23 +60,33 @@ func Defaults() Config {
 		RateLimit: 50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute}
 }
 
+// DecodeFile decodes the YAML file (if not "") into v over what v holds.
+// Unknown keys are an error naming them; an empty file (or one of only
+// comments) sets nothing.
+func DecodeFile(file string, v any) error {
+	if file == "" {
+		return nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	dec := yaml.NewDecoder(f)
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config file %s: %w", file, err)
+	}
+	return nil
+}
+
 // Load reads file (if not "") over the defaults, then the environment over
 // that. Unknown keys in the file are an error naming them, so a typo does
 // not silently leave a default in place.
 func Load(file string, getenv func(string) string) (Config, error) {
 	c := Defaults()
-	if file != "" {
-		f, err := os.Open(file)
-		if err != nil {
-			return c, fmt.Errorf("config file: %w", err)
-		}
-		defer f.Close()
-		dec := yaml.NewDecoder(f)
-		dec.KnownFields(true)
-		// An empty file sets nothing (io.EOF).
-		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-			return c, fmt.Errorf("config file %s: %w", file, err)
-		}
+	if err := DecodeFile(file, &c); err != nil {
+		return c, err
 	}
 	str := func(dst *string, key string) {
 		if v := getenv(key); v != "" {

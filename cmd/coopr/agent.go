@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/cooprhq/coopr/agent"
 	"github.com/cooprhq/coopr/agent/isolation"
 	"github.com/cooprhq/coopr/agent/sdnotify"
+	"github.com/cooprhq/coopr/server"
 )
 
 // agentConfig is `coopr agent`'s configuration: the --config YAML file,
@@ -47,18 +47,8 @@ func agentDefaults() agentConfig {
 // them, so that a typo does not silently leave a default in place.
 func loadAgentConfig(file string, getenv func(string) string) (agentConfig, error) {
 	c := agentDefaults()
-	if file != "" {
-		f, err := os.Open(file)
-		if err != nil {
-			return c, fmt.Errorf("config file: %w", err)
-		}
-		defer f.Close()
-		dec := yaml.NewDecoder(f)
-		dec.KnownFields(true)
-		// An empty file (the packaged one is all comments) sets nothing.
-		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-			return c, fmt.Errorf("config file %s: %w", file, err)
-		}
+	if err := server.DecodeFile(file, &c); err != nil {
+		return c, err
 	}
 	for _, s := range []struct {
 		dst *string

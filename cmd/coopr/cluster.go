@@ -55,15 +55,8 @@ func newClusterCreateCmd() *cobra.Command {
 			if in["name"] == "" {
 				in["name"] = args[0]
 			}
-			if len(services) > 0 {
-				in["services"] = services
-			}
-			if configFile != "" {
-				cfg, err := readJSONObject(configFile)
-				if err != nil {
-					return err
-				}
-				in["config"] = cfg
+			if err := withServicesAndConfig(in, services, configFile); err != nil {
+				return err
 			}
 			var out struct{ CreateCluster struct{ ID, Status string } }
 			if err := gql(cmd.Context(), c, `mutation($in: ClusterInput!) { createCluster(input: $in) { id status } }`,
@@ -88,6 +81,22 @@ func newClusterCreateCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&services, "services", nil, "services instead of the template's defaults")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cluster is accepted")
 	return cmd
+}
+
+// withServicesAndConfig adds the --services and --config flags to an input.
+func withServicesAndConfig(in map[string]any, services []string, configFile string) error {
+	if len(services) > 0 {
+		in["services"] = services
+	}
+	if configFile == "" {
+		return nil
+	}
+	cfg, err := readJSONObject(configFile)
+	if err != nil {
+		return err
+	}
+	in["config"] = cfg
+	return nil
 }
 
 func readJSONObject(path string) (map[string]any, error) {
@@ -250,15 +259,8 @@ func newClusterOpCmd() *cobra.Command {
 				return err
 			}
 			in := map[string]any{"operation": op}
-			if len(services) > 0 {
-				in["services"] = services
-			}
-			if configFile != "" {
-				cfg, err := readJSONObject(configFile)
-				if err != nil {
-					return err
-				}
-				in["config"] = cfg
+			if err := withServicesAndConfig(in, services, configFile); err != nil {
+				return err
 			}
 			if cmd.Flags().Changed("size") {
 				in["numMachines"] = size

@@ -2,6 +2,7 @@ package ansible
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,6 +129,19 @@ func stopMasters(p prepared, log *slog.Logger) {
 		cancel()
 		if err != nil {
 			log.Warn("ansible: could not stop an ssh control master", "socket", sock, "err", err, "output", strings.TrimSpace(string(msg)))
+		}
+	}
+	// A master still starting when the run was cancelled has no socket
+	// yet to be told to exit through: find it by the control path it was
+	// given, which only this run's masters name.
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, proc := range procs {
+		b, err := os.ReadFile(proc)
+		if err != nil || !bytes.Contains(b, []byte(p.masters+string(filepath.Separator))) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(proc))); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }
