@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -239,30 +238,27 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		Deadline  time.Time `db:"timeout_at"`
 		SvcAction []byte    `db:"svc_action"`
 		ResGen    int       `db:"resource_generation"`
+		View      []byte    `db:"cluster_view"` // on one row per cluster
 	}
 	// A task listed twice (a re-published entry) is updated once; the
 	// token tells which slot won it.
-	c, err := e.claimConn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	err = c.stmt.SelectContext(ctx, &rows,
+	err := e.claimSessions.selectContext(ctx, &rows,
 		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(agents), pq.Array(notes),
 		e.cfg.LeaseTTL.Milliseconds(), tenant)
-	e.putClaimConn(c, err)
 	if err != nil {
 		return nil, err
 	}
-	clusterIDs := make([]string, 0, 1)
+	clusters := make(map[string]*clusterView, 1)
 	for _, r := range rows {
-		if !slices.Contains(clusterIDs, r.Cluster) {
-			clusterIDs = append(clusterIDs, r.Cluster)
+		if r.View == nil {
+			continue
 		}
-	}
-	clusters, err := e.clusterViews(ctx, clusterIDs)
-	if err != nil {
-		// The claims stand; their leases lapse and the reaper retries them.
-		return nil, fmt.Errorf("read clusters: %w", err)
+		cv, err := parseClusterView(r.View)
+		if err != nil {
+			// The claims stand; their leases lapse and the reaper retries them.
+			return nil, fmt.Errorf("cluster %s: %w", r.Cluster, err)
+		}
+		clusters[r.Cluster] = cv
 	}
 	out := make([]*Assignment, n)
 	for _, r := range rows {
@@ -343,142 +339,89 @@ func (cv *clusterView) env(self string) *macro.Env {
 	return macro.NewEnv(cv.macroNodes, self, cv.owner)
 }
 
-// clusterViews reads the clusters' configs and nodes in one round trip.
-func (e *Engine) clusterViews(ctx context.Context, ids []string) (map[string]*clusterView, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	stmt, err := e.prepared(ctx, `SELECT c.id, c.name, c.owner, c.config,
-			coalesce((SELECT jsonb_agg(jsonb_build_object('id', n.id, 'nodenum', n.nodenum, 'hostname', n.hostname,
-				'ipaddresses', n.ipaddresses, 'services', n.services, 'facts', n.facts, 'leaving', n.leaving,
-				'sshuser', n.sshuser, 'hardwaretype', n.hardwaretype, 'imagetype', n.imagetype, 'flavor', n.flavor,
-				'image', n.image, 'automators', (SELECT coalesce(jsonb_agg(DISTINCT a.value ->> 'type'), '[]')
-					FROM unnest(n.services) s(name),
-						jsonb_each(coalesce(c.snapshot -> 'services' -> s.name -> 'provisioner' -> 'actions', '{}')) a
-					WHERE a.value ->> 'type' IS NOT NULL)) ORDER BY n.nodenum)
-				FROM nodes n WHERE n.cluster_id = c.id), '[]') AS nodes
-		FROM clusters c WHERE c.id = ANY($1::text[])`)
-	if err != nil {
-		return nil, err
-	}
-	var rows []struct {
-		ID     string `db:"id"`
-		Name   string `db:"name"`
-		Owner  string `db:"owner"`
-		Config []byte `db:"config"`
-		Nodes  []byte `db:"nodes"`
-	}
-	if err := stmt.SelectContext(ctx, &rows, pq.Array(ids)); err != nil {
-		return nil, err
-	}
-	out := make(map[string]*clusterView, len(rows))
-	for _, r := range rows {
-		cv := &clusterView{name: r.Name, owner: r.Owner}
-		if err := json.Unmarshal(r.Config, &cv.config); err != nil {
-			return nil, fmt.Errorf("cluster %s config: %w", r.ID, err)
-		}
-		var nodes []struct {
+// parseClusterView reads the cluster_view column of claimSQL.
+func parseClusterView(b []byte) (*clusterView, error) {
+	var v struct {
+		Name   string          `json:"name"`
+		Owner  string          `json:"owner"`
+		Config json.RawMessage `json:"config"`
+		Nodes  []struct {
 			NodePayload
 			Leaving bool `json:"leaving"`
-		}
-		if err := json.Unmarshal(r.Nodes, &nodes); err != nil {
-			return nil, fmt.Errorf("cluster %s nodes: %w", r.ID, err)
-		}
-		cv.nodes = make(map[string]*NodePayload, len(nodes))
-		cv.peers = make(map[string]*NodePayload, len(nodes))
-		cv.macroNodes = make([]macro.Node, 0, len(nodes))
-		for _, n := range nodes {
-			cv.nodes[n.ID] = &n.NodePayload
-			peer := n.NodePayload
-			peer.Facts = nil
-			cv.peers[n.ID] = &peer
-			if !n.Leaving { // nodes a scale-in removes are out of the macro view
-				cv.macroNodes = append(cv.macroNodes, macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname,
-					IPs: n.IPAddresses, Services: n.Services})
-			}
-		}
-		out[r.ID] = cv
+		} `json:"nodes"`
 	}
-	return out, nil
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("read view: %w", err)
+	}
+	cv := &clusterView{name: v.Name, owner: v.Owner}
+	if err := json.Unmarshal(v.Config, &cv.config); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	cv.nodes = make(map[string]*NodePayload, len(v.Nodes))
+	cv.peers = make(map[string]*NodePayload, len(v.Nodes))
+	cv.macroNodes = make([]macro.Node, 0, len(v.Nodes))
+	for _, n := range v.Nodes {
+		cv.nodes[n.ID] = &n.NodePayload
+		peer := n.NodePayload
+		peer.Facts = nil
+		cv.peers[n.ID] = &peer
+		if !n.Leaving { // nodes a scale-in removes are out of the macro view
+			cv.macroNodes = append(cv.macroNodes, macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname,
+				IPs: n.IPAddresses, Services: n.Services})
+		}
+	}
+	return cv, nil
 }
 
 // claimSQL claims, records the attempts and their events, and reads the
-// payloads, in one round trip.
+// payloads, in one round trip. The first row of each cluster carries the
+// cluster's view: its config and every node, in the claim's snapshot.
 const claimSQL = `WITH i AS (
 			SELECT * FROM unnest($1::text[], $2::int[], $3::bytea[], $4::text[], $5::text[]) AS i(id, attempt, token, agent, note)),
 		c AS (
 			UPDATE tasks t SET state = 'IN_PROGRESS', claim_token = i.token, agent_id = i.agent,
 				lease_expires_at = now() + $6 * interval '1 millisecond',
 				timeout_at = now() + t.timeout_seconds * interval '1 second'
-			FROM i, jobs j
-			WHERE t.id = i.id AND t.attempt = i.attempt AND t.state = 'QUEUED' AND t.tenant_id = $7
-				AND j.id = t.job_id AND j.state = 'RUNNING'
-			RETURNING t.id, t.attempt, t.claim_token, t.agent_id, i.note, t.job_id, j.cluster_id, t.node_id, t.action,
-				t.service, t.timeout_seconds, t.lease_expires_at, t.timeout_at,
-				j.services -> t.service -> 'provisioner' -> 'actions' -> lower(t.action) AS svc_action,
-				j.resource_generation),
+			FROM i
+			WHERE t.id = i.id AND t.id = ANY($1::text[]) AND t.attempt = i.attempt AND t.state = 'QUEUED' AND t.tenant_id = $7
+				AND (SELECT j.state FROM jobs j WHERE j.id = t.job_id) = 'RUNNING'
+			RETURNING t.id, t.attempt, t.claim_token, t.agent_id, i.note, t.job_id, t.node_id, t.action,
+				t.service, t.timeout_seconds, t.lease_expires_at, t.timeout_at),
+		cj AS (
+			SELECT c.*, j.cluster_id, j.services -> c.service -> 'provisioner' -> 'actions' -> lower(c.action) AS svc_action,
+				j.resource_generation
+			FROM c JOIN jobs j ON j.id = c.job_id),
 		a AS (INSERT INTO task_attempts (task_id, attempt, agent_id, claimed_at)
 			SELECT id, attempt, agent_id, now() FROM c
 			ON CONFLICT (task_id, attempt) DO UPDATE SET agent_id = excluded.agent_id, claimed_at = now()),
 		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
-			SELECT $7, cluster_id, job_id, id, 'task', 'IN_PROGRESS', attempt, note FROM c)
-		SELECT c.id, c.claim_token, c.job_id, c.cluster_id, c.node_id, c.action, c.service, c.timeout_seconds,
-			c.lease_expires_at, c.timeout_at, c.svc_action, c.resource_generation
-		FROM c`
+			SELECT $7, cluster_id, job_id, id, 'task', 'IN_PROGRESS', attempt, note FROM cj)
+		SELECT id, claim_token, job_id, cluster_id, node_id, action, service, timeout_seconds,
+			lease_expires_at, timeout_at, svc_action, resource_generation,
+			CASE WHEN row_number() OVER (PARTITION BY cluster_id) = 1 THEN (
+				SELECT jsonb_build_object('name', cl.name, 'owner', cl.owner, 'config', cl.config, 'nodes',
+					coalesce((SELECT jsonb_agg(jsonb_build_object('id', n.id, 'nodenum', n.nodenum, 'hostname', n.hostname,
+						'ipaddresses', n.ipaddresses, 'services', n.services, 'facts', n.facts, 'leaving', n.leaving,
+						'sshuser', n.sshuser, 'hardwaretype', n.hardwaretype, 'imagetype', n.imagetype, 'flavor', n.flavor,
+						'image', n.image, 'automators', (SELECT coalesce(jsonb_agg(DISTINCT a.value ->> 'type'), '[]')
+							FROM unnest(n.services) s(name),
+								jsonb_each(coalesce(cl.snapshot -> 'services' -> s.name -> 'provisioner' -> 'actions', '{}')) a
+							WHERE a.value ->> 'type' IS NOT NULL)) ORDER BY n.nodenum)
+						FROM nodes n WHERE n.cluster_id = cl.id), '[]'))
+				FROM clusters cl WHERE cl.id = cj.cluster_id) END AS cluster_view
+		FROM cj`
 
-// claimSession is a connection kept for claims, with synchronous_commit
-// off: a claim does not wait for the disk. Postgres crashing in the moment
-// after can lose a claim, never a finish: the task is QUEUED again, the
-// reconciler re-publishes it, the agent's finish is refused as stale, and
-// the task runs again, which every task must tolerate (SPEC §5.8). A finish
-// always commits synchronously, which flushes every claim before it.
-type claimSession struct {
-	conn *sqlx.Conn
-	stmt *sqlx.Stmt
-}
+// The jobs check is a subquery rather than a join so that no plan drives
+// the update from a job's tasks: with a generic plan and a young table's
+// statistics, Postgres chose to scan every task of the job per claim.
 
-// maxIdleClaimSessions bounds the sessions kept between claims: one per
-// tenant being served at the same moment.
-const maxIdleClaimSessions = 4
-
-func (e *Engine) claimConn(ctx context.Context) (*claimSession, error) {
-	e.claimMu.Lock()
-	if n := len(e.claimIdle); n > 0 {
-		c := e.claimIdle[n-1]
-		e.claimIdle = e.claimIdle[:n-1]
-		e.claimMu.Unlock()
-		return c, nil
-	}
-	e.claimMu.Unlock()
-	conn, err := e.db.Connx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.ExecContext(ctx, `SET synchronous_commit = off`); err != nil {
-		_ = conn.Close()
-		return nil, err
-	}
-	stmt, err := conn.PreparexContext(ctx, claimSQL)
-	if err != nil {
-		_ = conn.Close()
-		return nil, err
-	}
-	return &claimSession{conn: conn, stmt: stmt}, nil
-}
-
-// putClaimConn keeps a session for the next claim unless it failed (it may
-// be broken) or enough are kept already.
-func (e *Engine) putClaimConn(c *claimSession, err error) {
-	e.claimMu.Lock()
-	if err == nil && len(e.claimIdle) < maxIdleClaimSessions {
-		e.claimIdle = append(e.claimIdle, c)
-		e.claimMu.Unlock()
-		return
-	}
-	e.claimMu.Unlock()
-	_ = c.stmt.Close()
-	_ = c.conn.Close()
-}
+// The claim sessions run with synchronous_commit off: a claim does not wait
+// for the disk. Postgres crashing in the moment after can lose a claim,
+// never a finish: the task is QUEUED again, the reconciler re-publishes it,
+// the agent's finish is refused as stale, and the task runs again, which
+// every task must tolerate (SPEC §5.8). A finish always commits
+// synchronously, which flushes every claim before it.
+var claimSetup = []string{`SET synchronous_commit = off`, `SET plan_cache_mode = force_generic_plan`}
 
 // skip settles an entry whose task could not be claimed.
 func (e *Engine) skip(ctx context.Context, tenant string, it queue.Item) error {

@@ -285,11 +285,8 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []er
 		ID  string `db:"id"`
 		Job string `db:"job_id"`
 	}
-	stmt, err := e.prepared(ctx, finishSQL)
-	if err == nil {
-		err = stmt.SelectContext(ctx, &rows,
-			pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(msgs), pq.Array(outs), pq.Array(errTails))
-	}
+	err := e.finishSessions.selectContext(ctx, &rows,
+		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(msgs), pq.Array(outs), pq.Array(errTails))
 	done := make(map[string]string, len(rows))
 	for _, r := range rows {
 		done[r.ID] = r.Job
