@@ -165,3 +165,62 @@ func BenchmarkClaimLatency(b *testing.B) {
 	b.ReportMetric(float64(gaps[len(gaps)/2].Microseconds())/1000, "finish-claim-p50-ms")
 	b.ReportMetric(float64(gaps[len(gaps)*99/100].Microseconds())/1000, "finish-claim-p99-ms")
 }
+
+// BenchmarkClaimBigCluster claims and finishes, one at a time, the START
+// tasks of a 1,000-node cluster whose nodes carry names, addresses and
+// facts, as they do after a create: each claim reads the cluster's view for
+// the payload, so this is the cost of a claim as a cluster grows.
+func BenchmarkClaimBigCluster(b *testing.B) {
+	const nodes = 1000
+	st := storetest.New(b)
+	rdb, prefix := queuetest.New(b)
+	db := st.DB()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ten, err := st.EnsureTenant(ctx, "bench")
+	must(b, err)
+	eng := New(db, queue.New(rdb, queue.Options{Prefix: prefix}), Config{})
+	go func() { _ = eng.Run(ctx) }()
+	services := startOnly()
+	var cluster string
+	must(b, db.GetContext(ctx, &cluster, `INSERT INTO clusters (tenant_id, name, status, config, snapshot)
+		VALUES ($1, 'big', 'ACTIVE', '{"web": {"port": 8080, "peers": "%host.service.s%"}}',
+			'{"services": {"s": {"name": "s", "provisioner": {"actions": {"start": {"type": "shell", "fields": {"script": "true"}}}}}}}')
+		RETURNING id`, ten.ID))
+	ns := make([]planner.Node, nodes)
+	for i := range ns {
+		ns[i] = planner.Node{ID: fmt.Sprintf("n%04d", i), NodeNum: 1000 + i, Services: []string{"s"}}
+	}
+	_, err = db.ExecContext(ctx, `INSERT INTO nodes (id, cluster_id, nodenum, hostname, services, ipaddresses, facts)
+		SELECT 'n' || lpad(g::text, 4, '0'), $1, 1000 + g, 'node' || g || '.big.example.com', '{s}',
+			jsonb_build_object('access_v4', '10.0.' || (g / 250) || '.' || (g % 250 + 2)),
+			jsonb_build_object('node', jsonb_build_object('os', 'debian', 'release', '12', 'kernel', '6.1.0-28-amd64',
+				'cpus', 4, 'memory_mb', 16384, 'disks', jsonb_build_array('/dev/vda', '/dev/vdb'),
+				'interfaces', jsonb_build_object('eth0', '10.0.' || (g / 250) || '.' || (g % 250 + 2)), 'uptime_seconds', 12345 + g))
+		FROM generate_series(0, $2 - 1) g`, cluster, nodes)
+	must(b, err)
+	p, err := planner.Build(&planner.Request{Action: planner.StartServices, Services: services, Nodes: ns})
+	must(b, err)
+	b.ResetTimer()
+	var done int
+	start := time.Now()
+	for range b.N {
+		if _, err := eng.Submit(ctx, JobSpec{TenantID: ten.ID, ClusterID: cluster, Action: planner.StartServices, Plan: p, Services: services}); err != nil {
+			b.Fatal(err)
+		}
+		for n := 0; n < nodes; n++ {
+			a, err := eng.Claim(ctx, ClaimRequest{TenantID: ten.ID, AgentID: "bench", Wait: 5 * time.Second})
+			must(b, err)
+			if a == nil {
+				b.Fatal("no task within 5 s")
+			}
+			if len(a.Nodes) != nodes || a.Node == nil || a.Node.Facts == nil {
+				b.Fatalf("payload has %d nodes and own node %+v, want %d nodes and the own node's facts", len(a.Nodes), a.Node, nodes)
+			}
+			must(b, eng.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, Result{}))
+			done++
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(done)/time.Since(start).Seconds(), "tasks/s")
+}

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cooprhq/coopr/macro"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/queue"
 	"github.com/jmoiron/sqlx"
@@ -238,7 +237,8 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		Deadline  time.Time `db:"timeout_at"`
 		SvcAction []byte    `db:"svc_action"`
 		ResGen    int       `db:"resource_generation"`
-		View      []byte    `db:"cluster_view"` // on one row per cluster
+		Facts     []byte    `db:"node_facts"`
+		ViewKey   *string   `db:"view_key"` // on one row per cluster
 	}
 	// A task listed twice (a re-published entry) is updated once; the
 	// token tells which slot won it.
@@ -250,10 +250,10 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 	}
 	clusters := make(map[string]*clusterView, 1)
 	for _, r := range rows {
-		if r.View == nil {
+		if r.ViewKey == nil {
 			continue
 		}
-		cv, err := parseClusterView(r.View)
+		cv, err := e.views.get(ctx, r.Cluster, *r.ViewKey)
 		if err != nil {
 			// The claims stand; their leases lapse and the reaper retries them.
 			return nil, fmt.Errorf("cluster %s: %w", r.Cluster, err)
@@ -283,12 +283,19 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		a.Cluster = ClusterPayload{ID: r.Cluster, Name: cv.name, Owner: cv.owner, Config: cv.config}
 		a.Nodes = cv.peers
 		if r.Node != "" {
-			a.Node = cv.nodes[r.Node]
-			if a.Node == nil {
+			if peer := cv.peers[r.Node]; peer != nil {
+				own := *peer
+				a.Node = &own
+			} else {
 				// A node-level task may run before its record has more
 				// than an id (a CREATE of a node the control plane has not
 				// written): it still names the node.
 				a.Node = &NodePayload{ID: r.Node}
+			}
+			if len(r.Facts) > 0 {
+				if err := json.Unmarshal(r.Facts, &a.Node.Facts); err != nil {
+					return nil, fmt.Errorf("node %s facts: %w", r.Node, err)
+				}
 			}
 		}
 		if r.Service != "" {
@@ -322,60 +329,10 @@ func (e *Engine) failClaimed(ctx context.Context, a *Assignment, msg string) {
 	}
 }
 
-// clusterView is what payloads carry of a cluster: its identity, its raw
-// config and every node.
-type clusterView struct {
-	name, owner string
-	config      any
-	nodes       map[string]*NodePayload
-	// peers is every node without its facts, for payloads' nodes: facts
-	// are the task's own node's (SPEC §7.5), and all of them in every
-	// payload would grow with the square of the cluster's size.
-	peers      map[string]*NodePayload
-	macroNodes []macro.Node
-}
-
-func (cv *clusterView) env(self string) *macro.Env {
-	return macro.NewEnv(cv.macroNodes, self, cv.owner)
-}
-
-// parseClusterView reads the cluster_view column of claimSQL.
-func parseClusterView(b []byte) (*clusterView, error) {
-	var v struct {
-		Name   string          `json:"name"`
-		Owner  string          `json:"owner"`
-		Config json.RawMessage `json:"config"`
-		Nodes  []struct {
-			NodePayload
-			Leaving bool `json:"leaving"`
-		} `json:"nodes"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("read view: %w", err)
-	}
-	cv := &clusterView{name: v.Name, owner: v.Owner}
-	if err := json.Unmarshal(v.Config, &cv.config); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	cv.nodes = make(map[string]*NodePayload, len(v.Nodes))
-	cv.peers = make(map[string]*NodePayload, len(v.Nodes))
-	cv.macroNodes = make([]macro.Node, 0, len(v.Nodes))
-	for _, n := range v.Nodes {
-		cv.nodes[n.ID] = &n.NodePayload
-		peer := n.NodePayload
-		peer.Facts = nil
-		cv.peers[n.ID] = &peer
-		if !n.Leaving { // nodes a scale-in removes are out of the macro view
-			cv.macroNodes = append(cv.macroNodes, macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname,
-				IPs: n.IPAddresses, Services: n.Services})
-		}
-	}
-	return cv, nil
-}
-
 // claimSQL claims, records the attempts and their events, and reads the
-// payloads, in one round trip. The first row of each cluster carries the
-// cluster's view: its config and every node, in the claim's snapshot.
+// payloads, in one round trip: each task's own node's facts, and on the
+// first row of each cluster the key of the cluster's view, which is read
+// again only when it changed.
 const claimSQL = `WITH i AS (
 			SELECT * FROM unnest($1::text[], $2::int[], $3::bytea[], $4::text[], $5::text[]) AS i(id, attempt, token, agent, note)),
 		c AS (
@@ -398,17 +355,9 @@ const claimSQL = `WITH i AS (
 			SELECT $7, cluster_id, job_id, id, 'task', 'IN_PROGRESS', attempt, note FROM cj)
 		SELECT id, claim_token, job_id, cluster_id, node_id, action, service, timeout_seconds,
 			lease_expires_at, timeout_at, svc_action, resource_generation,
+			(SELECT n.facts FROM nodes n WHERE n.id = cj.node_id) AS node_facts,
 			CASE WHEN row_number() OVER (PARTITION BY cluster_id) = 1 THEN (
-				SELECT jsonb_build_object('name', cl.name, 'owner', cl.owner, 'config', cl.config, 'nodes',
-					coalesce((SELECT jsonb_agg(jsonb_build_object('id', n.id, 'nodenum', n.nodenum, 'hostname', n.hostname,
-						'ipaddresses', n.ipaddresses, 'services', n.services, 'facts', n.facts, 'leaving', n.leaving,
-						'sshuser', n.sshuser, 'hardwaretype', n.hardwaretype, 'imagetype', n.imagetype, 'flavor', n.flavor,
-						'image', n.image, 'automators', (SELECT coalesce(jsonb_agg(DISTINCT a.value ->> 'type'), '[]')
-							FROM unnest(n.services) s(name),
-								jsonb_each(coalesce(cl.snapshot -> 'services' -> s.name -> 'provisioner' -> 'actions', '{}')) a
-							WHERE a.value ->> 'type' IS NOT NULL)) ORDER BY n.nodenum)
-						FROM nodes n WHERE n.cluster_id = cl.id), '[]'))
-				FROM clusters cl WHERE cl.id = cj.cluster_id) END AS cluster_view
+				SELECT ` + viewKey + ` FROM clusters cl WHERE cl.id = cj.cluster_id) END AS view_key
 		FROM cj`
 
 // The jobs check is a subquery rather than a join so that no plan drives

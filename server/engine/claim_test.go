@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -215,5 +217,71 @@ func TestAbandon(t *testing.T) {
 	must(t, err)
 	if n != 2 {
 		t.Errorf("abandoned %d of b's claims keeping none, want 2", n)
+	}
+}
+
+// An agent's heartbeat renews its claims while finishes of the same claims
+// are committed in batches: the statements lock the rows in one order, so
+// neither is ever chosen as a deadlock victim, whatever order the agent
+// lists its claims in.
+func TestHeartbeatAndFinishesDoNotDeadlock(t *testing.T) {
+	cfg := fast
+	cfg.LeaseTTL = time.Minute
+	h := newHarness(t, cfg)
+	const n = 300
+	h.submit(planner.StartServices, independent(h.nodes(n)), startOnly())
+	ctx := context.Background()
+	var as []*Assignment
+	for len(as) < n {
+		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
+		must(t, err)
+		if a == nil {
+			t.Fatalf("%d tasks claimed, want %d", len(as), n)
+		}
+		as = append(as, a)
+	}
+	slices.SortFunc(as, func(a, b *Assignment) int { return strings.Compare(a.TaskID, b.TaskID) })
+	refs := make([]ClaimRef, n)
+	for i, a := range as {
+		refs[n-1-i] = ClaimRef{TaskID: a.TaskID, Attempt: a.Attempt, Token: a.ClaimToken} // the other way round
+	}
+	done := make(chan struct{})
+	beats := make(chan error, 1)
+	go func() {
+		defer close(beats)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := h.engine().Heartbeat(ctx, "a", refs); err != nil {
+				beats <- err
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for chunk := range slices.Chunk(as, 30) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := make([]finishIn, len(chunk))
+			for i, a := range chunk {
+				in[i] = finishIn{task: a.TaskID, attempt: a.Attempt, token: mustHex(a.ClaimToken)}
+			}
+			_, errs := h.engine().finishBatch(ctx, in)
+			for _, err := range errs {
+				if err != nil {
+					t.Errorf("finish: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	if err := <-beats; err != nil {
+		t.Fatalf("heartbeat: %v", err)
 	}
 }

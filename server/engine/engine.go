@@ -109,6 +109,7 @@ type Engine struct {
 	stats          struct{ dispatched, claimed, completed, failed atomic.Int64 }
 	claimSessions  *sessions
 	finishSessions *sessions
+	views          *views
 }
 
 // note tells the scheduler that a job's rows changed.
@@ -147,6 +148,7 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 	e.finishes = &batcher[finishIn, string]{run: e.finishBatch, max: 256, workers: 1}
 	// One kept session per tenant being served at the same moment, and
 	// one per finish batch in flight.
+	e.views = &views{db: db, m: map[string]*clusterView{}}
 	e.claimSessions = &sessions{db: db, setup: claimSetup, query: claimSQL, maxIdle: 4}
 	e.finishSessions = &sessions{db: db, setup: []string{`SET plan_cache_mode = force_generic_plan`}, query: finishSQL, maxIdle: e.finishes.workers}
 	return e

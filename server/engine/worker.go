@@ -314,12 +314,18 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []er
 	return jobs, errs
 }
 
-// finishSQL completes attempts, with their events, in one round trip.
+// finishSQL completes attempts, with their events, in one round trip. It
+// locks the tasks in id order, as Heartbeat does: statements that lock many
+// rows of one agent in different orders deadlock.
 const finishSQL = `WITH i AS (
 			SELECT * FROM unnest($1::text[], $2::int[], $3::bytea[], $4::text[], $5::text[], $6::text[])
 				AS i(id, attempt, token, message, stdout, stderr)),
+		l AS MATERIALIZED (SELECT tasks.id FROM tasks JOIN i ON tasks.id = i.id
+			WHERE tasks.attempt = i.attempt AND tasks.claim_token = i.token AND tasks.state = 'IN_PROGRESS'
+			ORDER BY tasks.id FOR UPDATE OF tasks),
 		t AS (UPDATE tasks SET state = 'COMPLETE', claim_token = NULL, lease_expires_at = NULL, timeout_at = NULL, message = i.message
-			FROM i WHERE tasks.id = i.id AND tasks.attempt = i.attempt AND tasks.claim_token = i.token AND tasks.state = 'IN_PROGRESS'
+			FROM i, l WHERE tasks.id = l.id AND tasks.id = i.id AND tasks.attempt = i.attempt AND tasks.claim_token = i.token
+				AND tasks.state = 'IN_PROGRESS'
 			RETURNING tasks.id, tasks.job_id, tasks.tenant_id, tasks.attempt, tasks.action, tasks.node_id, i.message, i.stdout, i.stderr),
 		gone AS (DELETE FROM nodes n USING t WHERE t.action = 'DELETE' AND n.id = t.node_id AND n.leaving),
 		a AS (UPDATE task_attempts a SET finished_at = now(), status = 0, message = t.message, retryable = true,
@@ -512,10 +518,12 @@ func (e *Engine) Heartbeat(ctx context.Context, agentID string, claims []ClaimRe
 		ids[i], attempts[i], tokens[i] = c.TaskID, int64(c.Attempt), mustHex(c.Token)
 	}
 	var renewed []string
-	err := e.db.SelectContext(ctx, &renewed, `UPDATE tasks t SET lease_expires_at = now() + $5 * interval '1 millisecond'
-		FROM unnest($1::text[], $2::int[], $3::bytea[]) AS c(id, attempt, token), jobs j
-		WHERE t.id = c.id AND t.attempt = c.attempt AND t.claim_token = c.token AND t.state = 'IN_PROGRESS'
-			AND t.agent_id = $4 AND j.id = t.job_id AND j.state <> 'FAILED'
+	err := e.db.SelectContext(ctx, &renewed, `WITH l AS MATERIALIZED (
+			SELECT t.id FROM tasks t JOIN unnest($1::text[], $2::int[], $3::bytea[]) AS c(id, attempt, token) ON t.id = c.id
+			WHERE t.attempt = c.attempt AND t.claim_token = c.token AND t.state = 'IN_PROGRESS' AND t.agent_id = $4
+				AND (SELECT j.state FROM jobs j WHERE j.id = t.job_id) <> 'FAILED'
+			ORDER BY t.id FOR UPDATE OF t)
+		UPDATE tasks t SET lease_expires_at = now() + $5 * interval '1 millisecond' FROM l WHERE t.id = l.id
 		RETURNING t.id`, pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), agentID, e.cfg.LeaseTTL.Milliseconds())
 	if err != nil {
 		return nil, fmt.Errorf("engine: heartbeat: %w", err)
