@@ -178,3 +178,59 @@ func TestPayloadFactsOnlyForOwnNode(t *testing.T) {
 		t.Error("BOOTSTRAP did not see its own node's vm facts")
 	}
 }
+
+// Claims keep a cluster's view between them: a change to a node or to the
+// cluster made anywhere (here straight in the database, as another server
+// would) reaches the next payload, and a node's facts are always its own
+// and current.
+func TestPayloadSeesChangesBetweenClaims(t *testing.T) {
+	h := newHarness(t, fast)
+	nodes := independent(h.nodes(3))
+	h.submit(planner.StartServices, nodes, startOnly())
+	ctx := context.Background()
+	claim := func() *Assignment {
+		t.Helper()
+		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
+		must(t, err)
+		if a == nil {
+			t.Fatal("no task")
+		}
+		return a
+	}
+	first := claim()
+	if n := len(first.Nodes); n != 3 {
+		t.Fatalf("payload has %d nodes, want 3", n)
+	}
+	other := nodes[0].ID
+	if other == first.Node.ID {
+		other = nodes[1].ID
+	}
+	_, err := h.db.Exec(`UPDATE nodes SET hostname = 'renamed.example' WHERE id = $1`, other)
+	must(t, err)
+	_, err = h.db.Exec(`UPDATE nodes SET facts = '{"node": {"os": "debian"}}' WHERE cluster_id = $1`, h.cluster)
+	must(t, err)
+	_, err = h.db.Exec(`UPDATE clusters SET config = '{"v": 2}' WHERE id = $1`, h.cluster)
+	must(t, err)
+	second := claim()
+	if got := second.Nodes[other].Hostname; got != "renamed.example" {
+		t.Errorf("peer %s hostname %q after the change, want renamed.example", other, got)
+	}
+	compact := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	if got := compact(second.Cluster.Config); got != `{"v":2}` {
+		t.Errorf("config %s after the change, want {\"v\":2}", got)
+	}
+	if got := compact(second.Node.Facts); got != `{"node":{"os":"debian"}}` {
+		t.Errorf("own node facts %s, want the node's", got)
+	}
+	for id, n := range second.Nodes {
+		if n.Facts != nil {
+			t.Errorf("peer %s carries facts %v; payloads carry only their own node's", id, n.Facts)
+		}
+	}
+	_, err = h.db.Exec(`DELETE FROM nodes WHERE id = $1`, other)
+	must(t, err)
+	third := claim()
+	if _, ok := third.Nodes[other]; ok || len(third.Nodes) != 2 {
+		t.Errorf("after deleting %s the payload has nodes %v", other, third.Nodes)
+	}
+}
