@@ -103,6 +103,10 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	if err := conn.GetContext(ctx, &schema, `SELECT current_schema()`); err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
+	// The watermark is the only thing this session writes (see relay).
+	if _, err := conn.ExecContext(ctx, `SET synchronous_commit = off`); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
 	l := pq.NewListener(r.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("events: listener", "event", ev, "err", err)
@@ -119,7 +123,7 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	tick := time.NewTicker(r.Poll)
 	defer tick.Stop()
 	for {
-		if err := r.relay(ctx); err != nil {
+		if err := r.relay(ctx, conn); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -135,68 +139,88 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 }
 
 // relay publishes every event of transactions that ended since the last
-// watermark, then moves the watermark.
-func (r *Relay) relay(ctx context.Context) error {
-	var w struct {
-		From string `db:"from_xid"`
-		To   string `db:"to_xid"`
-	}
-	if err := r.db.GetContext(ctx, &w, `SELECT watermark::text AS from_xid,
-		pg_snapshot_xmin(pg_current_snapshot())::text AS to_xid FROM event_relay`); err != nil {
+// watermark, then moves the watermark. Under load the relay waits behind
+// the subscribers' work for every round trip it makes, so the common case
+// takes two: one statement reads the bounds with the first page of events,
+// and the watermark is saved without waiting for the disk (losing it in a
+// crash only publishes some events twice).
+func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn) error {
+	const page = 5000
+	var rows []relayRow
+	if err := conn.SelectContext(ctx, &rows, `WITH w AS (
+			SELECT watermark AS lo, pg_snapshot_xmin(pg_current_snapshot()) AS hi FROM event_relay)
+		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, e.id, e.tenant_id, e.cluster_id AS cluster_n,
+			e.job_id AS job_n, e.task_id AS task_n, e.kind, e.state, e.attempt AS attempt_n, e.message,
+			e.created_at, e.txid::text AS txid
+		FROM w CROSS JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
+			ORDER BY txid, id LIMIT `+fmt.Sprint(page)+`) e`); err != nil {
 		return err
 	}
-	if w.From == w.To {
+	if len(rows) == 0 {
+		// Nothing ended with events since the watermark; it moves with
+		// the next events.
 		return nil
 	}
-	const page = 5000
-	afterTxid, afterID := w.From, int64(-1)
+	from, to := rows[0].From, rows[0].To
 	for {
-		var rows []struct {
-			Event
-			Txid     string  `db:"txid"`
-			ClusterN *string `db:"cluster_n"`
-			JobN     *string `db:"job_n"`
-			TaskN    *string `db:"task_n"`
-			AttemptN *int    `db:"attempt_n"`
+		if err := r.publish(ctx, rows); err != nil {
+			return err
 		}
-		if err := r.db.SelectContext(ctx, &rows, `SELECT id, tenant_id, cluster_id AS cluster_n, job_id AS job_n,
+		if len(rows) < page {
+			break
+		}
+		last := rows[len(rows)-1]
+		rows = rows[:0]
+		if err := conn.SelectContext(ctx, &rows, `SELECT id, tenant_id, cluster_id AS cluster_n, job_id AS job_n,
 				task_id AS task_n, kind, state, attempt AS attempt_n, message, created_at, txid::text AS txid
 			FROM events WHERE txid >= $1::xid8 AND txid < $2::xid8 AND (txid, id) > ($3::xid8, $4)
-			ORDER BY txid, id LIMIT `+fmt.Sprint(page), w.From, w.To, afterTxid, afterID); err != nil {
+			ORDER BY txid, id LIMIT `+fmt.Sprint(page), from, to, last.Txid, last.Seq); err != nil {
 			return err
 		}
 		if len(rows) == 0 {
 			break
 		}
-		batch := make([]Event, len(rows))
-		pipe := r.rdb.Pipeline()
-		for i, row := range rows {
-			ev := row.Event
-			ev.Cluster, ev.Job, ev.Task = deref(row.ClusterN), deref(row.JobN), deref(row.TaskN)
-			if row.AttemptN != nil {
-				ev.Attempt = *row.AttemptN
-			}
-			b, err := json.Marshal(ev)
-			if err != nil {
-				return err
-			}
-			pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"e", b}})
-			batch[i] = ev
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			return fmt.Errorf("publish: %w", err)
-		}
-		if r.OnBatch != nil {
-			r.OnBatch(batch)
-		}
-		last := rows[len(rows)-1]
-		afterTxid, afterID = last.Txid, last.Seq
-		if len(rows) < page {
-			break
-		}
 	}
-	_, err := r.db.ExecContext(ctx, `UPDATE event_relay SET watermark = $1::xid8`, w.To)
+	_, err := conn.ExecContext(ctx, `UPDATE event_relay SET watermark = $1::xid8`, to)
 	return err
+}
+
+// relayRow is an event as the relay reads it.
+type relayRow struct {
+	Event
+	From     string  `db:"from_xid"`
+	To       string  `db:"to_xid"`
+	Txid     string  `db:"txid"`
+	ClusterN *string `db:"cluster_n"`
+	JobN     *string `db:"job_n"`
+	TaskN    *string `db:"task_n"`
+	AttemptN *int    `db:"attempt_n"`
+}
+
+// publish adds rows to the stream in one round trip.
+func (r *Relay) publish(ctx context.Context, rows []relayRow) error {
+	batch := make([]Event, len(rows))
+	pipe := r.rdb.Pipeline()
+	for i, row := range rows {
+		ev := row.Event
+		ev.Cluster, ev.Job, ev.Task = deref(row.ClusterN), deref(row.JobN), deref(row.TaskN)
+		if row.AttemptN != nil {
+			ev.Attempt = *row.AttemptN
+		}
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"e", b}})
+		batch[i] = ev
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	if r.OnBatch != nil {
+		r.OnBatch(batch)
+	}
+	return nil
 }
 
 func deref(s *string) string {

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -29,6 +30,11 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
 		t.Fatal(err)
 	}
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
 	read := "0-0"
 	insert := `INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`
 
@@ -43,7 +49,7 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 	if _, err := db.Exec(insert, ten.ID, "fast"); err != nil { // commits first
 		t.Fatal(err)
 	}
-	if err := r.relay(ctx); err != nil {
+	if err := r.relay(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	got := func(wait time.Duration) []string {
@@ -68,10 +74,10 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 	if err := slow.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.relay(ctx); err != nil {
+	if err := r.relay(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.relay(ctx); err != nil { // nothing new: nothing again
+	if err := r.relay(ctx, conn); err != nil { // nothing new: nothing again
 		t.Fatal(err)
 	}
 	evs := got(500 * time.Millisecond)
@@ -106,5 +112,60 @@ func TestHubStalledSubscriber(t *testing.T) {
 	h.dispatch(Event{Seq: 99, Cluster: "c1"})
 	if len(live.C) != 50 {
 		t.Error("an unsubscribed subscriber still receives")
+	}
+}
+
+// Events beyond one page (5,000) are relayed in pages, every one once and
+// in order, and the watermark then moves past them all.
+func TestRelayPages(t *testing.T) {
+	st := storetest.New(t)
+	rdb, prefix := queuetest.New(t)
+	db := st.DB()
+	ctx := context.Background()
+	ten, err := st.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRelay(db, "", rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if _, err := db.Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const n = 12_001
+	if _, err := db.Exec(`INSERT INTO events (tenant_id, kind, state, message)
+		SELECT $1, 'cluster', 'ACTIVE', g::text FROM generate_series(1, $2) g`, ten.ID, n); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second finds nothing new
+		if err := r.relay(ctx, conn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, err := rdb.XRange(ctx, Channel(prefix), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != n {
+		t.Fatalf("relayed %d events, want %d", len(msgs), n)
+	}
+	for i, m := range msgs {
+		var ev Event
+		if err := json.Unmarshal([]byte(m.Values["e"].(string)), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprint(i + 1); ev.Message != want {
+			t.Fatalf("event %d is %q, want %q", i, ev.Message, want)
+		}
+	}
+	var behind bool
+	if err := db.Get(&behind, `SELECT watermark <= (SELECT max(txid) FROM events) FROM event_relay`); err != nil {
+		t.Fatal(err)
+	}
+	if behind {
+		t.Error("the watermark did not move past the relayed events")
 	}
 }
