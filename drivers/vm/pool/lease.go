@@ -73,6 +73,9 @@ func (s leaseState) String() string {
 // lease runs op on the host of tg and returns the lease's state and the
 // host key the host showed, in authorized_keys format.
 func (d *driver) lease(ctx context.Context, tg remote.Target, op, owner string) (leaseState, string, error) {
+	if op == "probe" {
+		d.probes.Add(1)
+	}
 	c, err := d.pool.Dial(ctx, tg)
 	if err != nil {
 		return leaseState{}, "", err
@@ -107,6 +110,11 @@ type probed struct {
 	err error
 }
 
+// ours tells whether the host is leased to owner.
+func (p probed) ours(owner string) bool {
+	return p.err == nil && (p.st.kind == "ours" || p.st.kind == "held" && p.st.owner == owner)
+}
+
 // scan looks at every host's lease at once, each within probeTimeout.
 func (d *driver) scan(ctx context.Context, s settings, hosts []host, owner string) []probed {
 	res := make([]probed, len(hosts))
@@ -124,6 +132,73 @@ func (d *driver) scan(ctx context.Context, s settings, hosts []host, owner strin
 	}
 	wg.Wait()
 	return res
+}
+
+// scanGroup shares scans of one provider's hosts between the tasks of this
+// agent that need one at the same time: a cluster's CREATEs all start
+// together, and each scanning every host on its own made N nodes on H
+// hosts cost N×H probes. One scan runs at a time; tasks that arrive while
+// it runs share the next one. A scan that started after a task did serves
+// it as well as its own would: a lease any earlier attempt of the task
+// took is older than the scan.
+type scanGroup struct {
+	running bool
+	next    *scanRun
+}
+
+type scanRun struct {
+	done chan struct{}
+	res  map[string]probed // by host id
+}
+
+// sharedScan returns every host of s by id as a scan started after the
+// call found it, with owners as they are (no host is "ours").
+func (d *driver) sharedScan(ctx context.Context, s settings) (map[string]probed, error) {
+	key := s.scanKey()
+	d.scanMu.Lock()
+	g := d.scans[key]
+	if g == nil {
+		g = &scanGroup{}
+		d.scans[key] = g
+	}
+	if g.next == nil {
+		g.next = &scanRun{done: make(chan struct{})}
+	}
+	r := g.next
+	if !g.running {
+		d.startScan(key, g, s)
+	}
+	d.scanMu.Unlock()
+	select {
+	case <-r.done:
+		return r.res, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// startScan runs g's next scan; d.scanMu is held.
+func (d *driver) startScan(key string, g *scanGroup, s settings) {
+	r := g.next
+	g.next, g.running = nil, true
+	go func() {
+		// Not any one task's context: the others wait for this scan too.
+		// Each probe is bounded by probeTimeout.
+		found := d.scan(context.Background(), s, s.hosts, "")
+		r.res = make(map[string]probed, len(found))
+		for i, h := range s.hosts {
+			r.res[h.id()] = found[i]
+		}
+		close(r.done)
+		d.scanMu.Lock()
+		defer d.scanMu.Unlock()
+		if g.next != nil {
+			d.startScan(key, g, s)
+			return
+		}
+		g.running = false
+		delete(d.scans, key)
+	}()
 }
 
 // create adopts the host leased to the node, else leases a free one.
@@ -146,14 +221,18 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 
 	order := spread(s.hosts, t.ClusterID, t.Node.ID)
 	out.Status(fmt.Sprintf("looking for a free host among %d", len(order)), 0)
-	found := d.scan(ctx, s, order, own)
-	if ctx.Err() != nil {
-		return failure(statusNothingCreated, fmt.Errorf("looking for a free host: %w", context.Cause(ctx)), nil)
+	scanned, err := d.sharedScan(ctx, s)
+	if err != nil {
+		return failure(statusNothingCreated, fmt.Errorf("looking for a free host: %w", err), nil)
+	}
+	found := make([]probed, len(order))
+	for i, h := range order {
+		found[i] = scanned[h.id()]
 	}
 	// Adopt before leasing: a CREATE whose result was lost holds a host
 	// the facts do not name.
 	for i, h := range order {
-		if found[i].err == nil && found[i].st.kind == "ours" {
+		if found[i].ours(own) {
 			return d.created(ctx, s, h, []string{found[i].key}, "adopted", out, log)
 		}
 	}
@@ -327,11 +406,14 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 		// A CREATE whose result was lost may hold a host no fact names.
 		// Hosts that do not answer are passed over: with no providerId
 		// the node is gone as far as the server knows (SPEC §5.8).
-		found := d.scan(ctx, s, s.hosts, own)
+		found, err := d.sharedScan(ctx, s)
+		if err != nil {
+			return failure(statusFailed, fmt.Errorf("looking for the node's host: %w", err), nil)
+		}
 		var released []string
-		for i, h := range s.hosts {
-			if found[i].err == nil && found[i].st.kind == "ours" {
-				if r := d.release(ctx, s, t, h, s.target(h, []string{found[i].key}), out, log); r.Status != 0 {
+		for _, h := range s.hosts {
+			if p := found[h.id()]; p.ours(own) {
+				if r := d.release(ctx, s, t, h, s.target(h, []string{p.key}), out, log); r.Status != 0 {
 					return r
 				}
 				released = append(released, h.id())

@@ -46,6 +46,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -86,6 +88,7 @@ func New(pool *remote.Pool, log *slog.Logger) drivers.Driver {
 		minWait:      250 * time.Millisecond,
 		maxWait:      5 * time.Second,
 		resolve:      net.DefaultResolver.LookupNetIP,
+		scans:        map[string]*scanGroup{},
 	}
 }
 
@@ -100,6 +103,11 @@ type driver struct {
 	confirmWait      time.Duration
 	minWait, maxWait time.Duration
 	resolve          func(ctx context.Context, network, host string) ([]netip.Addr, error)
+
+	scanMu sync.Mutex
+	scans  map[string]*scanGroup // by settings.scanKey
+	// probes counts lease probes, for tests.
+	probes atomic.Int64
 }
 
 // Result statuses: 200–299 tell the server nothing was created.
@@ -301,6 +309,16 @@ func (s settings) byID(id string) (host, bool) {
 		}
 	}
 	return host{}, false
+}
+
+// scanKey tells which tasks may share a scan: those that reach the same
+// hosts as the same user with the same key.
+func (s settings) scanKey() string {
+	ids := make([]string, len(s.hosts))
+	for i, h := range s.hosts {
+		ids[i] = h.id()
+	}
+	return s.provider + "\x00" + s.user + "\x00" + ssh.FingerprintSHA256(s.signer.PublicKey()) + "\x00" + strings.Join(ids, " ")
 }
 
 // target is how the driver reaches h, verifying pins when given.

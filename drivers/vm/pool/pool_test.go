@@ -367,6 +367,33 @@ func TestConcurrentCreatesTakeDifferentHosts(t *testing.T) {
 	}
 }
 
+// The CREATEs of a cluster's nodes on one agent share their scans of the
+// pool: six nodes on six hosts cost a few scans of six probes, not a scan
+// each (thirty-six).
+func TestConcurrentCreatesShareScans(t *testing.T) {
+	t.Parallel()
+	const n = 6
+	f := newFixture(t, n, sshdtest.Options{})
+	d := newDriver(t, f.key.PEM)
+	results := make([]drivers.Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results[i], _ = run(t, d, f.task("CREATE", fmt.Sprintf("node-%d", i))) })
+	}
+	wg.Wait()
+	ids := map[string]bool{}
+	for _, r := range results {
+		mustSucceed(t, r)
+		ids[r.Facts["providerId"].(string)] = true
+	}
+	if len(ids) != n {
+		t.Fatalf("%d nodes got %d distinct hosts", n, len(ids))
+	}
+	if p := d.probes.Load(); p > 3*n {
+		t.Errorf("%d probes for %d CREATEs on %d hosts, want at most %d (three shared scans)", p, n, n, 3*n)
+	}
+}
+
 // More nodes than hosts, created at once by several agents: exactly one
 // node per host succeeds, the others are told nothing was created.
 func TestMoreNodesThanHosts(t *testing.T) {
