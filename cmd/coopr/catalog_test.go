@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/cooprhq/coopr/store/storetest"
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq"
 )
 
 var pluginTypesDir = filepath.Join("..", "..", "..", "shared", "catalogs", "coopr-plugin-types")
@@ -88,5 +90,50 @@ func TestDatabaseURLRequired(t *testing.T) {
 	_, errOut, code := runCLI(t, "migrate")
 	if code != 1 || !strings.Contains(errOut, "COOPR_DATABASE_URL") {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// A provider's sensitive field is stored sealed when the command has the
+// server's credential key, refused by name without it, and never exported
+// in the clear.
+func TestCatalogImportSealsSensitiveFields(t *testing.T) {
+	dsn, _ := storetest.NewDSN(t)
+	t.Setenv("COOPR_DATABASE_URL", dsn)
+	t.Setenv("COOPR_CREDENTIAL_KEY", "")
+	const secret = "SensitiveMarkerNeverStoredInTheClear"
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, rel), []byte(body), 0o644))
+	}
+	write("providertypes/keyed.json", `{"name": "keyed", "parameters": {"admin": {"fields": {
+		"ssh_key": {"label": "SSH private key", "type": "password", "sensitive": true}}}}}`)
+	write("providers/vault.json", `{"name": "vault", "providertype": "keyed", "provisioner": {"ssh_key": "`+secret+`"}}`)
+
+	_, errOut, code := runCLI(t, "catalog", "import", dir)
+	if code == 0 || !strings.Contains(errOut, "COOPR_CREDENTIAL_KEY") {
+		t.Fatalf("import without a key: exit %d: %s", code, errOut)
+	}
+	keyFile := filepath.Join(t.TempDir(), "key")
+	must(t, os.WriteFile(keyFile, []byte("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\n"), 0o600))
+	if out, errOut, code := runCLI(t, "catalog", "import", "--credential-key-file", keyFile, dir); code != 0 {
+		t.Fatalf("import with a key: exit %d: %s %s", code, out, errOut)
+	}
+	exported := t.TempDir()
+	if out, errOut, code := runCLI(t, "catalog", "export", exported); code != 0 {
+		t.Fatalf("export: exit %d: %s %s", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(exported, "providers", "vault.json"))
+	must(t, err)
+	if strings.Contains(string(b), secret) || !strings.Contains(string(b), "__redacted__") {
+		t.Errorf("exported provider:\n%s\nwant the sensitive field redacted", b)
+	}
+	db, err := sqlx.Open("postgres", dsn)
+	must(t, err)
+	defer db.Close()
+	var clear int
+	must(t, db.Get(&clear, `SELECT count(*) FROM catalog_entities WHERE body::text LIKE '%' || $1 || '%'`, secret))
+	if clear != 0 {
+		t.Errorf("%d catalog rows hold the sensitive value in the clear", clear)
 	}
 }

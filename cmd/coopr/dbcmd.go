@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/server/credentials"
 	"github.com/cooprhq/coopr/store"
 	"github.com/spf13/cobra"
 )
@@ -14,13 +16,36 @@ func addDatabaseCatalogCmds(cmd *cobra.Command) {
 	cmd.AddCommand(newCatalogImportCmd(), newCatalogExportCmd())
 }
 
-// dbFlags locate the database: --database-url, else $COOPR_DATABASE_URL.
+// dbFlags locate the database: --database-url, else $COOPR_DATABASE_URL;
+// and the credential key that seals providers' sensitive values, from
+// $COOPR_CREDENTIAL_KEY or --credential-key-file as the server takes it
+// (never a flag's value: command lines are visible to every local user).
 type dbFlags struct {
-	url string
+	url, keyFile string
 }
 
 func (d *dbFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&d.url, "database-url", "", "Postgres URL (default $COOPR_DATABASE_URL)")
+}
+
+// registerKey adds --credential-key-file, for commands that write sensitive
+// values.
+func (d *dbFlags) registerKey(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&d.keyFile, "credential-key-file", "",
+		"file holding the server's credential key, to store providers' sensitive fields (default $COOPR_CREDENTIAL_KEY)")
+}
+
+// credentialKey is the key of --credential-key-file, else of the
+// environment, else "".
+func (d *dbFlags) credentialKey() (string, error) {
+	if d.keyFile == "" {
+		return os.Getenv("COOPR_CREDENTIAL_KEY"), nil
+	}
+	b, err := os.ReadFile(d.keyFile)
+	if err != nil {
+		return "", fmt.Errorf("--credential-key-file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // open connects and applies migrations, so every command sees the schema it
@@ -33,10 +58,19 @@ func (d *dbFlags) open(ctx context.Context) (*store.Store, error) {
 	if url == "" {
 		return nil, fmt.Errorf("no database: set COOPR_DATABASE_URL or pass --database-url postgres://USER@HOST:5432/DB?sslmode=disable")
 	}
+	key, err := d.credentialKey()
+	if err != nil {
+		return nil, err
+	}
+	creds, err := credentials.New(key)
+	if err != nil {
+		return nil, err
+	}
 	s, err := store.Open(ctx, url)
 	if err != nil {
 		return nil, err
 	}
+	s.SetSealer(creds)
 	if err := s.Migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -52,7 +86,9 @@ func newCatalogImportCmd() *cobra.Command {
 		Short: "Replace a tenant's catalog with the one in DIR or FILE",
 		Long: `Import validates the catalog and, only if it has no error, replaces the
 tenant's catalog with it in one transaction. Provider and automator types are
-shared by all tenants.`,
+shared by all tenants. Providers' sensitive fields (those their provider type
+marks sensitive) are stored sealed under the server's credential key, which
+this command then needs too: $COOPR_CREDENTIAL_KEY or --credential-key-file.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, issues, err := catalog.LoadPath(args[0])
@@ -85,6 +121,7 @@ shared by all tenants.`,
 		},
 	}
 	db.register(cmd)
+	db.registerKey(cmd)
 	cmd.Flags().StringVar(&tenant, "tenant", store.SuperadminTenant, "tenant whose catalog to replace")
 	return cmd
 }
