@@ -92,6 +92,20 @@ func BenchmarkEndToEnd(b *testing.B) {
 	}
 }
 
+// benchEngine runs an engine over a fresh schema and stream prefix, with
+// tenant "bench", until the benchmark ends.
+func benchEngine(b *testing.B) (*sqlx.DB, *Engine, string) {
+	st := storetest.New(b)
+	rdb, prefix := queuetest.New(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	ten, err := st.EnsureTenant(ctx, "bench")
+	must(b, err)
+	eng := New(st.DB(), queue.New(rdb, queue.Options{Prefix: prefix}), Config{})
+	go func() { _ = eng.Run(ctx) }()
+	return st.DB(), eng, ten.ID
+}
+
 // queuedToClaimed is the time from each task's dispatch (its QUEUED event)
 // to its claim, as Postgres recorded them.
 func queuedToClaimed(b *testing.B, db *sqlx.DB) (p50, p99 float64) {
@@ -114,15 +128,8 @@ func queuedToClaimed(b *testing.B, db *sqlx.DB) (p50, p99 float64) {
 // finish-to-next-claim time the claimer saw, p50 and p99.
 func BenchmarkClaimLatency(b *testing.B) {
 	const tasks = 300
-	st := storetest.New(b)
-	rdb, prefix := queuetest.New(b)
-	db := st.DB()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ten, err := st.EnsureTenant(ctx, "bench")
-	must(b, err)
-	eng := New(db, queue.New(rdb, queue.Options{Prefix: prefix}), Config{})
-	go func() { _ = eng.Run(ctx) }()
+	ctx := context.Background()
+	db, eng, tenant := benchEngine(b)
 	services := map[string]*catalog.Service{}
 	names := make([]string, tasks)
 	for i := range names {
@@ -138,13 +145,13 @@ func BenchmarkClaimLatency(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		var cluster string
-		must(b, db.GetContext(ctx, &cluster, `INSERT INTO clusters (tenant_id, name, status) VALUES ($1, 'c', 'ACTIVE') RETURNING id`, ten.ID))
-		if _, err := eng.Submit(ctx, JobSpec{TenantID: ten.ID, ClusterID: cluster, Action: planner.StartServices, Plan: p, Services: services}); err != nil {
+		must(b, db.GetContext(ctx, &cluster, `INSERT INTO clusters (tenant_id, name, status) VALUES ($1, 'c', 'ACTIVE') RETURNING id`, tenant))
+		if _, err := eng.Submit(ctx, JobSpec{TenantID: tenant, ClusterID: cluster, Action: planner.StartServices, Plan: p, Services: services}); err != nil {
 			b.Fatal(err)
 		}
 		var finished time.Time
 		for n := 0; n < tasks; {
-			a, err := eng.Claim(ctx, ClaimRequest{TenantID: ten.ID, AgentID: "bench", Wait: 5 * time.Second})
+			a, err := eng.Claim(ctx, ClaimRequest{TenantID: tenant, AgentID: "bench", Wait: 5 * time.Second})
 			must(b, err)
 			if a == nil {
 				b.Fatal("no task within 5 s")
@@ -172,26 +179,19 @@ func BenchmarkClaimLatency(b *testing.B) {
 // the payload, so this is the cost of a claim as a cluster grows.
 func BenchmarkClaimBigCluster(b *testing.B) {
 	const nodes = 1000
-	st := storetest.New(b)
-	rdb, prefix := queuetest.New(b)
-	db := st.DB()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ten, err := st.EnsureTenant(ctx, "bench")
-	must(b, err)
-	eng := New(db, queue.New(rdb, queue.Options{Prefix: prefix}), Config{})
-	go func() { _ = eng.Run(ctx) }()
+	ctx := context.Background()
+	db, eng, tenant := benchEngine(b)
 	services := startOnly()
 	var cluster string
 	must(b, db.GetContext(ctx, &cluster, `INSERT INTO clusters (tenant_id, name, status, config, snapshot)
 		VALUES ($1, 'big', 'ACTIVE', '{"web": {"port": 8080, "peers": "%host.service.s%"}}',
 			'{"services": {"s": {"name": "s", "provisioner": {"actions": {"start": {"type": "shell", "fields": {"script": "true"}}}}}}}')
-		RETURNING id`, ten.ID))
+		RETURNING id`, tenant))
 	ns := make([]planner.Node, nodes)
 	for i := range ns {
 		ns[i] = planner.Node{ID: fmt.Sprintf("n%04d", i), NodeNum: 1000 + i, Services: []string{"s"}}
 	}
-	_, err = db.ExecContext(ctx, `INSERT INTO nodes (id, cluster_id, nodenum, hostname, services, ipaddresses, facts)
+	_, err := db.ExecContext(ctx, `INSERT INTO nodes (id, cluster_id, nodenum, hostname, services, ipaddresses, facts)
 		SELECT 'n' || lpad(g::text, 4, '0'), $1, 1000 + g, 'node' || g || '.big.example.com', '{s}',
 			jsonb_build_object('access_v4', '10.0.' || (g / 250) || '.' || (g % 250 + 2)),
 			jsonb_build_object('node', jsonb_build_object('os', 'debian', 'release', '12', 'kernel', '6.1.0-28-amd64',
@@ -206,12 +206,12 @@ func BenchmarkClaimBigCluster(b *testing.B) {
 	var elapsed time.Duration
 	for range b.N {
 		start := time.Now()
-		job, err := eng.Submit(ctx, JobSpec{TenantID: ten.ID, ClusterID: cluster, Action: planner.StartServices, Plan: p, Services: services})
+		job, err := eng.Submit(ctx, JobSpec{TenantID: tenant, ClusterID: cluster, Action: planner.StartServices, Plan: p, Services: services})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for n := 0; n < nodes; n++ {
-			a, err := eng.Claim(ctx, ClaimRequest{TenantID: ten.ID, AgentID: "bench", Wait: 5 * time.Second})
+			a, err := eng.Claim(ctx, ClaimRequest{TenantID: tenant, AgentID: "bench", Wait: 5 * time.Second})
 			must(b, err)
 			if a == nil {
 				b.Fatal("no task within 5 s")

@@ -80,18 +80,9 @@ func TestReleasedClaimIsQueuedAgain(t *testing.T) {
 	h := newHarness(t, fast)
 	h.submit(planner.StartServices, independent(h.nodes(1)), startOnly())
 	ctx := context.Background()
-	claim := func() *Assignment {
-		t.Helper()
-		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
-		must(t, err)
-		if a == nil {
-			t.Fatal("no task")
-		}
-		return a
-	}
-	first := claim()
+	first := h.claim()
 	h.engine().release(ctx, first)
-	again := claim()
+	again := h.claim()
 	if again.TaskID != first.TaskID || again.Attempt != first.Attempt || again.ClaimToken == first.ClaimToken {
 		t.Fatalf("after release got task %s attempt %d, want %s attempt %d under a new token",
 			again.TaskID, again.Attempt, first.TaskID, first.Attempt)
@@ -118,15 +109,7 @@ func TestFinishBatchDuplicates(t *testing.T) {
 	h := newHarness(t, fast)
 	h.submit(planner.StartServices, independent(h.nodes(2)), startOnly())
 	ctx := context.Background()
-	var as []*Assignment
-	for range 2 {
-		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
-		must(t, err)
-		if a == nil {
-			t.Fatal("no task")
-		}
-		as = append(as, a)
-	}
+	as := []*Assignment{h.claim(), h.claim()}
 	in := func(a *Assignment, token string) finishIn {
 		return finishIn{task: a.TaskID, attempt: a.Attempt, token: mustHex(token)}
 	}
@@ -231,14 +214,9 @@ func TestHeartbeatAndFinishesDoNotDeadlock(t *testing.T) {
 	const n = 300
 	h.submit(planner.StartServices, independent(h.nodes(n)), startOnly())
 	ctx := context.Background()
-	var as []*Assignment
-	for len(as) < n {
-		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
-		must(t, err)
-		if a == nil {
-			t.Fatalf("%d tasks claimed, want %d", len(as), n)
-		}
-		as = append(as, a)
+	as := make([]*Assignment, n)
+	for i := range as {
+		as[i] = h.claim()
 	}
 	slices.SortFunc(as, func(a, b *Assignment) int { return strings.Compare(a.TaskID, b.TaskID) })
 	refs := make([]ClaimRef, n)

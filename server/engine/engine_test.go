@@ -59,6 +59,18 @@ func must(t testing.TB, err error) {
 
 func (h *harness) engine() *Engine { return h.eng.Load() }
 
+// claim claims a task of the tenant for agent a; none within 2 s fails the
+// test.
+func (h *harness) claim() *Assignment {
+	h.t.Helper()
+	a, err := h.engine().Claim(context.Background(), ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
+	must(h.t, err)
+	if a == nil {
+		h.t.Fatal("no task within 2 s")
+	}
+	return a
+}
+
 // start runs a new engine instance, as a restarted server would.
 func (h *harness) start(cfg Config) {
 	if h.stop != nil {

@@ -187,17 +187,7 @@ func TestPayloadSeesChangesBetweenClaims(t *testing.T) {
 	h := newHarness(t, fast)
 	nodes := independent(h.nodes(3))
 	h.submit(planner.StartServices, nodes, startOnly())
-	ctx := context.Background()
-	claim := func() *Assignment {
-		t.Helper()
-		a, err := h.engine().Claim(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Wait: 2 * time.Second})
-		must(t, err)
-		if a == nil {
-			t.Fatal("no task")
-		}
-		return a
-	}
-	first := claim()
+	first := h.claim()
 	if n := len(first.Nodes); n != 3 {
 		t.Fatalf("payload has %d nodes, want 3", n)
 	}
@@ -211,7 +201,7 @@ func TestPayloadSeesChangesBetweenClaims(t *testing.T) {
 	must(t, err)
 	_, err = h.db.Exec(`UPDATE clusters SET config = '{"v": 2}' WHERE id = $1`, h.cluster)
 	must(t, err)
-	second := claim()
+	second := h.claim()
 	if got := second.Nodes[other].Hostname; got != "renamed.example" {
 		t.Errorf("peer %s hostname %q after the change, want renamed.example", other, got)
 	}
@@ -229,7 +219,7 @@ func TestPayloadSeesChangesBetweenClaims(t *testing.T) {
 	}
 	_, err = h.db.Exec(`DELETE FROM nodes WHERE id = $1`, other)
 	must(t, err)
-	third := claim()
+	third := h.claim()
 	if _, ok := third.Nodes[other]; ok || len(third.Nodes) != 2 {
 		t.Errorf("after deleting %s the payload has nodes %v", other, third.Nodes)
 	}

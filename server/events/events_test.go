@@ -9,32 +9,50 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/cooprhq/coopr/queue/queuetest"
 	"github.com/cooprhq/coopr/store/storetest"
 )
 
-// An event whose transaction commits after a later-numbered one is still
-// relayed, once, and not before its transaction ends.
-func TestRelayWaitsForOlderTransactions(t *testing.T) {
+// relayFixture is a relay over a fresh schema and stream prefix, its
+// watermark set, and the session it relays on; tenant is "acme"'s id.
+type relayFixture struct {
+	db     *sqlx.DB
+	rdb    *redis.Client
+	prefix string
+	relay  *Relay
+	conn   *sqlx.Conn
+	tenant string
+}
+
+func newRelayFixture(t *testing.T) relayFixture {
+	t.Helper()
 	st := storetest.New(t)
 	rdb, prefix := queuetest.New(t)
 	db := st.DB()
-	ctx := context.Background()
-	ten, err := st.EnsureTenant(ctx, "acme")
+	ten, err := st.EnsureTenant(context.Background(), "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewRelay(db, "", rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if _, err := db.Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := db.Connx(ctx)
+	conn, err := db.Connx(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { _ = conn.Close() })
+	return relayFixture{db: db, rdb: rdb, prefix: prefix, conn: conn, tenant: ten.ID,
+		relay: NewRelay(db, "", rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+}
+
+// An event whose transaction commits after a later-numbered one is still
+// relayed, once, and not before its transaction ends.
+func TestRelayWaitsForOlderTransactions(t *testing.T) {
+	f := newRelayFixture(t)
+	db, rdb, prefix, r, conn, ctx := f.db, f.rdb, f.prefix, f.relay, f.conn, context.Background()
 	read := "0-0"
 	insert := `INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`
 
@@ -43,10 +61,10 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slow.Rollback()
-	if _, err := slow.Exec(insert, ten.ID, "slow"); err != nil { // takes its id first
+	if _, err := slow.Exec(insert, f.tenant, "slow"); err != nil { // takes its id first
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(insert, ten.ID, "fast"); err != nil { // commits first
+	if _, err := db.Exec(insert, f.tenant, "fast"); err != nil { // commits first
 		t.Fatal(err)
 	}
 	if err := r.relay(ctx, conn); err != nil {
@@ -118,26 +136,11 @@ func TestHubStalledSubscriber(t *testing.T) {
 // Events beyond one page (5,000) are relayed in pages, every one once and
 // in order, and the watermark then moves past them all.
 func TestRelayPages(t *testing.T) {
-	st := storetest.New(t)
-	rdb, prefix := queuetest.New(t)
-	db := st.DB()
-	ctx := context.Background()
-	ten, err := st.EnsureTenant(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := NewRelay(db, "", rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if _, err := db.Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := db.Connx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	f := newRelayFixture(t)
+	db, rdb, prefix, r, conn, ctx := f.db, f.rdb, f.prefix, f.relay, f.conn, context.Background()
 	const n = 12_001
 	if _, err := db.Exec(`INSERT INTO events (tenant_id, kind, state, message)
-		SELECT $1, 'cluster', 'ACTIVE', g::text FROM generate_series(1, $2) g`, ten.ID, n); err != nil {
+		SELECT $1, 'cluster', 'ACTIVE', g::text FROM generate_series(1, $2) g`, f.tenant, n); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // the second finds nothing new
