@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -255,6 +256,11 @@ func LoadPath(p string) (*Catalog, Issues, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Load works in an fs.FS rooted at /, whose errors would name the path
+	// without its leading slash: say what the user gave.
+	if _, err := os.Stat(abs); err != nil {
+		return nil, nil, fmt.Errorf("catalog %s: %w", p, errors.Unwrap(err))
 	}
 	return Load(os.DirFS("/"), strings.TrimPrefix(filepath.ToSlash(abs), "/"))
 }

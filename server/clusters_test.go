@@ -250,7 +250,7 @@ func TestClusterCreateRefusals(t *testing.T) {
 		code  string
 		want  string // in the message
 	}{
-		{"unknown template", in(map[string]any{"clusterTemplate": "nope"}), "NOT_FOUND", "nope"},
+		{"unknown template", in(map[string]any{"clusterTemplate": "nope"}), "NOT_FOUND", "hadoop-distributed, hadoop-singlenode, lamp"},
 		{"no machines", in(map[string]any{"numMachines": 0}), "INVALID_INPUT", "numMachines"},
 		{"over the server cap", in(map[string]any{"numMachines": 10001}), "QUOTA_EXCEEDED", "10000"},
 		{"under the template's minimum", in(map[string]any{"numMachines": 2}), "INVALID_INPUT", "3"},

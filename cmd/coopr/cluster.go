@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +48,9 @@ func newClusterCreateCmd() *cobra.Command {
 		Short: "Create a cluster from a template and follow it until it is ACTIVE",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if size < 1 {
+				return fmt.Errorf("--size must be at least 1 (got %d): give the number of nodes", size)
+			}
 			c, err := api.client()
 			if err != nil {
 				return err
@@ -61,7 +65,7 @@ func newClusterCreateCmd() *cobra.Command {
 			var out struct{ CreateCluster struct{ ID, Status string } }
 			if err := gql(cmd.Context(), c, `mutation($in: ClusterInput!) { createCluster(input: $in) { id status } }`,
 				map[string]any{"in": in}, &out); err != nil {
-				return err
+				return sizeHint(err)
 			}
 			id := out.CreateCluster.ID
 			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s created (%s)\n", id, out.CreateCluster.Status)
@@ -81,6 +85,14 @@ func newClusterCreateCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&services, "services", nil, "services instead of the template's defaults")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cluster is accepted")
 	return cmd
+}
+
+// sizeHint names the flag behind the API's numMachines in an error.
+func sizeHint(err error) error {
+	if strings.Contains(err.Error(), "numMachines") {
+		return fmt.Errorf("%w (numMachines is the --size flag)", err)
+	}
+	return err
 }
 
 // withServicesAndConfig adds the --services and --config flags to an input.
@@ -114,9 +126,10 @@ func readJSONObject(path string) (map[string]any, error) {
 func newClusterListCmd() *cobra.Command {
 	var api apiFlags
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the clusters you can see",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the clusters you can see",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := api.client()
 			if err != nil {
@@ -165,7 +178,7 @@ func newClusterShowCmd() *cobra.Command {
 
 func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) error {
 	var out struct {
-		Cluster struct {
+		Cluster *struct {
 			ID, Name, Status, Message, Template string
 			Nodes                               []struct {
 				Nodenum     int
@@ -180,6 +193,9 @@ func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) 
 		return err
 	}
 	cl := out.Cluster
+	if cl == nil {
+		return fmt.Errorf("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
+	}
 	fmt.Fprintf(w, "cluster %s %q from %s: %s", cl.ID, cl.Name, cl.Template, cl.Status)
 	if cl.Message != "" {
 		fmt.Fprintf(w, " (%s)", cl.Message)
@@ -254,6 +270,9 @@ func newClusterOpCmd() *cobra.Command {
 			if !ok {
 				return fmt.Errorf("unknown operation %q: use configure, configure-with-restart, start, stop, restart, add-services or scale", args[1])
 			}
+			if op == "SCALE" && !cmd.Flags().Changed("size") {
+				return errors.New("scale needs --size N: the node count the cluster should have")
+			}
 			c, err := api.client()
 			if err != nil {
 				return err
@@ -268,7 +287,7 @@ func newClusterOpCmd() *cobra.Command {
 			var out struct{ RunOperation struct{ ID, Action string } }
 			if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!) { runOperation(clusterId: $id, input: $in) { id action } }`,
 				map[string]any{"id": args[0], "in": in}, &out); err != nil {
-				return err
+				return sizeHint(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s: %s\n", out.RunOperation.ID, out.RunOperation.Action)
 			if noWait {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -177,6 +178,19 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 	}
 
 	localCfg := local.Config{StateDir: filepath.Join(dir, "local")}
+	// A run that did not stop cleanly leaves its nodes; no other run uses
+	// this state dir (its Postgres would have kept this one from starting).
+	if err := local.Cleanup(ctx, localCfg.StateDir, log, true); err != nil {
+		log.Warn("removing the nodes an earlier run left", "err", err)
+	}
+	stale, err := devClusters(ctx, url, tokens.admin)
+	if err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		log.Warn("clusters of an earlier run that did not stop cleanly have lost their nodes; they stay listed until you delete them (bin/coopr cluster delete ID)",
+			"clusters", strings.Join(stale, " "))
+	}
 	log.Info("making sure the local nodes' base image exists (the first time takes about a minute and a half)")
 	if _, err := local.EnsureImage(ctx, localCfg.ImageDir, log); err != nil {
 		return fmt.Errorf("local base image: %w", err)
@@ -225,7 +239,7 @@ Ctrl-C here deletes the clusters and stops everything.
 
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping: deleting clusters first (Ctrl-C again to skip)")
-	devDeleteAll(url, tokens.admin, o.deleteWait, log)
+	devDeleteAll(url, tokens.admin, stale, o.deleteWait, out, log)
 	return nil
 }
 
@@ -316,7 +330,28 @@ func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOpti
 
 // devDeleteAll deletes every live cluster of the tenant and waits until
 // they are TERMINATED, wait at most, or a second interrupt.
-func devDeleteAll(url, token string, wait time.Duration, log *slog.Logger) {
+// devClusters lists the tenant's clusters not TERMINATED.
+func devClusters(ctx context.Context, url, token string) ([]string, error) {
+	var list struct {
+		Clusters struct {
+			Nodes []struct{ ID, Status string }
+		}
+	}
+	if err := gql(ctx, &client.Client{URL: url, Token: token}, `{ clusters(first: 500) { nodes { id status } } }`, nil, &list); err != nil {
+		return nil, fmt.Errorf("listing clusters: %w", err)
+	}
+	var ids []string
+	for _, cl := range list.Clusters.Nodes {
+		if cl.Status != "TERMINATED" {
+			ids = append(ids, cl.ID)
+		}
+	}
+	return ids, nil
+}
+
+// devDeleteAll deletes this run's clusters (all but skip, whose nodes an
+// earlier run lost), waiting for them up to wait.
+func devDeleteAll(url, token string, skip []string, wait time.Duration, out io.Writer, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	sig := make(chan os.Signal, 1)
@@ -331,20 +366,23 @@ func devDeleteAll(url, token string, wait time.Duration, log *slog.Logger) {
 		}
 	}()
 	c := &client.Client{URL: url, Token: token}
-	var list struct {
-		Clusters struct {
-			Nodes []struct{ ID, Status string }
-		}
-	}
-	if err := gql(ctx, c, `{ clusters(first: 500) { nodes { id status } } }`, nil, &list); err != nil {
+	all, err := devClusters(ctx, url, token)
+	if err != nil {
 		log.Warn("listing clusters to delete", "err", err)
 		return
 	}
-	var wg sync.WaitGroup
-	for _, cl := range list.Clusters.Nodes {
-		if cl.Status == "TERMINATED" {
-			continue
+	var ids []string
+	for _, id := range all {
+		if !slices.Contains(skip, id) {
+			ids = append(ids, id)
 		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "deleting %d clusters (%s), waiting up to %s\n", len(ids), strings.Join(ids, " "), wait)
+	var wg sync.WaitGroup
+	for _, id := range ids {
 		wg.Add(1)
 		go func(id string) {
 			defer wg.Done()
@@ -366,7 +404,7 @@ func devDeleteAll(url, token string, wait time.Duration, log *slog.Logger) {
 				time.Sleep(500 * time.Millisecond)
 			}
 			log.Warn("cluster not deleted in time: its nodes are removed, its record stays", "cluster", id)
-		}(cl.ID)
+		}(id)
 	}
 	wg.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -36,7 +37,30 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newSolveCmd(), newPlanCmd(), newCatalogCmd(), newMigrateCmd(), newServerCmd(), newTokenCmd(), newWatchCmd(), newClusterCmd(), newAgentCmd(), newDevCmd(), newLocalCmd())
+	refuseUnknown(root)
 	return root
+}
+
+// refuseUnknown makes every command that only groups others fail on an
+// unknown subcommand: cobra would print the group's help and succeed.
+func refuseUnknown(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		if sub.HasSubCommands() && sub.Run == nil && sub.RunE == nil {
+			sub.Args = cobra.ArbitraryArgs
+			sub.SuggestionsMinimumDistance = 2
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return cmd.Help()
+				}
+				msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+					msg += "; did you mean " + strings.Join(s, " or ") + "?"
+				}
+				return fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath())
+			}
+		}
+		refuseUnknown(sub)
+	}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

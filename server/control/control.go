@@ -13,6 +13,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -190,7 +191,11 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 		return nil, err
 	}
 	if c.ClusterTemplates()[req.Template] == nil {
-		return nil, fmt.Errorf("cluster template %q: %w", req.Template, ErrNotFound)
+		names := slices.Sorted(maps.Keys(c.ClusterTemplates()))
+		if len(names) == 0 {
+			return nil, fmt.Errorf("cluster template %q: %w (this tenant's catalog has no templates: import one)", req.Template, ErrNotFound)
+		}
+		return nil, fmt.Errorf("cluster template %q: %w (templates: %s)", req.Template, ErrNotFound, strings.Join(names, ", "))
 	}
 	tmpl, err := catalog.Merge(req.Template, c.ClusterTemplates(), c.PartialTemplates())
 	if err != nil {

@@ -168,6 +168,12 @@ func Cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool) e
 	if stateDir == "" {
 		stateDir = DefaultStateDir
 	}
+	// The nodes' mounts are recorded with absolute paths: a relative
+	// directory would match none of them and leave them mounted.
+	stateDir, err := filepath.Abs(stateDir)
+	if err != nil {
+		return err
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -447,8 +447,18 @@ func TestCleanup(t *testing.T) {
 		}
 	})
 
-	if err := Cleanup(ctx, cfg.StateDir, nil, true); err != nil {
-		t.Fatalf("Cleanup all: %v", err)
+	// Given relative, as a user types it, the state dir still names the
+	// nodes' mounts (recorded absolute).
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, cfg.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Cleanup(ctx, rel, nil, true); err != nil {
+		t.Fatalf("Cleanup all of %s: %v", rel, err)
 	}
 	assertGone(t, cfg, alive, aliveProcs)
 	if _, err := os.Stat("/sys/class/net/" + cfg.Bridge); err == nil {
