@@ -57,7 +57,12 @@ func (r *Response) Err() error {
 	for i, e := range r.Errors {
 		msgs[i] = e.Message
 		if c := e.Code(); c != "" {
-			msgs[i] = c + ": " + e.Message
+			// "CONFLICT: conflict: …" says it twice.
+			msg := e.Message
+			if p := strings.ToLower(c) + ": "; strings.HasPrefix(strings.ToLower(msg), p) {
+				msg = msg[len(p):]
+			}
+			msgs[i] = c + ": " + msg
 		}
 	}
 	return errors.New(strings.Join(msgs, "; "))
