@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
@@ -96,6 +97,9 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any) (*Re
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("no coopr server answers at %s (is it running? the address comes from COOPR_SERVER or --server): %w", c.URL, err)
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()

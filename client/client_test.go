@@ -1,6 +1,11 @@
 package client
 
-import "testing"
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+)
 
 func TestResponseErr(t *testing.T) {
 	for _, tc := range []struct {
@@ -18,5 +23,19 @@ func TestResponseErr(t *testing.T) {
 		if got := r.Err().Error(); got != tc.want {
 			t.Errorf("%s %q: %q, want %q", tc.code, tc.msg, got, tc.want)
 		}
+	}
+}
+
+// A server that is not there is named, with where its address came from.
+func TestDoNoServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, err = (&Client{URL: url}).Do(context.Background(), `{ me { name } }`, nil)
+	if err == nil || !strings.Contains(err.Error(), "no coopr server answers at "+url) {
+		t.Fatalf("err %v", err)
 	}
 }
