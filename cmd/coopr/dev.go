@@ -380,7 +380,11 @@ func devDeleteAll(url, token string, skip []string, wait time.Duration, out io.W
 	if len(ids) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "deleting %d clusters (%s), waiting up to %s\n", len(ids), strings.Join(ids, " "), wait)
+	what := "cluster"
+	if len(ids) > 1 {
+		what = "clusters"
+	}
+	fmt.Fprintf(out, "deleting %s %s, waiting up to %s\n", what, strings.Join(ids, " "), wait)
 	var wg sync.WaitGroup
 	for _, id := range ids {
 		wg.Add(1)
