@@ -93,8 +93,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	} else {
 		log.Warn("no credential key (COOPR_CREDENTIAL_KEY): clusters get no SSH key, and those whose providers need sensitive fields cannot be created")
 	}
-	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), ecfg)
 	s.relay = events.NewRelay(st.DB(), cfg.DatabaseURL, rdb, cfg.RedisPrefix, log)
+	ecfg.EventsCommitted = s.relay.Wake
+	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), ecfg)
 	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)
 	s.control = control.New(st, s.engine, creds)
 	s.fleet = fleet.New(st.DB())
@@ -281,6 +282,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	loop("engine", s.engine.Run)
 	loop("event relay", s.relay.Run)
+	loop("event relay wakes", s.relay.RunWakes)
 	loop("event hub", s.hub.Run)
 	loop("engine feed", s.feedEngine)
 	loop("lease janitor", s.janitor)

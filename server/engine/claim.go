@@ -248,6 +248,9 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 	if err != nil {
 		return nil, err
 	}
+	if len(rows) > 0 {
+		e.eventsCommitted()
+	}
 	clusters := make(map[string]*clusterView, 1)
 	for _, r := range rows {
 		if r.ViewKey == nil {
@@ -370,7 +373,7 @@ const claimSQL = `WITH i AS (
 // the agent's finish is refused as stale, and the task runs again, which
 // every task must tolerate (SPEC §5.8). A finish always commits
 // synchronously, which flushes every claim before it.
-var claimSetup = []string{`SET synchronous_commit = off`, `SET plan_cache_mode = force_generic_plan`}
+var claimSetup = []string{`SET synchronous_commit = off`, `SET plan_cache_mode = force_generic_plan`, `SET coopr.quiet_events = on`}
 
 // skip settles an entry whose task could not be claimed.
 func (e *Engine) skip(ctx context.Context, tenant string, it queue.Item) error {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,5 +262,28 @@ func TestHeartbeatAndFinishesDoNotDeadlock(t *testing.T) {
 	close(done)
 	if err := <-beats; err != nil {
 		t.Fatalf("heartbeat: %v", err)
+	}
+}
+
+// Claims and finishes commit their events quietly and say so, once per
+// statement that wrote any.
+func TestQuietCommitsWakeTheRelay(t *testing.T) {
+	var wakes atomic.Int64
+	cfg := fast
+	cfg.EventsCommitted = func() { wakes.Add(1) }
+	h := newHarness(t, cfg)
+	h.submit(planner.StartServices, independent(h.nodes(1)), startOnly())
+	a := h.claim()
+	if n := wakes.Load(); n != 1 {
+		t.Fatalf("%d wakes after a claim, want 1", n)
+	}
+	must(t, h.engine().Finish(context.Background(), a.TaskID, a.Attempt, a.ClaimToken, Result{}))
+	if n := wakes.Load(); n != 2 {
+		t.Fatalf("%d wakes after its finish, want 2", n)
+	}
+	var quiet string
+	must(t, h.db.Get(&quiet, `SELECT coalesce(current_setting('coopr.quiet_events', true), '')`))
+	if quiet == "on" {
+		t.Fatal("a pool connection is quiet: its events would wake nobody")
 	}
 }

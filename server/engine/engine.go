@@ -46,6 +46,11 @@ type Config struct {
 	// SealSecrets stores a result's driver secrets in the finish's
 	// transaction; nil refuses results that carry any.
 	SealSecrets func(ctx context.Context, tx *sqlx.Tx, cluster, namespace string, values map[string]any) error
+	// EventsCommitted is called after claims or finishes committed events
+	// without a NOTIFY (their sessions set coopr.quiet_events); the server
+	// wakes the event relay with it. Nil: the relay finds them at its next
+	// poll.
+	EventsCommitted func()
 }
 
 var defaultTimeouts = map[planner.Action]time.Duration{
@@ -150,7 +155,8 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 	// one per finish batch in flight.
 	e.views = &views{db: db, m: map[string]*clusterView{}}
 	e.claimSessions = &sessions{db: db, setup: claimSetup, query: claimSQL, maxIdle: 4}
-	e.finishSessions = &sessions{db: db, setup: []string{`SET plan_cache_mode = force_generic_plan`}, query: finishSQL, maxIdle: e.finishes.workers}
+	e.finishSessions = &sessions{db: db, setup: []string{`SET plan_cache_mode = force_generic_plan`, `SET coopr.quiet_events = on`},
+		query: finishSQL, maxIdle: e.finishes.workers}
 	return e
 }
 
@@ -373,6 +379,13 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, evs ...event) error {
 		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])`,
 		pq.Array(tenant), pq.Array(cluster), pq.Array(job), pq.Array(task), pq.Array(kind), pq.Array(state), pq.Array(attempt), pq.Array(msg))
 	return err
+}
+
+// eventsCommitted tells the server that a quiet session committed events.
+func (e *Engine) eventsCommitted() {
+	if e.cfg.EventsCommitted != nil {
+		e.cfg.EventsCommitted()
+	}
 }
 
 func (e *Engine) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {

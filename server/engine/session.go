@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql/driver"
 	"sync"
 
 	"github.com/jmoiron/sqlx"
@@ -42,13 +43,13 @@ func (p *sessions) get(ctx context.Context) (*session, error) {
 	}
 	for _, q := range p.setup {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			_ = conn.Close()
+			closeConn(conn)
 			return nil, err
 		}
 	}
 	stmt, err := conn.PreparexContext(ctx, p.query)
 	if err != nil {
-		_ = conn.Close()
+		closeConn(conn)
 		return nil, err
 	}
 	return &session{conn: conn, stmt: stmt}, nil
@@ -65,7 +66,15 @@ func (p *sessions) put(s *session, err error) {
 	}
 	p.mu.Unlock()
 	_ = s.stmt.Close()
-	_ = s.conn.Close()
+	closeConn(s.conn)
+}
+
+// closeConn closes a session's connection for good: returned to the pool,
+// its settings (synchronous_commit off, quiet events) would reach whoever
+// takes it next.
+func closeConn(c *sqlx.Conn) {
+	_ = c.Raw(func(any) error { return driver.ErrBadConn })
+	_ = c.Close()
 }
 
 // selectContext runs the statement on a kept session.

@@ -287,6 +287,9 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []er
 	}
 	err := e.finishSessions.selectContext(ctx, &rows,
 		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(msgs), pq.Array(outs), pq.Array(errTails))
+	if err == nil && len(rows) > 0 {
+		e.eventsCommitted()
+	}
 	done := make(map[string]string, len(rows))
 	for _, r := range rows {
 		done[r.ID] = r.Job

@@ -5,6 +5,7 @@ package events
 
 import (
 	"context"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -55,12 +56,40 @@ type Relay struct {
 	// OnBatch, if set, sees every batch after it is published (the engine
 	// learns there of changes made by other servers).
 	OnBatch func([]Event)
+
+	wakes chan struct{} // Wake → RunWakes
 }
 
 // NewRelay returns a relay over db (opened from dsn, which the relay uses
 // to LISTEN) publishing to rdb under prefix.
 func NewRelay(db *sqlx.DB, dsn string, rdb redis.UniversalClient, prefix string, log *slog.Logger) *Relay {
-	return &Relay{db: db, dsn: dsn, rdb: rdb, channel: Channel(prefix), log: log, Poll: 250 * time.Millisecond}
+	return &Relay{db: db, dsn: dsn, rdb: rdb, channel: Channel(prefix), log: log, Poll: 250 * time.Millisecond,
+		wakes: make(chan struct{}, 1)}
+}
+
+// Wake tells the relaying server, whichever it is, that events committed
+// without a NOTIFY (see migration 00015). It never blocks: wakes that come
+// while one is being sent are sent as one.
+func (r *Relay) Wake() {
+	select {
+	case r.wakes <- struct{}{}:
+	default:
+	}
+}
+
+// RunWakes sends the wakes of this server until ctx ends.
+func (r *Relay) RunWakes(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.wakes:
+		}
+		if err := r.rdb.Publish(ctx, r.channel+":wake", "").Err(); err != nil && ctx.Err() == nil {
+			// The relay's poll finds the events anyway.
+			r.log.Debug("events: wake the relay", "err", err)
+		}
+	}
 }
 
 const relayLock = `hashtext(current_schema() || ':coopr-event-relay')`
@@ -76,7 +105,12 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
-	defer conn.Close()
+	defer func() {
+		// Closed for good: back in the pool, its synchronous_commit = off
+		// would reach other writers.
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = conn.Close()
+	}()
 	for {
 		var ok bool
 		if err := conn.GetContext(ctx, &ok, `SELECT pg_try_advisory_lock(`+relayLock+`)`); err != nil {
@@ -120,6 +154,9 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 		VALUES (pg_snapshot_xmin(pg_current_snapshot())) ON CONFLICT DO NOTHING`); err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
+	ps := r.rdb.Subscribe(ctx, r.channel+":wake")
+	defer ps.Close()
+	wakes := ps.Channel()
 	tick := time.NewTicker(r.Poll)
 	defer tick.Stop()
 	for {
@@ -133,6 +170,7 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 		case <-ctx.Done():
 			return nil
 		case <-l.Notify:
+		case <-wakes:
 		case <-tick.C:
 		}
 	}

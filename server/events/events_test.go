@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/cooprhq/coopr/queue/queuetest"
+	"github.com/cooprhq/coopr/store"
 	"github.com/cooprhq/coopr/store/storetest"
 )
 
@@ -170,5 +172,86 @@ func TestRelayPages(t *testing.T) {
 	}
 	if behind {
 		t.Error("the watermark did not move past the relayed events")
+	}
+}
+
+// Events committed by a quiet session (the engine's claims and finishes)
+// send no NOTIFY; the relay finds them when woken through Redis, while
+// other commits still wake it by NOTIFY.
+func TestRelayWakes(t *testing.T) {
+	dsn, _ := storetest.NewDSN(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ten, err := st.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, prefix := queuetest.New(t)
+	r := NewRelay(st.DB(), dsn, rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.Poll = time.Hour
+	// As after a first run: events from now on are relayed.
+	if _, err := st.DB().Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
+		t.Fatal(err)
+	} // only a NOTIFY or a wake moves it
+	done := make(chan struct{}, 2)
+	for _, run := range []func(context.Context) error{r.Run, r.RunWakes} {
+		go func() { _ = run(ctx); done <- struct{}{} }()
+	}
+	defer func() { cancel(); <-done; <-done }()
+
+	relayed := func(msg string, within time.Duration, nudge func()) bool {
+		t.Helper()
+		for end := time.Now().Add(within); time.Now().Before(end); {
+			if nudge != nil {
+				nudge()
+			}
+			msgs, err := rdb.XRange(ctx, Channel(prefix), "-", "+").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range msgs {
+				if strings.Contains(m.Values["e"].(string), `"message":"`+msg+`"`) {
+					return true
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return false
+	}
+	insert := `INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`
+	// The relay's first pass may come before the event: only a NOTIFY
+	// brings it then.
+	if _, err := st.DB().Exec(insert, ten.ID, "loud"); err != nil {
+		t.Fatal(err)
+	}
+	if !relayed("loud", 5*time.Second, nil) {
+		t.Fatal("an event committed by an ordinary session was not relayed: no NOTIFY woke the relay")
+	}
+	quiet, err := st.DB().Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close()
+	if _, err := quiet.ExecContext(ctx, `SET coopr.quiet_events = on`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := quiet.ExecContext(ctx, insert, ten.ID, "quiet"); err != nil {
+		t.Fatal(err)
+	}
+	if relayed("quiet", 500*time.Millisecond, nil) {
+		t.Fatal("a quiet session's event woke the relay by NOTIFY")
+	}
+	// The relay subscribes to wakes as it starts: a wake sent before may be
+	// lost, so it is sent again until one arrives.
+	if !relayed("quiet", 5*time.Second, r.Wake) {
+		t.Fatal("Wake did not bring the quiet event")
 	}
 }
