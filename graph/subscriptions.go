@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -66,11 +67,29 @@ func sender[T any](ctx context.Context, out chan<- T) func(T) bool {
 	}
 }
 
+// snapshot is the database's snapshot before a subscription's first read.
+// Changes that read already holds may still be on their way through the
+// relay: those committed before this snapshot are dropped (taken before the
+// read, it may let a few through twice, never lose one), so that no old
+// state arrives after the current one.
+func (r *Resolver) snapshot(ctx context.Context) (events.Snapshot, error) {
+	seen, err := r.Control.Snapshot(ctx)
+	if err != nil {
+		return events.Snapshot{}, err
+	}
+	return events.ParseSnapshot(seen)
+}
+
 func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id string) (<-chan *model.ClusterEvent, error) {
 	// Subscribe before reading the snapshot (which also checks that the
 	// caller may see the cluster): a change in between is then delivered
 	// after it (perhaps again), never lost.
 	sub := r.Hub.SubscribeCluster(id, subscriberBuffer)
+	before, err := r.snapshot(ctx)
+	if err != nil {
+		r.Hub.Unsubscribe(sub)
+		return nil, err
+	}
 	snapshot, err := r.Control.Get(ctx, p, id)
 	if err != nil {
 		r.Hub.Unsubscribe(sub)
@@ -91,7 +110,7 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 			case <-ctx.Done():
 				return
 			case ev := <-sub.C:
-				if !dedup.first(ev.Seq) {
+				if !dedup.first(ev.Seq) || before.Saw(ev) {
 					continue
 				}
 				m := &model.ClusterEvent{Kind: kindOfEvent(ev.Kind), Seq: strconv.FormatInt(ev.Seq, 10), ClusterID: id,
@@ -149,7 +168,11 @@ func (pr *progress) model(kind model.EventKind) *model.JobProgress {
 
 func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string) (<-chan *model.JobProgress, error) {
 	sub := r.Hub.SubscribeJob(id, subscriberBuffer) // before the snapshot, as in clusterEvents
-
+	before, err := r.snapshot(ctx)
+	if err != nil {
+		r.Hub.Unsubscribe(sub)
+		return nil, err
+	}
 	pr, at, err := r.readProgress(ctx, p, id)
 	if err != nil {
 		r.Hub.Unsubscribe(sub)
@@ -171,7 +194,7 @@ func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string
 			case <-ctx.Done():
 				return
 			case ev := <-sub.C:
-				if !dedup.first(ev.Seq) || ev.Kind == "cluster" {
+				if !dedup.first(ev.Seq) || ev.Kind == "cluster" || before.Saw(ev) {
 					continue
 				}
 				lagged := sub.Lagged()

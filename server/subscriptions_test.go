@@ -197,3 +197,51 @@ func TestTwoServers(t *testing.T) {
 	checkCreateEvents(t, evs, job.Job.Counts.Total)
 	t.Logf("%d tasks through the second server in %s", job.Job.Counts.Total, time.Since(start).Round(time.Millisecond))
 }
+
+// A change committed before a late subscriber's snapshot but relayed only
+// after it subscribed (the relay waits for older transactions) is not
+// delivered after the snapshot, which already holds it: no old status
+// arrives after the current one. Later changes still come.
+func TestLateSubscriberSkipsWhatItsSnapshotHolds(t *testing.T) {
+	w := newWorld(t)
+	id := w.create(t, w.alice, 3)
+	db := w.s.Srv.Store().DB()
+	var tenant string
+	if err := db.Get(&tenant, `SELECT tenant_id FROM clusters WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	insert := `INSERT INTO events (tenant_id, cluster_id, kind, state, message) VALUES ($1, $2, 'cluster', $3, '')`
+	// An open transaction holds the relay back: what commits after it
+	// waits for it to end.
+	hold, err := db.Beginx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.Exec(`SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(insert, tenant, id, "OLD"); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := w.s.Subscribe(w.alice, clusterEventsQuery, map[string]any{"id": id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if e := first(t, sub); e.Kind != "SNAPSHOT" {
+		t.Fatalf("first %+v, want the SNAPSHOT", e)
+	}
+	if err := hold.Commit(); err != nil { // OLD is relayed now
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(insert, tenant, id, "NEW"); err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(t, sub, "NEW")
+	for _, e := range evs {
+		if e.State == "OLD" {
+			t.Fatalf("a change the snapshot held came after it: %+v", evs)
+		}
+	}
+}

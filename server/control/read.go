@@ -58,6 +58,15 @@ func visible(p store.Principal) (string, []any) {
 }
 
 // Get returns a cluster the caller may see; any other is ErrNotFound.
+// Snapshot is the database's current snapshot as text (pg_current_snapshot):
+// taken before a read, it tells which relayed changes that read may
+// already hold (events.Snapshot).
+func (s *Service) Snapshot(ctx context.Context) (string, error) {
+	var snap string
+	err := s.db.GetContext(ctx, &snap, `SELECT pg_current_snapshot()::text`)
+	return snap, err
+}
+
 func (s *Service) Get(ctx context.Context, p store.Principal, id string) (*Cluster, error) {
 	cond, args := visible(p)
 	var c Cluster

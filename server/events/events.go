@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -28,6 +30,51 @@ type Event struct {
 	Attempt int       `json:"attempt,omitempty" db:"attempt"`
 	Message string    `json:"message,omitempty" db:"message"`
 	At      time.Time `json:"at" db:"created_at"`
+	// Txid is the transaction that made the change (0 when unknown): a
+	// subscriber drops the changes its first snapshot already saw.
+	Txid uint64 `json:"txid,omitempty" db:"-"`
+}
+
+// Snapshot is a Postgres snapshot (pg_current_snapshot()), to tell which
+// changes a read taken under it saw.
+type Snapshot struct {
+	xmin, xmax uint64
+	running    map[uint64]bool
+}
+
+// ParseSnapshot reads the text form "xmin:xmax:xip,…".
+func ParseSnapshot(s string) (Snapshot, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return Snapshot{}, fmt.Errorf("snapshot %q: want xmin:xmax:xip", s)
+	}
+	var sn Snapshot
+	var err error
+	if sn.xmin, err = strconv.ParseUint(parts[0], 10, 64); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot %q: %w", s, err)
+	}
+	if sn.xmax, err = strconv.ParseUint(parts[1], 10, 64); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot %q: %w", s, err)
+	}
+	sn.running = map[uint64]bool{}
+	for _, x := range strings.Split(parts[2], ",") {
+		if x == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(x, 10, 64)
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("snapshot %q: %w", s, err)
+		}
+		sn.running[n] = true
+	}
+	return sn, nil
+}
+
+// Saw tells whether a read under the snapshot saw ev's change: ev's
+// transaction had committed when the snapshot was taken.
+func (sn Snapshot) Saw(ev Event) bool {
+	t := ev.Txid
+	return t != 0 && (t < sn.xmin || t < sn.xmax && !sn.running[t])
 }
 
 // Channel names the Redis keys events travel on: a capped stream of
@@ -242,6 +289,7 @@ func (r *Relay) publish(ctx context.Context, rows []relayRow) error {
 	for i, row := range rows {
 		ev := row.Event
 		ev.Cluster, ev.Job, ev.Task = deref(row.ClusterN), deref(row.JobN), deref(row.TaskN)
+		ev.Txid, _ = strconv.ParseUint(row.Txid, 10, 64)
 		if row.AttemptN != nil {
 			ev.Attempt = *row.AttemptN
 		}

@@ -255,3 +255,20 @@ func TestRelayWakes(t *testing.T) {
 		t.Fatal("Wake did not bring the quiet event")
 	}
 }
+
+func TestSnapshotSaw(t *testing.T) {
+	sn, err := ParseSnapshot("100:105:101,103")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for txid, want := range map[uint64]bool{0: false, 99: true, 100: true, 101: false, 102: true, 103: false, 104: true, 105: false, 200: false} {
+		if got := sn.Saw(Event{Txid: txid}); got != want {
+			t.Errorf("txid %d: saw %v, want %v", txid, got, want)
+		}
+	}
+	for _, bad := range []string{"", "1:2", "a:2:", "1:b:", "1:2:x"} {
+		if _, err := ParseSnapshot(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
