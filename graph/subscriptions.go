@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cooprhq/coopr/graph/fanout"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/store"
@@ -95,20 +96,18 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 		r.Hub.Unsubscribe(sub)
 		return nil, err
 	}
-	out := make(chan *model.ClusterEvent)
-	go func() {
-		defer close(out)
-		defer r.Hub.Unsubscribe(sub)
-		send := sender(ctx, out)
-		if !send(&model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, State: snapshot.Status,
-			Message: snapshot.Message, At: snapshot.UpdatedAt, Cluster: snapshot}) {
-			return
+	sentSnapshot := false
+	var dedup recent
+	pull := func(ctx context.Context) (*model.ClusterEvent, bool) {
+		if !sentSnapshot {
+			sentSnapshot = true
+			return &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, State: snapshot.Status,
+				Message: snapshot.Message, At: snapshot.UpdatedAt, Cluster: snapshot}, true
 		}
-		var dedup recent
 		for {
 			select {
 			case <-ctx.Done():
-				return
+				return nil, false
 			case ev := <-sub.C:
 				if !dedup.first(ev.Seq) || before.Saw(ev) {
 					continue
@@ -121,13 +120,22 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 						m.Cluster = c
 					}
 				}
-				if !send(m) {
-					return
-				}
+				return m, true
 			}
 		}
-	}()
-	return out, nil
+	}
+	return fanout.Stream(ctx, pull, func() { r.Hub.Unsubscribe(sub) }, sharedClusterEvent), nil
+}
+
+// sharedClusterEvent keys the changes every subscriber of the same
+// operation renders the same (see fanout): a relayed change, by its
+// sequence number. A snapshot or a lagged change carries the cluster as
+// this caller may see it and is rendered for the caller alone.
+func sharedClusterEvent(m *model.ClusterEvent) string {
+	if m.Seq == "0" || m.Lagged || m.Cluster != nil {
+		return ""
+	}
+	return m.Seq
 }
 
 // progress tracks a job's task states to count them.

@@ -3,21 +3,12 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"net"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
-
-	"github.com/cooprhq/coopr/server/servertest"
 )
 
 // BenchmarkSubscriptionFanout: 1,000 subscribers watch one cluster while
@@ -39,14 +30,20 @@ func BenchmarkSubscriptionFanout(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan struct{}, subscribers)
+	var conns []*wsReader
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
 	for i := range subscribers {
 		stalled := i == 0
-		conn, err := dial(ctx, w.s, stalled)
+		conn, err := dialReader(ctx, w.s.URL, stalled)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer conn.Close(websocket.StatusNormalClosure, "")
-		if err := start(ctx, conn, w.alice, id); err != nil {
+		conns = append(conns, conn)
+		if err := conn.start(w.alice, id); err != nil {
 			b.Fatal(err)
 		}
 		if stalled {
@@ -66,7 +63,7 @@ func BenchmarkSubscriptionFanout(b *testing.B) {
 			// message with a glance, not a JSON decode, so that the
 			// measurement is the server's.
 			for first := true; ; first = false {
-				_, msg, err := conn.Read(ctx)
+				msg, err := conn.read()
 				if err != nil {
 					return
 				}
@@ -109,6 +106,9 @@ func BenchmarkSubscriptionFanout(b *testing.B) {
 	}
 	cancel()
 	b.StopTimer()
+	for _, c := range conns {
+		c.Close()
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	slices.Sort(lags)
@@ -119,35 +119,4 @@ func BenchmarkSubscriptionFanout(b *testing.B) {
 	b.ReportMetric(float64(lags[len(lags)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(w.s.Srv.Hub().Dropped.Load()), "dropped-for-stalled")
-}
-
-// dial opens a websocket; a stalled one gets a 4 KiB receive buffer.
-func dial(ctx context.Context, s *servertest.Server, stalled bool) (*websocket.Conn, error) {
-	d := &net.Dialer{}
-	if stalled {
-		d.Control = func(_, _ string, c syscall.RawConn) error {
-			var serr error
-			err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-			if err != nil {
-				return err
-			}
-			return serr
-		}
-	}
-	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL, "http")+"/graphql",
-		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: client})
-	return conn, err
-}
-
-func start(ctx context.Context, conn *websocket.Conn, token, cluster string) error {
-	if err := wsjson.Write(ctx, conn, map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}}); err != nil {
-		return err
-	}
-	var ack map[string]any
-	if err := wsjson.Read(ctx, conn, &ack); err != nil {
-		return err
-	}
-	return wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
-		"query": `subscription($id: ID!) { clusterEvents(clusterId: $id) { kind state at } }`, "variables": map[string]any{"id": cluster}}})
 }

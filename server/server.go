@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -22,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/cooprhq/coopr/graph"
+	"github.com/cooprhq/coopr/graph/fanout"
 	"github.com/cooprhq/coopr/queue"
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/server/control"
@@ -45,6 +47,7 @@ type Server struct {
 	control *control.Service
 	fleet   *fleet.Fleet
 	hub     *events.Hub
+	fanout  *fanout.Groups
 	reg     *prometheus.Registry
 	// streams ends long-lived requests (websockets) when shutdown begins;
 	// ordinary requests are left to finish.
@@ -97,6 +100,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	ecfg.EventsCommitted = s.relay.Wake
 	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), ecfg)
 	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)
+	s.fanout = &fanout.Groups{Tenant: func(ctx context.Context) string {
+		p, _ := auth.FromContext(ctx)
+		return p.TenantID
+	}}
 	s.control = control.New(st, s.engine, creds)
 	s.fleet = fleet.New(st.DB())
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
@@ -133,6 +140,10 @@ func (s *Server) Close() error {
 // Store is the server's store, for tests and tools.
 func (s *Server) Store() *store.Store { return s.store }
 
+// Fanout holds the groups of subscribers that share rendered values, for
+// tests and tools.
+func (s *Server) Fanout() *fanout.Groups { return s.fanout }
+
 // Hub is the server's event hub, for tests and tools.
 func (s *Server) Hub() *events.Hub { return s.hub }
 
@@ -144,7 +155,7 @@ func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
 		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet,
 		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace}}))
-	gql.AddTransport(transport.Websocket{
+	gql.AddTransport(sharingWebsocket{groups: s.fanout, Websocket: transport.Websocket{
 		KeepAlivePingInterval: 10 * time.Second,
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{
 			OriginPatterns: s.cfg.AllowedOrigins,
@@ -152,7 +163,7 @@ func (s *Server) Handler() http.Handler {
 		// Browsers cannot set headers on a websocket: the token may come in
 		// connection_init's payload instead.
 		InitFunc: s.wsInit,
-	})
+	}})
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(transport.GET{})
 	gql.AddTransport(transport.POST{})
@@ -176,6 +187,17 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /readyz", s.instrument("readyz", http.HandlerFunc(s.ready)))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	return mux
+}
+
+// sharingWebsocket is gqlgen's websocket transport whose subscriptions
+// share rendered values (see fanout).
+type sharingWebsocket struct {
+	transport.Websocket
+	groups *fanout.Groups
+}
+
+func (t sharingWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	t.Websocket.Do(w, r, t.groups.Executor(exec))
 }
 
 func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (context.Context, *transport.InitPayload, error) {

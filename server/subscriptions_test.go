@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -243,5 +245,113 @@ func TestLateSubscriberSkipsWhatItsSnapshotHolds(t *testing.T) {
 		if e.State == "OLD" {
 			t.Fatalf("a change the snapshot held came after it: %+v", evs)
 		}
+	}
+}
+
+// Subscribers of the same operation share each change's rendering (see
+// fanout), and still each get every change, in order; one asking for
+// other fields gets its own rendering.
+func TestSubscribersShareRenders(t *testing.T) {
+	w := newWorld(t)
+	id := w.create(t, w.alice, 3)
+	const n = 6
+	rendered0, shared0 := w.s.Srv.Fanout().Rendered.Load(), w.s.Srv.Fanout().Shared.Load()
+	hub0 := w.s.Srv.Hub().Subscribers() // the server's own
+	subs := make([]*servertest.Subscription, n)
+	for i := range subs {
+		sub, err := w.s.Subscribe(w.alice, clusterEventsQuery, map[string]any{"id": id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		first(t, sub)
+		subs[i] = sub
+	}
+	other, err := w.s.Subscribe(w.alice, `subscription($id: ID!) { clusterEvents(clusterId: $id) { seq kind } }`, map[string]any{"id": id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if r, _, err := other.Next(30 * time.Second); err != nil || !strings.Contains(string(r.Data), `"SNAPSHOT"`) {
+		t.Fatalf("first message %v %v", r, err)
+	}
+	if g := w.s.Srv.Fanout().Len(); g != 2 {
+		t.Errorf("%d groups, want 2", g)
+	}
+	var job struct {
+		Job struct{ Counts struct{ Total int } }
+	}
+	w.s.Must(w.alice, `query($id: ID!) { job(id: $id) { counts { total } } }`, map[string]any{"id": id + "-001"}, &job)
+
+	wait := w.runAsync(t, w.alice, id, "ACTIVE")
+	// Changes committed before a subscriber's snapshot are not sent to it
+	// again (they are in the snapshot), so those that subscribed later may
+	// start later in the sequence: each gets a tail of the longest one.
+	got := make([][]clusterEvent, n)
+	var want []clusterEvent
+	for i, sub := range subs {
+		got[i] = collect(t, sub, "ACTIVE", clusterEvent{Kind: "SNAPSHOT", Cluster: &struct{ Status string }{"PENDING"}})
+		checkCreateEvents(t, got[i], job.Job.Counts.Total)
+		if len(got[i]) > len(want) {
+			want = got[i]
+		}
+	}
+	var groupChanges int64
+	for i, evs := range got {
+		groupChanges += int64(len(evs) - 1)
+		if tail := want[len(want)-len(evs)+1:]; !reflect.DeepEqual(evs[1:], tail) {
+			t.Errorf("subscriber %d got %d changes, not the last %d of the longest sequence", i, len(evs)-1, len(evs)-1)
+		}
+	}
+	wait()
+	// It subscribed last.
+	var seqs []string
+	for {
+		r, _, err := other.Next(30 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			ClusterEvents struct{ Seq, Kind, State string }
+		}
+		if err := r.Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		if out.ClusterEvents.State != "" {
+			t.Fatalf("fields asked only by others were rendered for this subscriber: %s", r.Data)
+		}
+		seqs = append(seqs, out.ClusterEvents.Seq)
+		if out.ClusterEvents.Seq == want[len(want)-1].Seq {
+			break
+		}
+	}
+	tail := want[len(want)-len(seqs):]
+	for i, s := range seqs {
+		if tail[i].Seq != s {
+			t.Fatalf("other subscriber's change %d is seq %s, want %s", i, s, tail[i].Seq)
+		}
+	}
+	changes := int64(len(want) - 1)
+	rendered, shared := w.s.Srv.Fanout().Rendered.Load()-rendered0, w.s.Srv.Fanout().Shared.Load()-shared0
+	// Each snapshot is rendered for its subscriber, each change once per
+	// group; the first group's other subscribers share it.
+	others := int64(len(seqs))
+	if want := n + 1 + changes + others; rendered != want {
+		t.Errorf("%d and %d changes: rendered %d, want %d", changes, others, rendered, want)
+	}
+	if want := groupChanges - changes; shared != want {
+		t.Errorf("%d changes to %d subscribers: shared %d, want %d", changes, n, shared, want)
+	}
+
+	// Leaving frees the groups and the hub's subscriptions.
+	for _, sub := range append(subs, other) {
+		sub.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for w.s.Srv.Fanout().Len() > 0 || w.s.Srv.Hub().Subscribers() > hub0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after every subscriber left: %d groups, %d hub subscriptions", w.s.Srv.Fanout().Len(), w.s.Srv.Hub().Subscribers()-hub0)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -195,6 +195,20 @@ func (h *Hub) subscribe(m map[string]map[*Sub]struct{}, key string, buffer int, 
 	return s
 }
 
+// Subscribers counts the cluster, job and all-event subscriptions, for
+// tests and metrics.
+func (h *Hub) Subscribers() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := len(h.all)
+	for _, m := range []map[string]map[*Sub]struct{}{h.byCluster, h.byJob} {
+		for _, subs := range m {
+			n += len(subs)
+		}
+	}
+	return n
+}
+
 // Unsubscribe ends a subscription.
 func (h *Hub) Unsubscribe(s *Sub) {
 	h.mu.Lock()
