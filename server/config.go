@@ -51,6 +51,10 @@ type Config struct {
 
 	// JanitorInterval is how often clusters whose lease ended are deleted.
 	JanitorInterval time.Duration `yaml:"janitor_interval"` // default 60s
+
+	// WebsocketInitTimeout is how long a websocket may wait before its
+	// connection_init. Default 10 s.
+	WebsocketInitTimeout time.Duration `yaml:"websocket_init_timeout"`
 }
 
 // Defaults returns a Config with every default set.

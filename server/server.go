@@ -31,6 +31,7 @@ import (
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/server/fleet"
+	"github.com/cooprhq/coopr/server/gqlws"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -100,6 +101,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	ecfg.EventsCommitted = s.relay.Wake
 	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), ecfg)
 	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)
+	s.relay.Local = s.hub
 	s.fanout = &fanout.Groups{Tenant: func(ctx context.Context) string {
 		p, _ := auth.FromContext(ctx)
 		return p.TenantID
@@ -155,14 +157,19 @@ func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
 		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet,
 		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace}}))
-	gql.AddTransport(sharingWebsocket{groups: s.fanout, Websocket: transport.Websocket{
-		KeepAlivePingInterval: 10 * time.Second,
-		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{
-			OriginPatterns: s.cfg.AllowedOrigins,
-		}},
+	accept := coderws.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins}
+	gql.AddTransport(sharingWebsocket{groups: s.fanout, Transport: gqlws.Transport{
+		AcceptOptions: accept,
 		// Browsers cannot set headers on a websocket: the token may come in
 		// connection_init's payload instead.
-		InitFunc: s.wsInit,
+		Init:        s.wsInit,
+		InitTimeout: s.cfg.WebsocketInitTimeout,
+		Encode:      s.fanout.Encode,
+		Legacy: transport.Websocket{
+			KeepAlivePingInterval: 10 * time.Second,
+			Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: accept},
+			InitFunc:              s.wsInit,
+		},
 	}})
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(transport.GET{})
@@ -189,15 +196,15 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// sharingWebsocket is gqlgen's websocket transport whose subscriptions
-// share rendered values (see fanout).
+// sharingWebsocket is the websocket transport whose subscriptions share
+// rendered values (see fanout).
 type sharingWebsocket struct {
-	transport.Websocket
+	gqlws.Transport
 	groups *fanout.Groups
 }
 
 func (t sharingWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	t.Websocket.Do(w, r, t.groups.Executor(exec))
+	t.Transport.Do(w, r, t.groups.Executor(exec))
 }
 
 func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (context.Context, *transport.InitPayload, error) {

@@ -255,7 +255,7 @@ func TestSubscribersShareRenders(t *testing.T) {
 	w := newWorld(t)
 	id := w.create(t, w.alice, 3)
 	const n = 6
-	rendered0, shared0 := w.s.Srv.Fanout().Rendered.Load(), w.s.Srv.Fanout().Shared.Load()
+	rendered0, shared0, encoded0 := w.s.Srv.Fanout().Rendered.Load(), w.s.Srv.Fanout().Shared.Load(), w.s.Srv.Fanout().Encoded.Load()
 	hub0 := w.s.Srv.Hub().Subscribers() // the server's own
 	subs := make([]*servertest.Subscription, n)
 	for i := range subs {
@@ -342,15 +342,20 @@ func TestSubscribersShareRenders(t *testing.T) {
 	if want := groupChanges - changes; shared != want {
 		t.Errorf("%d changes to %d subscribers: shared %d, want %d", changes, n, shared, want)
 	}
+	// And encoded once: the transport sends every subscriber the same bytes.
+	if encoded := w.s.Srv.Fanout().Encoded.Load() - encoded0; encoded != changes+others {
+		t.Errorf("%d and %d changes: encoded %d, want %d", changes, others, encoded, changes+others)
+	}
 
 	// Leaving frees the groups and the hub's subscriptions.
 	for _, sub := range append(subs, other) {
 		sub.Close()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for w.s.Srv.Fanout().Len() > 0 || w.s.Srv.Hub().Subscribers() > hub0 {
+	for w.s.Srv.Fanout().Len() > 0 || w.s.Srv.Fanout().Cached() > 0 || w.s.Srv.Hub().Subscribers() > hub0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("after every subscriber left: %d groups, %d hub subscriptions", w.s.Srv.Fanout().Len(), w.s.Srv.Hub().Subscribers()-hub0)
+			t.Fatalf("after every subscriber left: %d groups, %d cached responses, %d hub subscriptions",
+				w.s.Srv.Fanout().Len(), w.s.Srv.Fanout().Cached(), w.s.Srv.Hub().Subscribers()-hub0)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

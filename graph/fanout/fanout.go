@@ -39,9 +39,30 @@ type Groups struct {
 	mu     sync.Mutex
 	groups map[string]*group
 
+	// shared maps each response in a group's cache to its entry, for
+	// Encode.
+	shared sync.Map
+
 	// Rendered and Shared count responses rendered by an execution and
-	// sent from a group's cache, for tests and metrics.
-	Rendered, Shared atomic.Int64
+	// sent from a group's cache, Encoded the cached responses encoded, for
+	// tests and metrics.
+	Rendered, Shared, Encoded atomic.Int64
+}
+
+// Encode is json.Marshal for responses, run once for a response a group
+// shares: a transport that sends what it returns as it is spares each
+// subscriber the encoding.
+func (g *Groups) Encode(resp *graphql.Response) ([]byte, error) {
+	v, ok := g.shared.Load(resp)
+	if !ok {
+		return json.Marshal(resp)
+	}
+	e := v.(*entry)
+	e.encode.Do(func() {
+		g.Encoded.Add(1)
+		e.payload, e.err = json.Marshal(resp)
+	})
+	return e.payload, e.err
 }
 
 // Executor wraps exec so that the subscriptions it dispatches share
@@ -163,9 +184,9 @@ func (e *executor) DispatchOperation(ctx context.Context, rc *graphql.OperationC
 				// next response; the group's copy must outlive it.
 				cp := *resp
 				cp.Data = bytes.Clone(resp.Data)
-				own.resp = &cp
+				resp = &cp
 			}
-			close(own.ready)
+			g.publish(own, resp)
 		}
 		if resp == nil {
 			done = true
@@ -197,7 +218,7 @@ func (g *Groups) key(ctx context.Context, rc *graphql.OperationContext) string {
 
 func (g *Groups) join(key string) *group {
 	if key == "" {
-		return newGroup("")
+		return newGroup(g, "")
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -206,7 +227,7 @@ func (g *Groups) join(key string) *group {
 	}
 	gr := g.groups[key]
 	if gr == nil {
-		gr = newGroup(key)
+		gr = newGroup(g, key)
 		g.groups[key] = gr
 	}
 	gr.members++
@@ -214,15 +235,46 @@ func (g *Groups) join(key string) *group {
 }
 
 func (g *Groups) leave(gr *group) {
-	if gr.key == "" {
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	gr.members--
-	if gr.members == 0 {
+	if gr.key != "" {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		gr.members--
+		if gr.members > 0 {
+			return
+		}
 		delete(g.groups, gr.key)
 	}
+	gr.mu.Lock()
+	defer gr.mu.Unlock()
+	gr.gone = true
+	for _, e := range gr.entries {
+		g.forget(e)
+	}
+}
+
+// publish sets own's response and wakes the members waiting for it.
+func (gr *group) publish(own *entry, resp *graphql.Response) {
+	gr.mu.Lock()
+	own.resp = resp
+	if resp != nil && !gr.gone && !own.evicted {
+		gr.groups.shared.Store(resp, own)
+	}
+	gr.mu.Unlock()
+	close(own.ready)
+}
+
+func (g *Groups) forget(e *entry) {
+	e.evicted = true
+	if e.resp != nil {
+		g.shared.Delete(e.resp)
+	}
+}
+
+// Cached is the number of responses held for Encode.
+func (g *Groups) Cached() int {
+	n := 0
+	g.shared.Range(func(_, _ any) bool { n++; return true })
+	return n
 }
 
 // Len is the number of groups with subscribers.
@@ -234,20 +286,27 @@ func (g *Groups) Len() int {
 
 type group struct {
 	key     string
+	groups  *Groups
 	members int // under Groups.mu
 
 	mu      sync.Mutex
 	entries map[string]*entry
 	order   []string // oldest first, for eviction
+	gone    bool     // left by its last member
 }
 
 type entry struct {
-	ready chan struct{} // closed once resp is set
-	resp  *graphql.Response
+	ready   chan struct{} // closed once resp is set
+	resp    *graphql.Response
+	evicted bool // under group.mu
+
+	encode  sync.Once
+	payload []byte
+	err     error
 }
 
-func newGroup(key string) *group {
-	return &group{key: key, entries: make(map[string]*entry)}
+func newGroup(g *Groups, key string) *group {
+	return &group{key: key, groups: g, entries: make(map[string]*entry)}
 }
 
 // get returns the response rendered for key, waiting if another member is
@@ -262,6 +321,7 @@ func (gr *group) get(key string) (resp *graphql.Response, own *entry, mine bool)
 		gr.entries[key] = e
 		gr.order = append(gr.order, key)
 		if len(gr.order) > keep {
+			gr.groups.forget(gr.entries[gr.order[0]])
 			delete(gr.entries, gr.order[0])
 			gr.order = gr.order[1:]
 		}

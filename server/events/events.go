@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -103,23 +104,35 @@ type Relay struct {
 	// OnBatch, if set, sees every batch after it is published (the engine
 	// learns there of changes made by other servers).
 	OnBatch func([]Event)
+	// Local, if set, is this server's hub: the relay hands it what it
+	// publishes, as well as adding it to the stream. Under load every
+	// round trip waits behind the subscribers' work, and reading back what
+	// this process just wrote was one more.
+	Local *Hub
 
-	wakes chan struct{} // Wake → RunWakes
+	wakes   chan struct{} // Wake → RunWakes, to the relaying server
+	local   chan struct{} // Wake → Run, when this server relays
+	leading atomic.Bool   // this server relays
 }
 
 // NewRelay returns a relay over db (opened from dsn, which the relay uses
 // to LISTEN) publishing to rdb under prefix.
 func NewRelay(db *sqlx.DB, dsn string, rdb redis.UniversalClient, prefix string, log *slog.Logger) *Relay {
 	return &Relay{db: db, dsn: dsn, rdb: rdb, channel: Channel(prefix), log: log, Poll: 250 * time.Millisecond,
-		wakes: make(chan struct{}, 1)}
+		wakes: make(chan struct{}, 1), local: make(chan struct{}, 1)}
 }
 
 // Wake tells the relaying server, whichever it is, that events committed
-// without a NOTIFY (see migration 00015). It never blocks: wakes that come
-// while one is being sent are sent as one.
+// without a NOTIFY (see migration 00015): this one directly, another
+// through Redis. It never blocks: wakes that come while one is being sent
+// are sent as one.
 func (r *Relay) Wake() {
+	wakes := r.wakes
+	if r.leading.Load() {
+		wakes = r.local
+	}
 	select {
-	case r.wakes <- struct{}{}:
+	case wakes <- struct{}{}:
 	default:
 	}
 }
@@ -175,7 +188,9 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 		case <-time.After(time.Second):
 		}
 	}
+	r.leading.Store(true)
 	defer func() {
+		r.leading.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+relayLock+`)`)
@@ -206,50 +221,69 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	wakes := ps.Channel()
 	tick := time.NewTicker(r.Poll)
 	defer tick.Stop()
+	// unsaved is the watermark after the events last published, saved by
+	// the next round's statement (or on the way out).
+	var unsaved *string
+	defer func() {
+		if unsaved != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, _ = conn.ExecContext(ctx, `UPDATE event_relay SET watermark = $1::xid8`, *unsaved)
+		}
+	}()
 	for {
-		if err := r.relay(ctx, conn); err != nil {
+		next, err := r.relay(ctx, conn, unsaved)
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			r.log.Warn("events: relay", "err", err)
+		} else {
+			unsaved = next
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-l.Notify:
 		case <-wakes:
+		case <-r.local:
 		case <-tick.C:
 		}
 	}
 }
 
-// relay publishes every event of transactions that ended since the last
-// watermark, then moves the watermark. Under load the relay waits behind
-// the subscribers' work for every round trip it makes, so the common case
-// takes two: one statement reads the bounds with the first page of events,
-// and the watermark is saved without waiting for the disk (losing it in a
-// crash only publishes some events twice).
-func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn) error {
+// relay publishes every event of transactions that ended since the
+// watermark and returns the watermark after them, for the next round to
+// save (unsaved: the one the last round returned, or nil). Under load the
+// relay waits behind the subscribers' work for every round trip it makes,
+// so the common case takes two: one statement saves the last round's
+// watermark and reads the bounds with the first page of events, and one
+// publishes them. The watermark is saved after what it covers was
+// published, without waiting for the disk: losing it in a crash only
+// publishes some events twice, which subscribers drop.
+func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (*string, error) {
 	const page = 5000
 	var rows []relayRow
-	if err := conn.SelectContext(ctx, &rows, `WITH w AS (
-			SELECT watermark AS lo, pg_snapshot_xmin(pg_current_snapshot()) AS hi FROM event_relay)
+	if err := conn.SelectContext(ctx, &rows, `WITH saved AS (
+			UPDATE event_relay SET watermark = $1::xid8 WHERE $1::xid8 IS NOT NULL RETURNING watermark),
+		w AS (SELECT COALESCE((SELECT watermark FROM saved), (SELECT watermark FROM event_relay)) AS lo,
+			pg_snapshot_xmin(pg_current_snapshot()) AS hi)
 		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, e.id, e.tenant_id, e.cluster_id AS cluster_n,
 			e.job_id AS job_n, e.task_id AS task_n, e.kind, e.state, e.attempt AS attempt_n, e.message,
 			e.created_at, e.txid::text AS txid
 		FROM w CROSS JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
-			ORDER BY txid, id LIMIT `+fmt.Sprint(page)+`) e`); err != nil {
-		return err
+			ORDER BY txid, id LIMIT `+fmt.Sprint(page)+`) e`, unsaved); err != nil {
+		return unsaved, err
 	}
 	if len(rows) == 0 {
-		// Nothing ended with events since the watermark; it moves with
-		// the next events.
-		return nil
+		// Nothing ended with events since the watermark (saved now); it
+		// moves with the next events.
+		return nil, nil
 	}
 	from, to := rows[0].From, rows[0].To
 	for {
 		if err := r.publish(ctx, rows); err != nil {
-			return err
+			return nil, err
 		}
 		if len(rows) < page {
 			break
@@ -260,14 +294,13 @@ func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn) error {
 				task_id AS task_n, kind, state, attempt AS attempt_n, message, created_at, txid::text AS txid
 			FROM events WHERE txid >= $1::xid8 AND txid < $2::xid8 AND (txid, id) > ($3::xid8, $4)
 			ORDER BY txid, id LIMIT `+fmt.Sprint(page), from, to, last.Txid, last.Seq); err != nil {
-			return err
+			return nil, err
 		}
 		if len(rows) == 0 {
 			break
 		}
 	}
-	_, err := conn.ExecContext(ctx, `UPDATE event_relay SET watermark = $1::xid8`, to)
-	return err
+	return &to, nil
 }
 
 // relayRow is an event as the relay reads it.
@@ -285,7 +318,10 @@ type relayRow struct {
 // publish adds rows to the stream in one round trip.
 func (r *Relay) publish(ctx context.Context, rows []relayRow) error {
 	batch := make([]Event, len(rows))
-	pipe := r.rdb.Pipeline()
+	// MULTI: the entry before the first added is known for sure, for the
+	// local hub (see Hub.relayed).
+	pipe := r.rdb.TxPipeline()
+	before := pipe.XRevRangeN(ctx, r.channel, "+", "-", 1)
 	for i, row := range rows {
 		ev := row.Event
 		ev.Cluster, ev.Job, ev.Task = deref(row.ClusterN), deref(row.JobN), deref(row.TaskN)
@@ -300,8 +336,20 @@ func (r *Relay) publish(ctx context.Context, rows []relayRow) error {
 		pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"e", b}})
 		batch[i] = ev
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	cmds, err := pipe.Exec(ctx)
+	if err != nil {
 		return fmt.Errorf("publish: %w", err)
+	}
+	if r.Local != nil {
+		prev := "0-0"
+		if msgs := before.Val(); len(msgs) > 0 {
+			prev = msgs[0].ID
+		}
+		ids := make([]string, 0, len(batch))
+		for _, c := range cmds[1:] {
+			ids = append(ids, c.(*redis.StringCmd).Val())
+		}
+		r.Local.relayed(prev, ids, batch)
 	}
 	if r.OnBatch != nil {
 		r.OnBatch(batch)

@@ -21,12 +21,23 @@ import (
 // relayFixture is a relay over a fresh schema and stream prefix, its
 // watermark set, and the session it relays on; tenant is "acme"'s id.
 type relayFixture struct {
-	db     *sqlx.DB
-	rdb    *redis.Client
-	prefix string
-	relay  *Relay
-	conn   *sqlx.Conn
-	tenant string
+	unsaved *string
+	db      *sqlx.DB
+	rdb     *redis.Client
+	prefix  string
+	relay   *Relay
+	conn    *sqlx.Conn
+	tenant  string
+}
+
+// round runs one relay round as Run does, carrying the unsaved watermark
+// to the next.
+func (f *relayFixture) round(ctx context.Context) error {
+	next, err := f.relay.relay(ctx, f.conn, f.unsaved)
+	if err == nil {
+		f.unsaved = next
+	}
+	return err
 }
 
 func newRelayFixture(t *testing.T) relayFixture {
@@ -54,7 +65,7 @@ func newRelayFixture(t *testing.T) relayFixture {
 // relayed, once, and not before its transaction ends.
 func TestRelayWaitsForOlderTransactions(t *testing.T) {
 	f := newRelayFixture(t)
-	db, rdb, prefix, r, conn, ctx := f.db, f.rdb, f.prefix, f.relay, f.conn, context.Background()
+	db, rdb, prefix, ctx := f.db, f.rdb, f.prefix, context.Background()
 	read := "0-0"
 	insert := `INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`
 
@@ -69,7 +80,7 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 	if _, err := db.Exec(insert, f.tenant, "fast"); err != nil { // commits first
 		t.Fatal(err)
 	}
-	if err := r.relay(ctx, conn); err != nil {
+	if err := f.round(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got := func(wait time.Duration) []string {
@@ -94,10 +105,10 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 	if err := slow.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.relay(ctx, conn); err != nil {
+	if err := f.round(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.relay(ctx, conn); err != nil { // nothing new: nothing again
+	if err := f.round(ctx); err != nil { // nothing new: nothing again
 		t.Fatal(err)
 	}
 	evs := got(500 * time.Millisecond)
@@ -139,14 +150,14 @@ func TestHubStalledSubscriber(t *testing.T) {
 // in order, and the watermark then moves past them all.
 func TestRelayPages(t *testing.T) {
 	f := newRelayFixture(t)
-	db, rdb, prefix, r, conn, ctx := f.db, f.rdb, f.prefix, f.relay, f.conn, context.Background()
+	db, rdb, prefix, ctx := f.db, f.rdb, f.prefix, context.Background()
 	const n = 12_001
 	if _, err := db.Exec(`INSERT INTO events (tenant_id, kind, state, message)
 		SELECT $1, 'cluster', 'ACTIVE', g::text FROM generate_series(1, $2) g`, f.tenant, n); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // the second finds nothing new
-		if err := r.relay(ctx, conn); err != nil {
+		if err := f.round(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,6 +264,86 @@ func TestRelayWakes(t *testing.T) {
 	// lost, so it is sent again until one arrives.
 	if !relayed("quiet", 5*time.Second, r.Wake) {
 		t.Fatal("Wake did not bring the quiet event")
+	}
+	// Another server's engine wakes this relay through Redis.
+	other := NewRelay(st.DB(), dsn, rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	go func() { _ = other.RunWakes(ctx); done <- struct{}{} }()
+	defer func() { cancel(); <-done }()
+	if _, err := quiet.ExecContext(ctx, insert, ten.ID, "quiet elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if !relayed("quiet elsewhere", 5*time.Second, other.Wake) {
+		t.Fatal("another server's Wake did not bring the quiet event")
+	}
+}
+
+// On the relaying server the hub takes events from the relay itself as
+// well as from the stream: each is dispatched once, in the stream's
+// order, whichever way comes first; events another server relays come
+// through the stream.
+func TestHubTakesRelayedEventsOnce(t *testing.T) {
+	f := newRelayFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := NewHub(f.rdb, f.prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hub.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-hub.Ready()
+	sub := hub.SubscribeAll(100)
+	f.relay.Local = hub
+	insert := func(msgs ...string) {
+		for _, m := range msgs {
+			if _, err := f.db.Exec(`INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`, f.tenant, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	insert("a", "b")
+	if err := f.round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Dispatched by the relay before the round returned, not by the
+	// stream reader (which may not have run yet).
+	if n := len(sub.C); n != 2 {
+		t.Fatalf("%d events dispatched when the relay's round ended, want 2", n)
+	}
+	// Another server relays the next ones; this hub reads them from the
+	// stream.
+	insert("c")
+	elsewhere := relayFixture{db: f.db, conn: f.conn, relay: NewRelay(f.db, "", f.rdb, f.prefix, f.relay.log), unsaved: f.unsaved}
+	if err := elsewhere.round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.unsaved = elsewhere.unsaved
+	insert("d")
+	if err := f.round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	timeout := time.After(5 * time.Second)
+	for len(got) < 4 {
+		select {
+		case ev := <-sub.C:
+			got = append(got, ev.Message)
+		case <-timeout:
+			t.Fatalf("got %v, want a b c d", got)
+		}
+	}
+	select {
+	case ev := <-sub.C:
+		t.Fatalf("got %v and then %q again", got, ev.Message)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if strings.Join(got, " ") != "a b c d" {
+		t.Fatalf("got %v, want a b c d", got)
+	}
+	// Entries the hub has not read yet sit between its last and a relayed
+	// batch: the batch waits for the stream reader, which takes all in
+	// order (dispatching it first would lose them).
+	hub.relayed("1-0", []string{"9999999999999-0"}, []Event{{Message: "e"}})
+	if len(sub.C) != 0 {
+		t.Fatal("a batch was dispatched ahead of entries the hub had not read")
 	}
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +23,13 @@ type Hub struct {
 	channel string
 	log     *slog.Logger
 	ready   chan struct{}
+
+	// last is the stream id of the newest event dispatched: events come
+	// from the stream and, on the relaying server, from the relay itself,
+	// whichever is first.
+	lastMu sync.Mutex
+	last   streamID
+	live   bool // last is set
 
 	mu        sync.RWMutex
 	byCluster map[string]map[*Sub]struct{}
@@ -80,6 +90,18 @@ func (h *Hub) Run(ctx context.Context) error {
 	if len(msgs) > 0 {
 		last = msgs[0].ID
 	}
+	start, err := parseStreamID(last)
+	if err != nil {
+		return fmt.Errorf("events: stream id %q: %w", last, err)
+	}
+	h.lastMu.Lock()
+	h.last, h.live = start, true
+	h.lastMu.Unlock()
+	defer func() {
+		h.lastMu.Lock()
+		h.live = false
+		h.lastMu.Unlock()
+	}()
 	close(h.ready)
 	done := make(chan struct{})
 	go func() {
@@ -131,16 +153,84 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 		for _, st := range res {
 			for _, m := range st.Messages {
 				id = m.ID
+				sid, err := parseStreamID(m.ID)
+				if err != nil {
+					h.log.Warn("events: bad entry id", "id", m.ID, "err", err)
+					continue
+				}
 				raw, _ := m.Values["e"].(string)
 				var ev Event
 				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
 					h.log.Warn("events: bad entry", "id", m.ID, "err", err)
 					continue
 				}
-				h.dispatch(ev)
+				h.dispatchNew(sid, ev)
 			}
 		}
 	}
+}
+
+// relayed dispatches what this server's relay just added to the stream,
+// under the ids the stream gave it, when the entry before them (prev) is
+// the last this hub dispatched. Otherwise the stream reader has not caught
+// up (with entries another server's relay added, say) and delivers them
+// all in order.
+func (h *Hub) relayed(prev string, ids []string, evs []Event) {
+	p, err := parseStreamID(prev)
+	if err != nil {
+		return
+	}
+	sids := make([]streamID, len(ids))
+	for i, id := range ids {
+		if sids[i], err = parseStreamID(id); err != nil {
+			return
+		}
+	}
+	h.lastMu.Lock()
+	defer h.lastMu.Unlock()
+	if !h.live || h.last != p {
+		return
+	}
+	for i, id := range sids {
+		h.last = id
+		h.dispatch(evs[i])
+	}
+}
+
+// dispatchNew dispatches ev unless an event at or after id was: each event
+// once, in the stream's order (the stream reader's way; relayed is the
+// relay's).
+func (h *Hub) dispatchNew(id streamID, ev Event) {
+	h.lastMu.Lock()
+	defer h.lastMu.Unlock()
+	if !h.live || !h.last.less(id) {
+		return
+	}
+	h.last = id
+	h.dispatch(ev)
+}
+
+// streamID is a Redis stream entry id, milliseconds-sequence.
+type streamID struct{ ms, seq uint64 }
+
+func parseStreamID(s string) (streamID, error) {
+	ms, seq, ok := strings.Cut(s, "-")
+	if !ok {
+		return streamID{}, errors.New("not ms-seq")
+	}
+	var id streamID
+	var err error
+	if id.ms, err = strconv.ParseUint(ms, 10, 64); err != nil {
+		return streamID{}, err
+	}
+	if id.seq, err = strconv.ParseUint(seq, 10, 64); err != nil {
+		return streamID{}, err
+	}
+	return id, nil
+}
+
+func (a streamID) less(b streamID) bool {
+	return a.ms < b.ms || a.ms == b.ms && a.seq < b.seq
 }
 
 func (h *Hub) dispatch(ev Event) {
@@ -195,12 +285,12 @@ func (h *Hub) subscribe(m map[string]map[*Sub]struct{}, key string, buffer int, 
 	return s
 }
 
-// Subscribers counts the cluster, job and all-event subscriptions, for
-// tests and metrics.
+// Subscribers counts the cluster, job, all-event and agent subscriptions,
+// for tests and metrics.
 func (h *Hub) Subscribers() int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	n := len(h.all)
+	n := len(h.all) + len(h.agents)
 	for _, m := range []map[string]map[*Sub]struct{}{h.byCluster, h.byJob} {
 		for _, subs := range m {
 			n += len(subs)
