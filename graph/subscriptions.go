@@ -8,6 +8,7 @@ import (
 	"github.com/cooprhq/coopr/graph/fanout"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/events"
+	"github.com/cooprhq/coopr/server/gqlws"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -115,23 +116,34 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 				Message: snapshot.Message, At: snapshot.UpdatedAt, Cluster: snapshot}, true
 		}
 		for {
+			var ev events.Event
 			select {
-			case <-ctx.Done():
-				return nil, false
-			case ev := <-sub.C:
-				if !dedup.first(ev.Seq) || before.Saw(ev) {
-					continue
+			case ev = <-sub.C:
+			default:
+				// Nothing waiting: what the transport holds goes out
+				// before this waits (see gqlws.MoreReady).
+				gqlws.Idle(ctx)
+				select {
+				case <-ctx.Done():
+					return nil, false
+				case ev = <-sub.C:
 				}
-				m := &model.ClusterEvent{Kind: kindOfEvent(ev.Kind), Seq: strconv.FormatInt(ev.Seq, 10), ClusterID: id,
-					JobID: opt(ev.Job), TaskID: opt(ev.Task), State: ev.State, Attempt: optInt(ev.Attempt), Message: ev.Message, At: ev.At}
-				if sub.Lagged() {
-					m.Lagged = true
-					if c, err := r.Control.Get(ctx, p, id); err == nil {
-						m.Cluster = c
-					}
-				}
-				return m, true
 			}
+			if !dedup.first(ev.Seq) || before.Saw(ev) {
+				continue
+			}
+			m := &model.ClusterEvent{Kind: kindOfEvent(ev.Kind), Seq: strconv.FormatInt(ev.Seq, 10), ClusterID: id,
+				JobID: opt(ev.Job), TaskID: opt(ev.Task), State: ev.State, Attempt: optInt(ev.Attempt), Message: ev.Message, At: ev.At}
+			if sub.Lagged() {
+				m.Lagged = true
+				if c, err := r.Control.Get(ctx, p, id); err == nil {
+					m.Cluster = c
+				}
+			}
+			if len(sub.C) > 0 {
+				gqlws.MoreReady(ctx)
+			}
+			return m, true
 		}
 	}
 	return fanout.Stream(ctx, pull, func() { r.Hub.Unsubscribe(sub) }, sharedClusterEvent), nil

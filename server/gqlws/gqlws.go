@@ -81,7 +81,8 @@ func (t Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	}
 	opts := t.AcceptOptions
 	opts.Subprotocols = []string{Subprotocol}
-	ws, err := websocket.Accept(w, r, &opts)
+	hw := &hijackWriter{ResponseWriter: w}
+	ws, err := websocket.Accept(hw, r, &opts)
 	if err != nil {
 		return // Accept answered the request
 	}
@@ -94,7 +95,7 @@ func (t Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		limit = defaultReadLimit
 	}
 	ws.SetReadLimit(limit)
-	c := &conn{t: t, ws: ws, exec: exec, headers: r.Header, active: map[string]*running{}}
+	c := &conn{t: t, ws: ws, net: hw.conn, exec: exec, headers: r.Header, active: map[string]*running{}}
 	c.serve(r.Context())
 }
 
@@ -113,6 +114,7 @@ func offers(r *http.Request, proto string) bool {
 type conn struct {
 	t       Transport
 	ws      *websocket.Conn
+	net     *batchConn
 	exec    graphql.GraphExecutor
 	headers http.Header
 	ctx     context.Context // operations', from Init
@@ -309,6 +311,9 @@ func (c *conn) run(ctx context.Context, m message) {
 		return
 	}
 	ctx = graphql.WithOperationContext(ctx, rc)
+	b := &batch{conn: o.c.net}
+	ctx = context.WithValue(ctx, batchKey{}, b)
+	defer b.release()
 	defer func() {
 		if p := recover(); p != nil {
 			err := rc.Recover(ctx, p)
@@ -321,14 +326,22 @@ func (c *conn) run(ctx context.Context, m message) {
 	}()
 	responses, ctx := c.exec.DispatchOperation(ctx, rc)
 	for {
+		b.more.Store(false)
 		resp := responses(ctx)
 		if resp == nil {
 			break
 		}
+		if b.more.Load() {
+			b.hold()
+		}
 		if !o.next(resp) {
 			return
 		}
+		if !b.more.Load() {
+			b.release()
+		}
 	}
+	b.release()
 	o.complete(ctx)
 }
 

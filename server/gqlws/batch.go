@@ -1,0 +1,137 @@
+package gqlws
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// A subscriber that falls behind a burst of changes finds several waiting
+// when it next runs. Sending each in its own write costs a system call per
+// message (the largest single cost of a fan-out, and on loopback the
+// receiver's too); sending the ones already waiting together costs one.
+// The resolver says when another value is ready (MoreReady) and when it is
+// about to wait (Idle); the transport holds the connection's writes
+// between the two. A resolver that says neither gets a write per message.
+
+type batchKey struct{}
+
+// batch is an operation's side of holding writes.
+type batch struct {
+	conn *batchConn
+	more atomic.Bool // the value being produced has another right behind it
+
+	// The operation's goroutine holds and releases, and so does a resolver
+	// that pulls its values in a goroutine of its own.
+	mu      sync.Mutex
+	holding bool
+}
+
+// MoreReady tells the transport running ctx's operation that the value the
+// resolver is about to return is followed by one it can return without
+// waiting: the transport may hold the first until the second is written.
+// A resolver that calls it must call Idle before it waits for a value.
+func MoreReady(ctx context.Context) {
+	if b, ok := ctx.Value(batchKey{}).(*batch); ok {
+		b.more.Store(true)
+	}
+}
+
+// Idle tells the transport that the resolver is about to wait: what it
+// holds is sent now.
+func Idle(ctx context.Context) {
+	if b, ok := ctx.Value(batchKey{}).(*batch); ok {
+		b.release()
+	}
+}
+
+func (b *batch) hold() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.holding && b.conn != nil {
+		b.holding = true
+		b.conn.hold()
+	}
+}
+
+func (b *batch) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.holding {
+		b.holding = false
+		b.conn.release()
+	}
+}
+
+// batchConn is a websocket's network connection whose writes can be held:
+// while any operation holds, writes are collected, and the last release
+// sends them in one write.
+type batchConn struct {
+	net.Conn
+
+	mu    sync.Mutex
+	holds int
+	buf   []byte
+	err   error
+}
+
+func (c *batchConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return 0, c.err
+	}
+	if c.holds > 0 {
+		c.buf = append(c.buf, p...)
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *batchConn) hold() {
+	c.mu.Lock()
+	c.holds++
+	c.mu.Unlock()
+}
+
+func (c *batchConn) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holds--
+	if c.holds > 0 || len(c.buf) == 0 || c.err != nil {
+		return
+	}
+	if _, err := c.Conn.Write(c.buf); err != nil {
+		// The websocket's next write reports it; closing makes sure the
+		// read loop notices too.
+		c.err = err
+		_ = c.Conn.Close()
+	}
+	c.buf = c.buf[:0]
+}
+
+// hijackWriter hands the websocket library a batchConn for the request's
+// connection.
+type hijackWriter struct {
+	http.ResponseWriter
+	conn *batchConn
+}
+
+func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	nc, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	if brw.Writer.Buffered() > 0 {
+		// The 101 response may still sit in the server's buffer.
+		if err := brw.Writer.Flush(); err != nil {
+			_ = nc.Close()
+			return nil, nil, err
+		}
+	}
+	w.conn = &batchConn{Conn: nc}
+	return w.conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.conn, brw.Writer.Size())), nil
+}

@@ -1,0 +1,104 @@
+package gqlws
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// Writes while an operation holds reach the peer together, in order, when
+// the last holder lets go; writes with no holder go straight through.
+func TestBatchConnHoldsWrites(t *testing.T) {
+	server, client := net.Pipe()
+	defer client.Close()
+	c := &batchConn{Conn: server}
+	defer c.Close()
+	got := make(chan string, 10)
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			n, err := client.Read(buf)
+			if err != nil {
+				close(got)
+				return
+			}
+			got <- string(buf[:n])
+		}
+	}()
+	write := func(s string) {
+		t.Helper()
+		if _, err := c.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case g := <-got:
+			if g != want {
+				t.Fatalf("peer read %q, want %q", g, want)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("peer read nothing, want %q", want)
+		}
+	}
+	write("a")
+	expect("a")
+
+	a, b := &batch{conn: c}, &batch{conn: c}
+	a.hold()
+	b.hold()
+	write("b")
+	write("c")
+	a.release()
+	select {
+	case g := <-got:
+		t.Fatalf("peer read %q while another operation still held", g)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.release()
+	expect("bc")
+	b.release() // not holding: nothing happens
+	write("d")
+	expect("d")
+}
+
+// An operation's value that says more is ready is held until the resolver
+// is about to wait; Idle without a transport is a no-op.
+func TestMoreReadyAndIdle(t *testing.T) {
+	Idle(context.Background())
+	MoreReady(context.Background())
+	server, client := net.Pipe()
+	defer client.Close()
+	b := &batch{conn: &batchConn{Conn: server}}
+	ctx := context.WithValue(context.Background(), batchKey{}, b)
+	MoreReady(ctx)
+	if !b.more.Load() {
+		t.Fatal("MoreReady did not mark the operation")
+	}
+	b.hold()
+	go func() { _, _ = b.conn.Write([]byte("x")) }()
+	time.Sleep(20 * time.Millisecond)
+	done := make(chan string)
+	go func() {
+		buf := make([]byte, 8)
+		n, _ := io.ReadAtLeast(client, buf, 1)
+		done <- string(buf[:n])
+	}()
+	select {
+	case g := <-done:
+		t.Fatalf("peer read %q before Idle", g)
+	case <-time.After(50 * time.Millisecond):
+	}
+	Idle(ctx)
+	select {
+	case g := <-done:
+		if g != "x" {
+			t.Fatalf("peer read %q", g)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Idle did not send what was held")
+	}
+}
