@@ -27,7 +27,7 @@ import (
 const Redacted = "__redacted__"
 
 // ErrNoKey is a sealed value needed on a store without a credential key.
-var ErrNoKey = errors.New("no credential key: set COOPR_CREDENTIAL_KEY (32 random bytes, base64) on the server")
+var ErrNoKey = errors.New("no credential key: set COOPR_CREDENTIAL_KEY to the server's key (32 random bytes, base64)")
 
 // Sealer encrypts secrets under the server's credential key (the
 // credentials package's Store is one). aad binds a sealed value to the row
@@ -281,8 +281,8 @@ func (s *Store) splitProvider(file, name string, raw []byte, sets sensitiveSets,
 		if !placeholder {
 			if !s.canSeal() {
 				out.issues = append(out.issues, catalog.Issue{File: file, Path: path, Message: fmt.Sprintf(
-					"provider type %s marks this field sensitive and the server has no credential key to store it encrypted: "+
-						"set COOPR_CREDENTIAL_KEY (32 random bytes, base64) on the server, or leave the field empty", ptype)})
+					"provider type %s marks this field sensitive and there is no credential key to store it encrypted: "+
+						"set COOPR_CREDENTIAL_KEY to the server's key (32 random bytes, base64), or leave the field empty", ptype)})
 				continue
 			}
 			out.values[k] = v

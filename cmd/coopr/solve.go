@@ -170,6 +170,11 @@ func solve(f solveFlags) (*solveOutput, error) {
 		if len(f.addServices) > 0 {
 			return nil, fmt.Errorf("--add-services needs --existing")
 		}
+		if f.size < 1 {
+			// The solver would name its own field (numMachines).
+			return nil, &solver.Error{Kind: solver.KindSizeConstraint,
+				Message: fmt.Sprintf("--size must be at least 1 (got %d): give the number of nodes", f.size)}
+		}
 		sol, err := solver.Solve(solver.Request{Template: t, Catalog: cat, Provider: provider, HardwareType: f.hardwareType,
 			ImageType: f.imageType, Services: f.services, Size: f.size, MaxSteps: f.maxSteps}, cl)
 		if err != nil {
