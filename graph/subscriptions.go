@@ -136,6 +136,7 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 				JobID: opt(ev.Job), TaskID: opt(ev.Task), State: ev.State, Attempt: optInt(ev.Attempt), Message: ev.Message, At: ev.At}
 			if sub.Lagged() {
 				m.Lagged = true
+				gqlws.Idle(ctx) // not holding writes through a database read
 				if c, err := r.Control.Get(ctx, p, id); err == nil {
 					m.Cluster = c
 				}

@@ -131,14 +131,14 @@ func TestWebsocketProtocol(t *testing.T) {
 			}
 			c.expect("complete", "q")
 		}},
-		{"an invalid document answers errors then complete", func(t *testing.T, c *wsClient) {
+		{"an invalid document answers an error naming the field, and nothing more", func(t *testing.T, c *wsClient) {
 			c.init(s.Super)
 			c.send(`{"id":"q","type":"subscribe","payload":{"query":"{ nosuchfield }"}}`)
-			m, closed := c.next()
-			if closed != 0 || m.ID != "q" || !strings.Contains(string(m.Payload), "nosuchfield") {
-				t.Fatalf("got %+v (closed %d), want the error naming the field", m, closed)
+			if m := c.expect("error", "q"); !strings.Contains(string(m.Payload), "nosuchfield") {
+				t.Fatalf("error %s does not name the field", m.Payload)
 			}
-			c.expect("complete", "q")
+			c.send(`{"type":"ping"}`)
+			c.expect("pong", "")
 		}},
 		{"without a token, subscriptions answer UNAUTHENTICATED", func(t *testing.T, c *wsClient) {
 			c.send(`{"type":"connection_init"}`)
@@ -148,6 +148,13 @@ func TestWebsocketProtocol(t *testing.T) {
 			if !strings.Contains(string(m.Payload), "UNAUTHENTICATED") {
 				t.Fatalf("got %+v, want UNAUTHENTICATED", m)
 			}
+		}},
+		{"an error message ends an operation without complete", func(t *testing.T, c *wsClient) {
+			c.init(s.Super)
+			c.send(`{"id":"e","type":"subscribe","payload":5}`)
+			c.expect("error", "e")
+			c.send(`{"type":"ping"}`)
+			c.expect("pong", "") // and no complete in between
 		}},
 		{"a bad token is forbidden", func(t *testing.T, c *wsClient) {
 			c.send(`{"type":"connection_init","payload":{"Authorization":"Bearer nope"}}`)
@@ -197,6 +204,14 @@ func TestWebsocketProtocol(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, dialWS(t, s)) })
 	}
 
+	t.Run("a server shutting down closes with 1001", func(t *testing.T) {
+		s := servertest.Start(t)
+		c := dialWS(t, s)
+		c.init(s.Super)
+		c.send(`{"id":"a","type":"subscribe","payload":` + agents + `}`)
+		go func() { _ = s.Stop() }()
+		c.expectClose(websocket.StatusGoingAway)
+	})
 	t.Run("clients of the older graphql-ws protocol are still served", func(t *testing.T) {
 		c := dialWS(t, s, "graphql-ws")
 		if p := c.conn.Subprotocol(); p != "graphql-ws" {

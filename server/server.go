@@ -164,6 +164,7 @@ func (s *Server) Handler() http.Handler {
 		// connection_init's payload instead.
 		Init:        s.wsInit,
 		InitTimeout: s.cfg.WebsocketInitTimeout,
+		KeepAlive:   10 * time.Second,
 		Encode:      s.fanout.Encode,
 		Legacy: transport.Websocket{
 			KeepAlivePingInterval: 10 * time.Second,

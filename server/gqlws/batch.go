@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 )
 
 // A subscriber that falls behind a burst of changes finds several waiting
@@ -19,14 +18,15 @@ import (
 
 type batchKey struct{}
 
-// batch is an operation's side of holding writes.
+// batch is an operation's side of holding writes. The operation's
+// goroutine holds and releases; the resolver marks and releases, perhaps
+// from a goroutine of its own (so both go under mu, and a hold is taken
+// only if no Idle came after the MoreReady it relies on).
 type batch struct {
 	conn *batchConn
-	more atomic.Bool // the value being produced has another right behind it
 
-	// The operation's goroutine holds and releases, and so does a resolver
-	// that pulls its values in a goroutine of its own.
 	mu      sync.Mutex
+	more    bool // the value being produced has another right behind it
 	holding bool
 }
 
@@ -36,7 +36,9 @@ type batch struct {
 // A resolver that calls it must call Idle before it waits for a value.
 func MoreReady(ctx context.Context) {
 	if b, ok := ctx.Value(batchKey{}).(*batch); ok {
-		b.more.Store(true)
+		b.mu.Lock()
+		b.more = true
+		b.mu.Unlock()
 	}
 }
 
@@ -44,17 +46,30 @@ func MoreReady(ctx context.Context) {
 // holds is sent now.
 func Idle(ctx context.Context) {
 	if b, ok := ctx.Value(batchKey{}).(*batch); ok {
+		b.mu.Lock()
+		b.more = false
+		b.mu.Unlock()
 		b.release()
 	}
 }
 
-func (b *batch) hold() {
+// expect starts waiting for the next value: nothing said about it yet.
+func (b *batch) expect() {
+	b.mu.Lock()
+	b.more = false
+	b.mu.Unlock()
+}
+
+// holdIfMore holds the connection's writes if the value just produced has
+// another right behind it, and reports whether it had.
+func (b *batch) holdIfMore() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.holding && b.conn != nil {
+	if b.more && !b.holding && b.conn != nil {
 		b.holding = true
 		b.conn.hold()
 	}
+	return b.more
 }
 
 func (b *batch) release() {
@@ -72,10 +87,11 @@ func (b *batch) release() {
 type batchConn struct {
 	net.Conn
 
-	mu    sync.Mutex
-	holds int
-	buf   []byte
-	err   error
+	mu      sync.Mutex
+	holds   int
+	buf     []byte
+	err     error
+	stopped bool // closing: nothing is held any more
 }
 
 func (c *batchConn) Write(p []byte) (int, error) {
@@ -84,11 +100,24 @@ func (c *batchConn) Write(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
-	if c.holds > 0 {
+	if c.holds > 0 && !c.stopped {
 		c.buf = append(c.buf, p...)
 		return len(p), nil
 	}
 	return c.Conn.Write(p)
+}
+
+// stopHolding sends what is held, and everything after at once: the
+// connection is closing, and its close frame must not wait for an
+// operation to let go.
+func (c *batchConn) stopHolding() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	c.flush()
 }
 
 func (c *batchConn) hold() {
@@ -101,7 +130,14 @@ func (c *batchConn) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.holds--
-	if c.holds > 0 || len(c.buf) == 0 || c.err != nil {
+	if c.holds > 0 {
+		return
+	}
+	c.flush()
+}
+
+func (c *batchConn) flush() {
+	if len(c.buf) == 0 || c.err != nil {
 		return
 	}
 	if _, err := c.Conn.Write(c.buf); err != nil {

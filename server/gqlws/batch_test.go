@@ -47,9 +47,9 @@ func TestBatchConnHoldsWrites(t *testing.T) {
 	write("a")
 	expect("a")
 
-	a, b := &batch{conn: c}, &batch{conn: c}
-	a.hold()
-	b.hold()
+	a, b := &batch{conn: c, more: true}, &batch{conn: c, more: true}
+	a.holdIfMore()
+	b.holdIfMore()
 	write("b")
 	write("c")
 	a.release()
@@ -63,6 +63,26 @@ func TestBatchConnHoldsWrites(t *testing.T) {
 	b.release() // not holding: nothing happens
 	write("d")
 	expect("d")
+
+	// An Idle between a MoreReady and the operation's hold (a resolver in
+	// a goroutine of its own) leaves nothing held.
+	ctx := context.WithValue(context.Background(), batchKey{}, b)
+	MoreReady(ctx)
+	Idle(ctx)
+	if b.holdIfMore() {
+		t.Fatal("held after Idle")
+	}
+	write("e")
+	expect("e")
+
+	// Closing sends what is held and holds nothing more.
+	a.more = true
+	a.holdIfMore()
+	write("f")
+	c.stopHolding()
+	expect("f")
+	write("g")
+	expect("g")
 }
 
 // An operation's value that says more is ready is held until the resolver
@@ -75,10 +95,9 @@ func TestMoreReadyAndIdle(t *testing.T) {
 	b := &batch{conn: &batchConn{Conn: server}}
 	ctx := context.WithValue(context.Background(), batchKey{}, b)
 	MoreReady(ctx)
-	if !b.more.Load() {
+	if !b.holdIfMore() {
 		t.Fatal("MoreReady did not mark the operation")
 	}
-	b.hold()
 	go func() { _, _ = b.conn.Write([]byte("x")) }()
 	time.Sleep(20 * time.Millisecond)
 	done := make(chan string)

@@ -58,6 +58,9 @@ type Transport struct {
 	InitTimeout time.Duration
 	// ReadLimit bounds one client message in bytes (1 MiB when zero).
 	ReadLimit int64
+	// KeepAlive is how often an idle connection gets a ping, so that
+	// proxies with idle timeouts keep it open (never when zero).
+	KeepAlive time.Duration
 	// Encode renders a response as a next message's payload (json.Marshal
 	// when nil). It must not keep or change resp.
 	Encode func(resp *graphql.Response) ([]byte, error)
@@ -118,6 +121,7 @@ type conn struct {
 	exec    graphql.GraphExecutor
 	headers http.Header
 	ctx     context.Context // operations', from Init
+	inited  atomic.Bool     // connection_init came (Init may still run)
 	acked   atomic.Bool
 
 	mu     sync.Mutex
@@ -144,21 +148,29 @@ func (c *conn) serve(ctx context.Context) {
 		_ = c.ws.CloseNow()
 		c.ops.Wait()
 	}()
-	// A server shutting down ends the connection, which ends the read.
-	stop := context.AfterFunc(ctx, func() { _ = c.ws.Close(websocket.StatusGoingAway, "server shutting down") })
+	// A server shutting down closes the connection with 1001, which ends
+	// the read (reading with ctx instead would drop the socket at once,
+	// before the close frame).
+	stop := context.AfterFunc(ctx, func() {
+		c.net.stopHolding()
+		_ = c.ws.Close(websocket.StatusGoingAway, "server shutting down")
+	})
 	defer stop()
 	timeout := c.t.InitTimeout
 	if timeout == 0 {
 		timeout = defaultInitTimeout
 	}
 	initTimer := time.AfterFunc(timeout, func() {
-		if !c.acked.Load() {
+		if !c.inited.Load() {
 			c.close(CloseInitTimeout, "Connection initialisation timeout")
 		}
 	})
 	defer initTimer.Stop()
+	if c.t.KeepAlive > 0 {
+		go c.keepAlive(ctx, c.t.KeepAlive)
+	}
 	for {
-		_, data, err := c.ws.Read(ctx)
+		_, data, err := c.ws.Read(context.WithoutCancel(ctx))
 		if err != nil {
 			return
 		}
@@ -169,7 +181,7 @@ func (c *conn) serve(ctx context.Context) {
 		}
 		switch m.Type {
 		case "connection_init":
-			if c.acked.Load() {
+			if c.inited.Swap(true) {
 				c.close(CloseTooManyInits, "Too many initialisation requests")
 				return
 			}
@@ -205,6 +217,21 @@ func (c *conn) serve(ctx context.Context) {
 		default:
 			c.close(CloseBadRequest, "Invalid message type "+m.Type)
 			return
+		}
+	}
+}
+
+// keepAlive pings until ctx ends. Clients answer with pong; one that does
+// not is not closed for it (a dead peer shows when a write fails).
+func (c *conn) keepAlive(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.write(message{Type: "ping"})
 		}
 	}
 }
@@ -283,8 +310,8 @@ func (c *conn) subscribe(m message) bool {
 	return true
 }
 
-// run executes one operation, sending its responses then complete, as
-// gqlgen's transport does (clients may wait for complete after errors).
+// run executes one operation, sending its responses then complete; after
+// an error message, as the protocol has it, nothing more.
 func (c *conn) run(ctx context.Context, m message) {
 	start := graphql.Now()
 	o := &op{c: c, id: m.ID}
@@ -294,7 +321,6 @@ func (c *conn) run(ctx context.Context, m message) {
 	dec.UseNumber()
 	if err := dec.Decode(&params); err != nil {
 		o.errors(&gqlerror.Error{Message: "invalid subscribe payload: " + err.Error()})
-		o.complete(ctx)
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
@@ -304,9 +330,9 @@ func (c *conn) run(ctx context.Context, m message) {
 		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), err)
 		if errcode.GetErrorKind(err) == errcode.KindProtocol {
 			o.errors(resp.Errors...)
-		} else {
-			o.next(&graphql.Response{Errors: err})
+			return
 		}
+		o.next(&graphql.Response{Errors: err})
 		o.complete(ctx)
 		return
 	}
@@ -326,18 +352,18 @@ func (c *conn) run(ctx context.Context, m message) {
 	}()
 	responses, ctx := c.exec.DispatchOperation(ctx, rc)
 	for {
-		b.more.Store(false)
+		b.expect()
 		resp := responses(ctx)
-		if resp == nil {
+		if resp == nil || ctx.Err() != nil {
+			// Ended, by the client's complete among others: values the
+			// resolver had already queued are not sent.
 			break
 		}
-		if b.more.Load() {
-			b.hold()
-		}
+		more := b.holdIfMore()
 		if !o.next(resp) {
 			return
 		}
-		if !b.more.Load() {
+		if !more {
 			b.release()
 		}
 	}
