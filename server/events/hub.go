@@ -158,6 +158,9 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 					h.log.Warn("events: bad entry id", "id", m.ID, "err", err)
 					continue
 				}
+				if h.dispatched(sid) {
+					continue // the relay handed it over already: not decoded twice
+				}
 				raw, _ := m.Values["e"].(string)
 				var ev Event
 				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
@@ -195,6 +198,14 @@ func (h *Hub) relayed(prev string, ids []string, evs []Event) {
 		h.last = id
 		h.dispatch(evs[i])
 	}
+}
+
+// dispatched reports whether the event at id, or a later one, was
+// dispatched.
+func (h *Hub) dispatched(id streamID) bool {
+	h.lastMu.Lock()
+	defer h.lastMu.Unlock()
+	return h.live && !h.last.less(id)
 }
 
 // dispatchNew dispatches ev unless an event at or after id was: each event
