@@ -1,7 +1,7 @@
 // Package agent is `coopr agent`: it registers with the server, keeps its
-// leases alive with heartbeats, runs one claim loop per task slot the
-// server assigns it, and runs each claimed task through the driver its
-// role and name call for (SPEC §7).
+// leases alive with heartbeats, runs one claim loop per tenant that claims
+// for all the free task slots the server assigns it there, and runs each
+// claimed task through the driver its role and name call for (SPEC §7).
 package agent
 
 import (
@@ -53,18 +53,26 @@ type Agent struct {
 
 	mu      sync.Mutex
 	held    map[string]*running // task id -> the run holding its claim
-	slots   map[slotKey]*slot
+	loops   map[string]*tenantLoop
 	stopped bool
 }
 
-type slotKey struct {
-	tenant string
-	n      int
+// tenantLoop claims and runs one tenant's tasks. Its slots and busy are
+// guarded by the agent's mutex.
+type tenantLoop struct {
+	stop  context.CancelFunc // ends claiming; running tasks finish
+	done  chan struct{}      // closed once the loop and its tasks ended
+	slots int                // the server assigns slots 0..slots-1
+	busy  map[int]bool       // slot -> running a task
+	freed chan struct{}      // (buffered 1) a slot came free
 }
 
-type slot struct {
-	stop context.CancelFunc // ends the claim loop after its current task
-	done chan struct{}
+// wake tells the loop a slot may have come free.
+func (tl *tenantLoop) wake() {
+	select {
+	case tl.freed <- struct{}{}:
+	default:
+	}
 }
 
 type running struct {
@@ -107,7 +115,7 @@ func New(cfg Config, reg *drivers.Registry) (*Agent, error) {
 	}
 	return &Agent{cfg: cfg, c: &client.Client{URL: strings.TrimRight(cfg.Server, "/"), Token: cfg.Token}, reg: reg,
 		incarnation: uuid.NewString(), log: cfg.Log, resources: newResourceCache(cfg.ResourceDir), held: map[string]*running{},
-		slots: map[slotKey]*slot{}}, nil
+		loops: map[string]*tenantLoop{}}, nil
 }
 
 type setup struct {
@@ -236,15 +244,16 @@ func (a *Agent) heartbeat(ctx context.Context, s *setup) error {
 	return err
 }
 
-// assign starts and stops slot loops to match the server's assignment,
-// capped at the agent's capacity.
+// assign starts, resizes and stops tenant loops to match the server's
+// assignment, capped at the agent's capacity.
 func (a *Agent) assign(work, claimCtx context.Context, s setup) {
-	want := map[slotKey]bool{}
+	want := map[string]int{}
 	n := 0
 	for _, as := range s.Assignments {
-		for i := 0; i < as.Slots && n < a.cfg.Capacity; i++ {
-			want[slotKey{as.TenantID, i}] = true
-			n++
+		k := min(as.Slots, a.cfg.Capacity-n)
+		if k > 0 {
+			want[as.TenantID] += k
+			n += k
 		}
 	}
 	a.mu.Lock()
@@ -252,34 +261,40 @@ func (a *Agent) assign(work, claimCtx context.Context, s setup) {
 	if a.stopped {
 		return
 	}
-	for k, sl := range a.slots {
-		if !want[k] {
-			sl.stop() // finishes its current task first
-			delete(a.slots, k)
+	for tenant, tl := range a.loops {
+		if want[tenant] == 0 {
+			tl.stop() // its running tasks finish first
+			delete(a.loops, tenant)
 		}
 	}
-	for k := range want {
-		if a.slots[k] != nil {
+	for tenant, k := range want {
+		if tl := a.loops[tenant]; tl != nil {
+			// Slots beyond a smaller assignment finish their task and are
+			// not claimed for again.
+			if tl.slots != k {
+				tl.slots = k
+				tl.wake()
+			}
 			continue
 		}
 		ctx, stop := context.WithCancel(claimCtx)
-		sl := &slot{stop: stop, done: make(chan struct{})}
-		a.slots[k] = sl
+		tl := &tenantLoop{stop: stop, done: make(chan struct{}), slots: k, busy: map[int]bool{}, freed: make(chan struct{}, 1)}
+		a.loops[tenant] = tl
 		go func() {
-			defer close(sl.done)
+			defer close(tl.done)
 			defer func() {
 				if r := recover(); r != nil {
-					// A slot that dies is restarted by the next reconcile:
+					// A loop that dies is restarted by the next reconcile:
 					// forget it, unless it was stopped meanwhile.
-					a.log.Error("slot loop crashed; restarting it at the next heartbeat", "tenant", k.tenant, "slot", k.n, "panic", r)
+					a.log.Error("claim loop crashed; restarting it at the next heartbeat", "tenant", tenant, "panic", r)
 					a.mu.Lock()
-					if a.slots[k] == sl {
-						delete(a.slots, k)
+					if a.loops[tenant] == tl {
+						delete(a.loops, tenant)
 					}
 					a.mu.Unlock()
 				}
 			}()
-			a.loop(ctx, work, k)
+			a.loop(ctx, work, tenant, tl)
 		}()
 	}
 }
@@ -287,39 +302,87 @@ func (a *Agent) assign(work, claimCtx context.Context, s setup) {
 func (a *Agent) load() (busy, total int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.held), len(a.slots)
+	for _, tl := range a.loops {
+		total += tl.slots
+	}
+	return len(a.held), total
 }
 
-// loop claims and runs tasks for one slot until ctx ends.
-func (a *Agent) loop(ctx, work context.Context, k slotKey) {
+// freeSlots lists the loop's assigned slots not running a task.
+func (a *Agent) freeSlots(tl *tenantLoop) []int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var free []int
+	for i := range tl.slots {
+		if !tl.busy[i] {
+			free = append(free, i)
+		}
+	}
+	return free
+}
+
+// loop claims for the tenant's free slots, all of them in one request, and
+// runs each task it gets in its slot, until ctx ends and the tasks it
+// started have finished.
+func (a *Agent) loop(ctx, work context.Context, tenant string, tl *tenantLoop) {
+	var tasks sync.WaitGroup
+	defer tasks.Wait()
 	for ctx.Err() == nil {
+		free := a.freeSlots(tl)
+		if len(free) == 0 {
+			select {
+			case <-tl.freed:
+			case <-ctx.Done():
+			}
+			continue
+		}
 		var out struct {
-			ClaimTask *struct {
+			ClaimTasks []struct {
 				TaskID, ClaimToken string
-				Attempt            int
+				Slot, Attempt      int
 				Payload            json.RawMessage
 			}
 		}
-		err := a.do(ctx, `mutation($in: ClaimInput!) { claimTask(input: $in) { taskId attempt claimToken payload } }`,
-			map[string]any{"in": map[string]any{"agentId": a.cfg.ID, "incarnation": a.incarnation, "tenantId": k.tenant,
-				"slot": k.n, "waitSeconds": 20}}, &out)
+		err := a.do(ctx, `mutation($in: ClaimTasksInput!) { claimTasks(input: $in) { taskId slot attempt claimToken payload } }`,
+			map[string]any{"in": map[string]any{"agentId": a.cfg.ID, "incarnation": a.incarnation, "tenantId": tenant,
+				"slots": free, "waitSeconds": 20}}, &out)
 		var ce *codeError
 		if errors.As(err, &ce) && ce.code == "SLOT_NOT_ASSIGNED" {
 			// The assignment moved (an agent joined or left) since the
-			// last heartbeat, whose answer will stop this loop.
-			a.log.Debug("slot no longer assigned; waiting for the next heartbeat", "tenant", k.tenant, "slot", k.n)
+			// last heartbeat, whose answer will resize or stop this loop.
+			a.log.Debug("slots no longer assigned; waiting for the next heartbeat", "tenant", tenant, "slots", free)
 			sleep(ctx, 5*time.Second+rand.N(time.Second))
 			continue
 		}
 		if err != nil {
 			if ctx.Err() == nil {
-				a.log.Warn("claim failed", "tenant", k.tenant, "slot", k.n, "err", err)
+				a.log.Warn("claim failed", "tenant", tenant, "slots", len(free), "err", err)
 				sleep(ctx, time.Second+rand.N(time.Second))
 			}
 			continue
 		}
-		if c := out.ClaimTask; c != nil {
-			a.runTask(work, c.TaskID, c.Attempt, c.ClaimToken, c.Payload)
+		for _, c := range out.ClaimTasks {
+			a.mu.Lock()
+			tl.busy[c.Slot] = true
+			a.mu.Unlock()
+			tasks.Add(1)
+			go func() {
+				defer tasks.Done()
+				defer func() {
+					a.mu.Lock()
+					delete(tl.busy, c.Slot)
+					a.mu.Unlock()
+					tl.wake()
+				}()
+				defer func() {
+					// A bug here must not take down the agent and every
+					// other task it runs; the claim's lease lapses.
+					if r := recover(); r != nil {
+						a.log.Error("task runner crashed", "task", c.TaskID, "panic", r)
+					}
+				}()
+				a.runTask(work, c.TaskID, c.Attempt, c.ClaimToken, c.Payload)
+			}()
 		}
 	}
 }
@@ -486,16 +549,16 @@ func (a *Agent) stop(work context.Context, endWork context.CancelFunc) error {
 	a.cfg.Notify("STOPPING=1")
 	a.mu.Lock()
 	a.stopped = true
-	slots := make([]*slot, 0, len(a.slots))
-	for _, sl := range a.slots {
-		sl.stop()
-		slots = append(slots, sl)
+	loops := make([]*tenantLoop, 0, len(a.loops))
+	for _, tl := range a.loops {
+		tl.stop()
+		loops = append(loops, tl)
 	}
 	a.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
-		for _, sl := range slots {
-			<-sl.done
+		for _, tl := range loops {
+			<-tl.done
 		}
 		close(done)
 	}()

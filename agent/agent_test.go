@@ -242,3 +242,52 @@ func TestDriverPanicFailsTask(t *testing.T) {
 	e.s.Must(e.admin, `mutation($id: ID!) { retryJob(id: $id) { id } }`, map[string]any{"id": id + "-001"}, &struct{}{})
 	waitStatus(t, e, id, "ACTIVE")
 }
+
+// gathering holds each CREATE until three run at once, and records how
+// many runs were ever in flight together.
+type gathering struct {
+	scripted
+	mu       sync.Mutex
+	inFlight int
+	most     int
+	three    chan struct{}
+}
+
+func (d *gathering) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	d.mu.Lock()
+	d.inFlight++
+	d.most = max(d.most, d.inFlight)
+	if d.inFlight == 3 && t.TaskName == "CREATE" {
+		close(d.three)
+	}
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.inFlight--
+		d.mu.Unlock()
+	}()
+	if t.TaskName == "CREATE" {
+		select {
+		case <-d.three:
+		case <-time.After(15 * time.Second):
+			return drivers.Result{Status: 1, Message: "the three CREATEs never ran together", Retryable: new(bool)}
+		}
+	}
+	return d.scripted.Run(ctx, t, out)
+}
+
+// The agent's slots of a tenant run their tasks side by side (the claim
+// loop claims for every free slot), and never more than the slots at once.
+func TestAgentFillsItsSlots(t *testing.T) {
+	e := setup(t)
+	d := &gathering{scripted: scripted{runs: map[string]int{}}, three: make(chan struct{})}
+	e.start(t, d, time.Second)
+	var cr struct{ CreateCluster struct{ ID string } }
+	e.s.Must(e.admin, `mutation { createCluster(input: {name: "three", clusterTemplate: "lamp", numMachines: 3}) { id } }`, nil, &cr)
+	waitStatus(t, e, cr.CreateCluster.ID, "ACTIVE")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.most != 3 {
+		t.Errorf("at most %d tasks ran at once on 3 slots, want 3", d.most)
+	}
+}

@@ -124,26 +124,74 @@ func (r *Resolver) agentHeartbeat(ctx context.Context, in model.AgentHeartbeatIn
 }
 
 func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.TaskAssignment, error) {
+	as, err := r.claim(ctx, in.AgentID, in.Incarnation, in.TenantID, []int{in.Slot}, in.WaitSeconds)
+	if len(as) == 0 {
+		return nil, err
+	}
+	return as[0], err
+}
+
+// maxClaimSlots bounds the slots of one claimTasks, as the engine bounds
+// one round of claims.
+const maxClaimSlots = 256
+
+func (r *Resolver) claimTasks(ctx context.Context, in model.ClaimTasksInput) ([]*model.TaskAssignment, error) {
+	if len(in.Slots) == 0 {
+		return nil, invalid("input.slots", "must list at least one free slot")
+	}
+	if len(in.Slots) > maxClaimSlots {
+		return nil, invalid("input.slots", "lists %d slots; claim for at most %d at once", len(in.Slots), maxClaimSlots)
+	}
+	seen := make(map[int]bool, len(in.Slots))
+	for _, s := range in.Slots {
+		if seen[s] {
+			return nil, invalid("input.slots", "lists slot %d twice; a slot runs one task at a time", s)
+		}
+		seen[s] = true
+	}
+	as, err := r.claim(ctx, in.AgentID, in.Incarnation, in.TenantID, in.Slots, in.WaitSeconds)
+	if as == nil && err == nil {
+		as = []*model.TaskAssignment{}
+	}
+	return as, err
+}
+
+// claimed is a claim whose driver the agent carries, with what its
+// payload needs from the control plane.
+type claimed struct {
+	a          *engine.Assignment
+	provider   map[string]any
+	secrets    map[string]map[string]any
+	role       drivers.Role
+	driverName string
+}
+
+// claim waits up to waitSeconds for tasks of the tenant, one at most for
+// each of the agent's slots, and returns them with their payloads. Tasks
+// needing a driver the agent lacks are handed on (SPEC §7.4).
+func (r *Resolver) claim(ctx context.Context, agentID, incarnation, tenantID string, slots []int, waitSeconds *int) ([]*model.TaskAssignment, error) {
 	if _, err := agentCaller(ctx); err != nil {
 		return nil, err
 	}
-	carried, err := r.Fleet.Drivers(ctx, in.AgentID, in.Incarnation)
+	carried, err := r.Fleet.Drivers(ctx, agentID, incarnation)
 	if err != nil {
 		return nil, err
 	}
-	ok, err := r.Fleet.Assigned(ctx, in.AgentID, in.TenantID, in.Slot)
+	assigned, err := r.Fleet.Assignments(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, fleet.ErrSlotNotAssigned
+	for _, s := range slots {
+		if s < 0 || s >= assigned[agentID][tenantID] {
+			return nil, fleet.ErrSlotNotAssigned
+		}
 	}
 	wait := maxClaimWait
-	if in.WaitSeconds != nil {
-		if *in.WaitSeconds < 0 {
+	if waitSeconds != nil {
+		if *waitSeconds < 0 {
 			return nil, invalid("input.waitSeconds", "must not be negative")
 		}
-		wait = min(time.Duration(*in.WaitSeconds)*time.Second, maxClaimWait)
+		wait = min(time.Duration(*waitSeconds)*time.Second, maxClaimWait)
 	}
 	// A long poll ends when the server starts shutting down, so shutdown
 	// does not wait for it.
@@ -155,32 +203,22 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 		defer stop()
 	}
 	deadline := time.Now().Add(wait)
-	var a *engine.Assignment
-	var provider map[string]any
-	var secrets map[string]map[string]any
-	var role drivers.Role
-	var name string
+	var kept []claimed
 	for {
-		a, err = r.Engine.Claim(ctx, engine.ClaimRequest{TenantID: in.TenantID, AgentID: in.AgentID, Slot: in.Slot,
+		as, err := r.Engine.ClaimTasks(ctx, engine.ClaimRequest{TenantID: tenantID, AgentID: agentID, Slots: slots,
 			Wait: max(time.Until(deadline), 0)})
-		if err != nil || a == nil {
+		if err != nil || len(as) == 0 {
 			if ctx.Err() != nil && r.Streams != nil && r.Streams.Err() != nil {
 				return nil, nil // shutting down: nothing was claimed
 			}
 			return nil, err
 		}
-		provider, secrets, err = r.Control.ClaimContext(ctx, a.ClusterID)
+		kept, err = r.sortClaims(ctx, as, carried, agentID)
 		if err != nil {
 			return nil, err
 		}
-		role, name = driverOf(a, provider)
-		if carried[string(role)+"/"+name] {
+		if len(kept) > 0 {
 			break
-		}
-		// Not for this agent: hand it to one that has the driver (SPEC §7.4),
-		// and give up on the task when no live agent has had it for a while.
-		if err := r.noDriver(ctx, a, in.AgentID, string(role), name); err != nil {
-			return nil, err
 		}
 		if !time.Now().Before(deadline) {
 			return nil, nil
@@ -193,7 +231,67 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 		case <-time.After(min(time.Until(deadline), 200*time.Millisecond)):
 		}
 	}
-	raw, err := json.Marshal(a)
+	out := make([]*model.TaskAssignment, 0, len(kept))
+	for _, c := range kept {
+		ta, err := r.assignment(ctx, c)
+		if err != nil {
+			// The answer is an error, so the agent gets none of them.
+			r.releaseClaims(ctx, kept, "the server could not build the payload")
+			return nil, err
+		}
+		out = append(out, ta)
+	}
+	if ctx.Err() != nil {
+		// The agent hung up while the tasks were being claimed for it: hand
+		// them back rather than leave them to leases nobody renews.
+		r.releaseClaims(ctx, kept, "the claiming agent hung up")
+		return nil, nil
+	}
+	return out, nil
+}
+
+// sortClaims keeps the claims whose driver the agent carries and hands the
+// others on. On an error every claim not yet handed on is released.
+func (r *Resolver) sortClaims(ctx context.Context, as []*engine.Assignment, carried map[string]bool, agentID string) ([]claimed, error) {
+	type clusterContext struct {
+		provider map[string]any
+		secrets  map[string]map[string]any
+	}
+	contexts := map[string]clusterContext{}
+	var kept []claimed
+	for i, a := range as {
+		cc, ok := contexts[a.ClusterID]
+		if !ok {
+			var err error
+			cc.provider, cc.secrets, err = r.Control.ClaimContext(ctx, a.ClusterID)
+			if err != nil {
+				r.releaseClaims(ctx, kept, "the server could not read the cluster")
+				r.releaseAssignments(ctx, as[i:], "the server could not read the cluster")
+				return nil, err
+			}
+			contexts[a.ClusterID] = cc
+		}
+		role, name := driverOf(a, cc.provider)
+		if carried[string(role)+"/"+name] {
+			kept = append(kept, claimed{a: a, provider: cc.provider, secrets: cc.secrets, role: role, driverName: name})
+			continue
+		}
+		// Not for this agent: hand it to one that has the driver (SPEC
+		// §7.4), and give up on the task when no live agent has had it for
+		// a while.
+		if err := r.noDriver(ctx, a, agentID, string(role), name); err != nil {
+			r.releaseClaims(ctx, kept, "the server could not hand on a task")
+			r.releaseAssignments(ctx, as[i+1:], "the server could not hand on a task")
+			return nil, err
+		}
+	}
+	return kept, nil
+}
+
+// assignment is a claim as the agent receives it: the payload with the
+// provider, the secrets and the plugin resources joined in.
+func (r *Resolver) assignment(ctx context.Context, c claimed) (*model.TaskAssignment, error) {
+	raw, err := json.Marshal(c.a)
 	if err != nil {
 		return nil, err
 	}
@@ -202,27 +300,41 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 		return nil, err
 	}
 	// Secrets join the payload here, at claim time, and nowhere else.
-	payload["provider"], payload["secrets"] = provider, secrets
+	payload["provider"], payload["secrets"] = c.provider, c.secrets
 	// The plugin resources of the driver at the job's pinned generation
 	// (SPEC §7.8).
-	resources, err := r.payloadResources(ctx, a, role, name)
+	resources, err := r.payloadResources(ctx, c.a, c.role, c.driverName)
 	if err != nil {
 		return nil, err
 	}
 	payload["resources"] = resources
-	if ctx.Err() != nil {
-		// The agent hung up while the task was being claimed for it: hand
-		// the task back rather than leave it to a lease nobody renews.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := r.Engine.Release(rctx, a.TaskID, a.Attempt, a.ClaimToken, "the claiming agent hung up"); err != nil &&
-			!errors.Is(err, engine.ErrStaleClaim) {
-			r.Log.Warn("release after hang-up", "task", a.TaskID, "err", err)
-		}
-		return nil, nil
-	}
-	return &model.TaskAssignment{TaskID: a.TaskID, Attempt: a.Attempt, ClaimToken: a.ClaimToken,
+	a := c.a
+	return &model.TaskAssignment{TaskID: a.TaskID, Slot: a.Slot, Attempt: a.Attempt, ClaimToken: a.ClaimToken,
 		LeaseExpiresAt: a.LeaseExpiresAt, TimeoutAt: a.TimeoutAt, Payload: payload}, nil
+}
+
+func (r *Resolver) releaseClaims(ctx context.Context, cs []claimed, reason string) {
+	as := make([]*engine.Assignment, len(cs))
+	for i, c := range cs {
+		as[i] = c.a
+	}
+	r.releaseAssignments(ctx, as, reason)
+}
+
+// releaseAssignments hands claims back unrun; one that fails is left to
+// its lease, after which the task is retried.
+func (r *Resolver) releaseAssignments(ctx context.Context, as []*engine.Assignment, reason string) {
+	if len(as) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for _, a := range as {
+		if err := r.Engine.Release(rctx, a.TaskID, a.Attempt, a.ClaimToken, reason); err != nil &&
+			!errors.Is(err, engine.ErrStaleClaim) {
+			r.Log.Warn("release claim", "task", a.TaskID, "reason", reason, "err", err)
+		}
+	}
 }
 
 func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, error) {

@@ -205,6 +205,7 @@ type ComplexityRoot struct {
 		AbortJob             func(childComplexity int, id string) int
 		AgentHeartbeat       func(childComplexity int, input model.AgentHeartbeatInput) int
 		ClaimTask            func(childComplexity int, input model.ClaimInput) int
+		ClaimTasks           func(childComplexity int, input model.ClaimTasksInput) int
 		CreateAPIToken       func(childComplexity int, input model.APITokenInput) int
 		CreateCluster        func(childComplexity int, input model.ClusterInput, expectedPlanHash *string) int
 		CreateTenant         func(childComplexity int, input model.TenantInput, bootstrap *bool) int
@@ -365,6 +366,7 @@ type ComplexityRoot struct {
 		ClaimToken     func(childComplexity int) int
 		LeaseExpiresAt func(childComplexity int) int
 		Payload        func(childComplexity int) int
+		Slot           func(childComplexity int) int
 		TaskID         func(childComplexity int) int
 		TimeoutAt      func(childComplexity int) int
 	}
@@ -482,6 +484,7 @@ type MutationResolver interface {
 	RegisterAgent(ctx context.Context, input model.AgentRegistration) (*model.AgentSetup, error)
 	AgentHeartbeat(ctx context.Context, input model.AgentHeartbeatInput) (*model.AgentSetup, error)
 	ClaimTask(ctx context.Context, input model.ClaimInput) (*model.TaskAssignment, error)
+	ClaimTasks(ctx context.Context, input model.ClaimTasksInput) ([]*model.TaskAssignment, error)
 	FinishTask(ctx context.Context, input model.FinishInput) (bool, error)
 	ReleaseTask(ctx context.Context, input model.ReleaseInput) (bool, error)
 	ReportProgress(ctx context.Context, input model.ProgressInput) (bool, error)
@@ -1244,6 +1247,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ClaimTask(childComplexity, args["input"].(model.ClaimInput)), true
+	case "Mutation.claimTasks":
+		if e.ComplexityRoot.Mutation.ClaimTasks == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_claimTasks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClaimTasks(childComplexity, args["input"].(model.ClaimTasksInput)), true
 	case "Mutation.createAPIToken":
 		if e.ComplexityRoot.Mutation.CreateAPIToken == nil {
 			break
@@ -2130,6 +2144,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskAssignment.Payload(childComplexity), true
+	case "TaskAssignment.slot":
+		if e.ComplexityRoot.TaskAssignment.Slot == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAssignment.Slot(childComplexity), true
 	case "TaskAssignment.taskId":
 		if e.ComplexityRoot.TaskAssignment.TaskID == nil {
 			break
@@ -2360,6 +2380,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("AgentRegistration", ec.unmarshalInputAgentRegistration),
 			graphql.NewInputUnmarshaler("ClaimInput", ec.unmarshalInputClaimInput),
 			graphql.NewInputUnmarshaler("ClaimRefInput", ec.unmarshalInputClaimRefInput),
+			graphql.NewInputUnmarshaler("ClaimTasksInput", ec.unmarshalInputClaimTasksInput),
 			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
 			graphql.NewInputUnmarshaler("DriverInput", ec.unmarshalInputDriverInput),
 			graphql.NewInputUnmarshaler("FinishInput", ec.unmarshalInputFinishInput),
@@ -2581,6 +2602,8 @@ type Mutation {
   agentHeartbeat(input: AgentHeartbeatInput!): AgentSetup!
   "Agent API: wait up to waitSeconds (at most 20) for a task of the tenant for the slot; null when none came."
   claimTask(input: ClaimInput!): TaskAssignment
+  "Agent API: claim up to one task for each slot listed, in one long poll that waits up to waitSeconds for the first task and then returns whatever is queued; each assignment names the slot it is for. An empty list: nothing came."
+  claimTasks(input: ClaimTasksInput!): [TaskAssignment!]!
   "Agent API: report how an attempt ended. A claim no longer current is refused with STALE_CLAIM."
   finishTask(input: FinishInput!): Boolean!
   "Agent API: hand back a claim unrun (the agent is stopping): the task is queued again at once, not counted as a failure."
@@ -2642,8 +2665,19 @@ input ClaimInput {
   waitSeconds: Int
 }
 
+input ClaimTasksInput {
+  agentId: String!
+  incarnation: String!
+  tenantId: ID!
+  "The agent's free slots for this tenant, each one the server assigned it: at most 256, none twice."
+  slots: [Int!]!
+  waitSeconds: Int
+}
+
 type TaskAssignment {
   taskId: ID!
+  "The slot the task was claimed for."
+  slot: Int!
   attempt: Int!
   claimToken: String!
   leaseExpiresAt: Time!
@@ -3752,6 +3786,8 @@ func (ec *executionContext) childFields_TaskAssignment(ctx context.Context, fiel
 	switch field.Name {
 	case "taskId":
 		return ec.fieldContext_TaskAssignment_taskId(ctx, field)
+	case "slot":
+		return ec.fieldContext_TaskAssignment_slot(ctx, field)
 	case "attempt":
 		return ec.fieldContext_TaskAssignment_attempt(ctx, field)
 	case "claimToken":
@@ -4056,6 +4092,20 @@ func (ec *executionContext) field_Mutation_claimTask_args(ctx context.Context, r
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ClaimInput, error) {
 			return ec.unmarshalNClaimInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_claimTasks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ClaimTasksInput, error) {
+			return ec.unmarshalNClaimTasksInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimTasksInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8675,6 +8725,50 @@ func (ec *executionContext) fieldContext_Mutation_claimTask(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_claimTasks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_claimTasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClaimTasks(ctx, fc.Args["input"].(model.ClaimTasksInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TaskAssignment) graphql.Marshaler {
+			return ec.marshalNTaskAssignment2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskAssignmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_claimTasks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAssignment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_claimTasks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_finishTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11183,6 +11277,29 @@ func (ec *executionContext) fieldContext_TaskAssignment_taskId(_ context.Context
 	return graphql.NewScalarFieldContext("TaskAssignment", field, false, false, "ID")
 }
 
+func (ec *executionContext) _TaskAssignment_slot(ctx context.Context, field graphql.CollectedField, obj *model.TaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAssignment_slot(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slot, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAssignment_slot(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAssignment", field, false, false, "Int")
+}
+
 func (ec *executionContext) _TaskAssignment_attempt(ctx context.Context, field graphql.CollectedField, obj *model.TaskAssignment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13456,6 +13573,76 @@ func UnmarshalClaimRefInput(ctx context.Context, raw any) (model.ClaimRefInput, 
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputClaimTasksInput(ctx context.Context, obj any) (model.ClaimTasksInput, error) {
+	var it model.ClaimTasksInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "incarnation", "tenantId", "slots", "waitSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "incarnation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("incarnation"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Incarnation = data
+		case "tenantId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "slots":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slots"))
+			data, err := ec.unmarshalNInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slots = data
+		case "waitSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitSeconds = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalClaimTasksInput unmarshals raw into the ClaimTasksInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClaimTasksInput(ctx context.Context, raw any) (model.ClaimTasksInput, error) {
+	var out model.ClaimTasksInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClaimTasksInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj any) (model.ClusterInput, error) {
 	var it model.ClusterInput
 	if obj == nil {
@@ -15411,6 +15598,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "claimTasks":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_claimTasks(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "finishTask":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_finishTask(ctx, field)
@@ -16289,6 +16483,11 @@ func (ec *executionContext) _TaskAssignment(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("TaskAssignment")
 		case "taskId":
 			out.Values[i] = ec._TaskAssignment_taskId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "slot":
+			out.Values[i] = ec._TaskAssignment_slot(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17174,6 +17373,11 @@ func (ec *executionContext) unmarshalNClaimRefInput2ᚖgithubᚗcomᚋcooprhqᚋ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNClaimTasksInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimTasksInput(ctx context.Context, v any) (model.ClaimTasksInput, error) {
+	res, err := ec.unmarshalInputClaimTasksInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNCluster2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Cluster) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -17802,6 +18006,30 @@ func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋser
 		return graphql.Null
 	}
 	return ec._Task(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTaskAssignment2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskAssignmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TaskAssignment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTaskAssignment2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskAssignment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTaskAssignment2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskAssignment(ctx context.Context, sel ast.SelectionSet, v *model.TaskAssignment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TaskAssignment!")
+		return graphql.Null
+	}
+	return ec._TaskAssignment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTaskAttempt2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Attempt) graphql.Marshaler {

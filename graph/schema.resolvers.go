@@ -563,6 +563,11 @@ func (r *mutationResolver) ClaimTask(ctx context.Context, input model.ClaimInput
 	return r.claimTask(ctx, input)
 }
 
+// ClaimTasks is the resolver for the claimTasks field.
+func (r *mutationResolver) ClaimTasks(ctx context.Context, input model.ClaimTasksInput) ([]*model.TaskAssignment, error) {
+	return r.claimTasks(ctx, input)
+}
+
 // FinishTask is the resolver for the finishTask field.
 func (r *mutationResolver) FinishTask(ctx context.Context, input model.FinishInput) (bool, error) {
 	return r.finishTask(ctx, input)

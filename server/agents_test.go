@@ -162,6 +162,76 @@ func TestAgentAPI(t *testing.T) {
 	}
 }
 
+// claimTasks claims for several slots in one request: at most one task a
+// slot, each tagged with its slot, and an empty list when nothing came.
+func TestClaimTasksAPI(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	s.Must(agent, `mutation($in: AgentRegistration!) { registerAgent(input: $in) { cancel } }`, map[string]any{"in": map[string]any{
+		"agentId": "agent-1", "incarnation": "inc-1", "capacity": 4, "drivers": lampDrivers("rackspace")}}, &struct{}{})
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 4}) { id } }`, nil, &struct{}{})
+	const q = `mutation($in: ClaimTasksInput!) { claimTasks(input: $in) { taskId slot attempt claimToken payload } }`
+	in := func(slots []int, wait int) map[string]any {
+		return map[string]any{"in": map[string]any{"agentId": "agent-1", "incarnation": "inc-1", "tenantId": w.tenantID,
+			"slots": slots, "waitSeconds": wait}}
+	}
+	for _, c := range []struct {
+		name  string
+		slots []int
+		code  string
+		says  string
+	}{
+		{"no slots", []int{}, "INVALID_INPUT", "input.slots: must list at least one free slot"},
+		{"a slot twice", []int{1, 2, 1}, "INVALID_INPUT", "input.slots: lists slot 1 twice"},
+		{"a slot not assigned", []int{0, 4}, "SLOT_NOT_ASSIGNED", ""},
+		{"a negative slot", []int{-1}, "SLOT_NOT_ASSIGNED", ""},
+	} {
+		r := s.Do(agent, q, in(c.slots, 0))
+		if r.Code() != c.code || (c.says != "" && !strings.Contains(r.Errors[0].Message, c.says)) {
+			t.Errorf("%s: %+v, want %s %q", c.name, r.Errors, c.code, c.says)
+		}
+	}
+	var none struct{ ClaimTasks []assignment }
+	s.Must(agent, q, in([]int{0, 1}, 0), &none)
+	if none.ClaimTasks == nil || len(none.ClaimTasks) != 0 {
+		t.Fatalf("claim with nothing queued: %+v, want an empty list", none.ClaimTasks)
+	}
+
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation { createCluster(input: {name: "batch", clusterTemplate: "lamp", numMachines: 3}) { id } }`, nil, &cr)
+	free := map[int]bool{1: true, 2: true, 3: true}
+	creates := map[string]bool{}
+	for deadline := time.Now().Add(10 * time.Second); len(free) > 0 && time.Now().Before(deadline); {
+		var slots []int
+		for sl := range free {
+			slots = append(slots, sl)
+		}
+		var got struct {
+			ClaimTasks []struct {
+				assignment
+				Slot int
+			}
+		}
+		s.Must(agent, q, in(slots, 1), &got)
+		for _, a := range got.ClaimTasks {
+			if !free[a.Slot] {
+				t.Errorf("task %s for slot %d, not one of the free %v", a.TaskID, a.Slot, slots)
+			}
+			delete(free, a.Slot)
+			if a.Payload.TaskName != "CREATE" || a.Payload.Cluster.ID != cr.CreateCluster.ID || a.ClaimToken == "" {
+				t.Errorf("claimed %+v, want a CREATE of %s", a.assignment, cr.CreateCluster.ID)
+			}
+			creates[a.TaskID] = true
+		}
+	}
+	if len(creates) != 3 {
+		t.Errorf("claimed %d CREATEs for 3 slots, want 3 (free slots left: %v)", len(creates), free)
+	}
+}
+
 func TestAgentEvents(t *testing.T) {
 	w := newWorld(t)
 	s := w.s

@@ -92,6 +92,15 @@ type ClaimRefInput struct {
 	ClaimToken string `json:"claimToken"`
 }
 
+type ClaimTasksInput struct {
+	AgentID     string `json:"agentId"`
+	Incarnation string `json:"incarnation"`
+	TenantID    string `json:"tenantId"`
+	// The agent's free slots for this tenant, each one the server assigned it: at most 256, none twice.
+	Slots       []int `json:"slots"`
+	WaitSeconds *int  `json:"waitSeconds,omitempty"`
+}
+
 type ClusterConnection struct {
 	Nodes []*control.Cluster `json:"nodes"`
 	// Pass as after for the next page; null on the last.
@@ -330,7 +339,9 @@ type Subscription struct {
 }
 
 type TaskAssignment struct {
-	TaskID         string    `json:"taskId"`
+	TaskID string `json:"taskId"`
+	// The slot the task was claimed for.
+	Slot           int       `json:"slot"`
 	Attempt        int       `json:"attempt"`
 	ClaimToken     string    `json:"claimToken"`
 	LeaseExpiresAt time.Time `json:"leaseExpiresAt"`

@@ -19,12 +19,15 @@ import (
 
 // BenchmarkEndToEnd runs no-op tasks through Postgres, Redis and
 // claim/finish with 1, 10 and 100 concurrent claimers: a START_SERVICES job
-// over 2,000 nodes is 2,000 independent tasks. It reports tasks/s and the
-// enqueue-to-claim latency (p50, p99) measured in Postgres.
+// over 2,000 nodes is 2,000 independent tasks. A claimer is a claim loop as
+// an agent runs one per tenant: slots=1 claims one task and finishes it
+// before claiming again; slots=N asks in each claim for up to one task per
+// free slot of its N, and each task's finish frees its slot. It reports
+// tasks/s and the enqueue-to-claim latency (p50, p99) measured in Postgres.
 func BenchmarkEndToEnd(b *testing.B) {
 	const nodes = 2000
-	for _, claimers := range []int{1, 10, 100} {
-		b.Run(fmt.Sprintf("claimers=%d", claimers), func(b *testing.B) {
+	for _, c := range []struct{ claimers, slots int }{{1, 1}, {10, 1}, {100, 1}, {1, 16}, {10, 16}, {100, 16}} {
+		b.Run(fmt.Sprintf("claimers=%d/slots=%d", c.claimers, c.slots), func(b *testing.B) {
 			st := storetest.New(b)
 			rdb, prefix := queuetest.New(b)
 			q := queue.New(rdb, queue.Options{Prefix: prefix})
@@ -57,24 +60,12 @@ func BenchmarkEndToEnd(b *testing.B) {
 				}
 				var done atomic.Int64
 				var wg sync.WaitGroup
-				for c := range claimers {
+				for range c.claimers {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						for done.Load() < nodes {
-							a, err := eng.Claim(ctx, ClaimRequest{TenantID: ten.ID, AgentID: "bench", Slot: c, Wait: 100 * time.Millisecond})
-							if err != nil {
-								b.Error(err)
-								return
-							}
-							if a == nil {
-								continue
-							}
-							if err := eng.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, Result{}); err != nil {
-								b.Error(err)
-								return
-							}
-							done.Add(1)
+						if err := benchClaimer(ctx, eng, ten.ID, c.slots, &done, nodes); err != nil {
+							b.Error(err)
 						}
 					}()
 				}
@@ -90,6 +81,62 @@ func BenchmarkEndToEnd(b *testing.B) {
 			b.ReportMetric(p99, "backlog-p99-ms")
 		})
 	}
+}
+
+// benchClaimer is one claim loop with n slots until done reaches total:
+// each claim asks for a task for every free slot, and each claimed task is
+// finished (a no-op run) on its own, freeing its slot, while the loop
+// claims again for whatever is free.
+func benchClaimer(ctx context.Context, eng *Engine, tenant string, n int, done *atomic.Int64, total int64) error {
+	free := make(chan int, n)
+	for i := range n {
+		free <- i
+	}
+	errs := make(chan error, n)
+	var running sync.WaitGroup
+	defer running.Wait()
+	for done.Load() < total {
+		var slots []int
+		select {
+		case s := <-free:
+			slots = append(slots, s)
+		case err := <-errs:
+			return err
+		}
+	more:
+		for {
+			select {
+			case s := <-free:
+				slots = append(slots, s)
+			default:
+				break more
+			}
+		}
+		as, err := eng.ClaimTasks(ctx, ClaimRequest{TenantID: tenant, AgentID: "bench", Slots: slots, Wait: 100 * time.Millisecond})
+		if err != nil {
+			return err
+		}
+		used := map[int]bool{}
+		for _, a := range as {
+			used[a.Slot] = true
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				if err := eng.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, Result{}); err != nil {
+					errs <- err
+					return
+				}
+				done.Add(1)
+				free <- a.Slot
+			}()
+		}
+		for _, s := range slots {
+			if !used[s] {
+				free <- s
+			}
+		}
+	}
+	return nil
 }
 
 // benchEngine runs an engine over a fresh schema and stream prefix, with

@@ -39,15 +39,17 @@ type fetcher struct {
 }
 
 type waiter struct {
-	req ClaimRequest
-	ch  chan claimResult // buffered: the fetcher never blocks on a slot
-	// gone is set, under the fetcher's lock, by a slot that stopped waiting
-	// after the fetcher took it into a round; the round still answers it.
+	req   ClaimRequest
+	slots []int            // one task at most for each
+	ch    chan claimResult // buffered: the fetcher never blocks on a slot
+	// gone is set, under the fetcher's lock, by a claim that stopped
+	// waiting after the fetcher took it into a round; the round still
+	// answers it.
 	gone bool
 }
 
 type claimResult struct {
-	a   *Assignment
+	as  []*Assignment
 	err error
 }
 
@@ -55,7 +57,21 @@ type claimResult struct {
 // it returns nil when none came. The stream entry is acknowledged only after
 // the claim is committed, so a crash in between re-delivers it.
 func (e *Engine) Claim(ctx context.Context, req ClaimRequest) (*Assignment, error) {
-	w := &waiter{req: req, ch: make(chan claimResult, 1)}
+	req.Slots = []int{req.Slot}
+	as, err := e.ClaimTasks(ctx, req)
+	if len(as) == 0 {
+		return nil, err
+	}
+	return as[0], err
+}
+
+// ClaimTasks hands up to one task of the tenant to each slot req.Slots
+// lists (or to req.Slot), waiting up to req.Wait for the first: it returns
+// what is queued once there is anything, and nothing when none came. One
+// request for many slots costs one claim, where a claim per slot would
+// cost each slot a round trip, and lets one claimer keep many tasks going.
+func (e *Engine) ClaimTasks(ctx context.Context, req ClaimRequest) ([]*Assignment, error) {
+	w := &waiter{req: req, slots: req.slots(), ch: make(chan claimResult, 1)}
 	f := e.fetcherFor(req.TenantID)
 	f.mu.Lock()
 	f.waiting = append(f.waiting, w)
@@ -69,7 +85,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) (*Assignment, erro
 	defer timer.Stop()
 	select {
 	case r := <-w.ch:
-		return r.a, r.err
+		return r.as, r.err
 	case <-timer.C:
 	case <-ctx.Done():
 	}
@@ -83,14 +99,16 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) (*Assignment, erro
 	}
 	w.gone = true
 	f.mu.Unlock()
-	// A round has taken this slot: its answer is at most one statement away.
+	// A round has taken this claim: its answer is at most one statement away.
 	r := <-w.ch
-	if r.a != nil && ctx.Err() != nil {
-		// Nobody will run it: hand it back rather than let the lease lapse.
-		e.release(context.WithoutCancel(ctx), r.a)
+	if len(r.as) > 0 && ctx.Err() != nil {
+		// Nobody will run them: hand them back rather than let leases lapse.
+		for _, a := range r.as {
+			e.release(context.WithoutCancel(ctx), a)
+		}
 		return nil, ctx.Err()
 	}
-	return r.a, r.err
+	return r.as, r.err
 }
 
 func (e *Engine) fetcherFor(tenant string) *fetcher {
@@ -104,12 +122,15 @@ func (e *Engine) fetcherFor(tenant string) *fetcher {
 	return f
 }
 
-// fetch serves the tenant's waiting slots until none is left.
+// fetch serves the tenant's waiting claims until none is left.
 func (e *Engine) fetch(f *fetcher, tenant string) {
 	ctx := context.Background()
 	for {
 		f.mu.Lock()
-		n := len(f.waiting)
+		n := 0
+		for _, w := range f.waiting {
+			n += len(w.slots)
+		}
 		if n == 0 {
 			f.running = false
 			f.mu.Unlock()
@@ -147,13 +168,27 @@ func (e *Engine) failWaiting(f *fetcher, err error) {
 	}
 }
 
-// serve claims entries for the slots at the head of the line.
+// pick is one entry's claimant: a waiting claim and the slot it is for.
+type pick struct {
+	w    *waiter
+	slot int
+}
+
+// serve claims entries for the claims at the head of the line, each taking
+// as many as it has slots; the last one served may get fewer.
 func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries []queue.Entry) {
 	f.mu.Lock()
-	k := min(len(entries), len(f.waiting))
-	taken := make([]*waiter, k)
-	copy(taken, f.waiting)
-	f.waiting = f.waiting[k:]
+	var taken []*waiter
+	picks := make([]pick, 0, len(entries))
+	for len(f.waiting) > 0 && len(picks) < len(entries) {
+		w := f.waiting[0]
+		f.waiting = f.waiting[1:]
+		taken = append(taken, w)
+		for _, sl := range w.slots[:min(len(w.slots), len(entries)-len(picks))] {
+			picks = append(picks, pick{w: w, slot: sl})
+		}
+	}
+	k := len(picks)
 	f.spare = append(f.spare, entries[k:]...)
 	f.mu.Unlock()
 	entries = entries[:k]
@@ -161,7 +196,7 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 		return
 	}
 
-	got, err := e.claimBatch(ctx, tenant, entries, taken)
+	got, err := e.claimBatch(ctx, tenant, entries, picks)
 	if err != nil {
 		err = fmt.Errorf("engine: claim: %w", err)
 		e.log.Warn("engine: claim failed; the entries will be re-delivered", "tenant", tenant, "err", err)
@@ -170,12 +205,12 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 		}
 		return
 	}
-	var again []*waiter
+	answers := make(map[*waiter][]*Assignment, len(taken))
 	acks := make([]string, 0, k)
 	for i, en := range entries {
 		if a := got[i]; a != nil {
 			e.stats.claimed.Add(1)
-			taken[i].ch <- claimResult{a: a}
+			answers[picks[i].w] = append(answers[picks[i].w], a)
 			acks = append(acks, en.ID)
 			continue
 		}
@@ -184,7 +219,6 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 		} else {
 			acks = append(acks, en.ID)
 		}
-		again = append(again, taken[i])
 	}
 	// The claims are committed: acknowledging is off the critical path, and
 	// one lost is only an entry re-delivered and skipped.
@@ -195,10 +229,19 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 			e.log.Warn("engine: ack failed; the entries will be re-delivered and skipped", "tenant", tenant, "err", err)
 		}
 	}()
+	// Claims that got a task are answered; those whose entries were all
+	// stale keep their place at the head of the line.
+	var again []*waiter
+	for _, w := range taken {
+		if as := answers[w]; len(as) > 0 {
+			w.ch <- claimResult{as: as}
+		} else {
+			again = append(again, w)
+		}
+	}
 	if len(again) == 0 {
 		return
 	}
-	// Slots whose entry was stale keep their place at the head of the line.
 	f.mu.Lock()
 	keep := again[:0]
 	for _, w := range again {
@@ -212,17 +255,17 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 	f.mu.Unlock()
 }
 
-// claimBatch claims each entry for the slot beside it in one statement that
+// claimBatch claims each entry for the pick beside it in one statement that
 // also records the attempts and their events and reads the payloads. The
 // result holds nil where the task was not claimable.
-func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.Entry, slots []*waiter) ([]*Assignment, error) {
+func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.Entry, picks []pick) ([]*Assignment, error) {
 	n := len(entries)
 	ids, attempts, tokens, agents, notes := make([]string, n), make([]int64, n), make([][]byte, n), make([]string, n), make([]string, n)
 	for i, en := range entries {
-		ids[i], attempts[i], agents[i] = en.TaskID, int64(en.Attempt), slots[i].req.AgentID
+		ids[i], attempts[i], agents[i] = en.TaskID, int64(en.Attempt), picks[i].w.req.AgentID
 		tokens[i] = make([]byte, 16)
 		_, _ = rand.Read(tokens[i])
-		notes[i] = fmt.Sprintf("claimed by %s (slot %d)", slots[i].req.AgentID, slots[i].req.Slot)
+		notes[i] = fmt.Sprintf("claimed by %s (slot %d)", picks[i].w.req.AgentID, picks[i].slot)
 	}
 	var rows []struct {
 		ID        string    `db:"id"`
@@ -277,7 +320,7 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		}
 		action, _ := planner.ParseAction(r.Action)
 		a := &Assignment{TaskID: r.ID, JobID: r.Job, ClusterID: r.Cluster, TenantID: tenant, Attempt: entries[i].Attempt,
-			ClaimToken: hex.EncodeToString(r.Token), LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action,
+			ClaimToken: hex.EncodeToString(r.Token), Slot: picks[i].slot, LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action,
 			Action: action, TimeoutSeconds: r.Timeout, ResourceGeneration: r.ResGen}
 		cv := clusters[r.Cluster]
 		if cv == nil {

@@ -25,7 +25,18 @@ type ClaimRequest struct {
 	TenantID string
 	AgentID  string
 	Slot     int
-	Wait     time.Duration // long poll; at most 20 s is sensible
+	// Slots, when set, asks for up to one task per slot listed in the one
+	// claim (an agent claiming for all its free slots of a tenant at once);
+	// Slot is then unused.
+	Slots []int
+	Wait  time.Duration // long poll; at most 20 s is sensible
+}
+
+func (r ClaimRequest) slots() []int {
+	if len(r.Slots) > 0 {
+		return r.Slots
+	}
+	return []int{r.Slot}
 }
 
 // Assignment is a claimed task: the agent runs it and finishes it with the
@@ -37,6 +48,7 @@ type Assignment struct {
 	TenantID       string          `json:"tenantId"`
 	Attempt        int             `json:"attempt"`
 	ClaimToken     string          `json:"claimToken"`
+	Slot           int             `json:"-"` // the requesting slot it is for
 	LeaseExpiresAt time.Time       `json:"leaseExpiresAt"`
 	TimeoutAt      time.Time       `json:"timeoutAt"`
 	TaskName       string          `json:"taskName"` // the action, upper case
