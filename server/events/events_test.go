@@ -306,11 +306,18 @@ func TestHubTakesRelayedEventsOnce(t *testing.T) {
 	<-hub.Ready()
 	sub := hub.SubscribeAll(100)
 	f.relay.Local = hub
+	// One transaction for all: the relay publishes a transaction's events
+	// together, while separate ones could straddle a round (a transaction
+	// open anywhere on the server holds later ones back).
 	insert := func(msgs ...string) {
+		tx := f.db.MustBegin()
 		for _, m := range msgs {
-			if _, err := f.db.Exec(`INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`, f.tenant, m); err != nil {
+			if _, err := tx.Exec(`INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`, f.tenant, m); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
 		}
 	}
 	insert("a", "b")
