@@ -57,14 +57,20 @@ type Agent struct {
 	stopped bool
 }
 
-// tenantLoop claims and runs one tenant's tasks. Its slots and busy are
-// guarded by the agent's mutex.
+// tenantLoop claims and runs one tenant's tasks. Its fields but the
+// channels are guarded by the agent's mutex. A loop outlives its tenant's
+// assignment (it idles with no slots) so that tasks it started keep their
+// slots, and stop waits for them, if the tenant comes back or the agent
+// stops.
 type tenantLoop struct {
 	stop  context.CancelFunc // ends claiming; running tasks finish
 	done  chan struct{}      // closed once the loop and its tasks ended
 	slots int                // the server assigns slots 0..slots-1
 	busy  map[int]bool       // slot -> running a task
 	freed chan struct{}      // (buffered 1) a slot came free
+	// cancelPoll ends the claim in flight, if any: when slots are taken
+	// away it must not bring back tasks for them.
+	cancelPoll context.CancelFunc
 }
 
 // wake tells the loop a slot may have come free.
@@ -262,19 +268,20 @@ func (a *Agent) assign(work, claimCtx context.Context, s setup) {
 		return
 	}
 	for tenant, tl := range a.loops {
-		if want[tenant] == 0 {
-			tl.stop() // its running tasks finish first
-			delete(a.loops, tenant)
+		k := want[tenant]
+		if k == tl.slots {
+			continue
 		}
+		if k < tl.slots && tl.cancelPoll != nil {
+			tl.cancelPoll()
+		}
+		// Slots beyond a smaller assignment finish their task and are not
+		// claimed for again.
+		tl.slots = k
+		tl.wake()
 	}
 	for tenant, k := range want {
-		if tl := a.loops[tenant]; tl != nil {
-			// Slots beyond a smaller assignment finish their task and are
-			// not claimed for again.
-			if tl.slots != k {
-				tl.slots = k
-				tl.wake()
-			}
+		if a.loops[tenant] != nil {
 			continue
 		}
 		ctx, stop := context.WithCancel(claimCtx)
@@ -308,12 +315,18 @@ func (a *Agent) load() (busy, total int) {
 	return len(a.held), total
 }
 
-// freeSlots lists the loop's assigned slots not running a task.
+// freeSlots lists the loop's assigned slots not running a task, no more
+// than the agent's capacity has room for: tasks still running in slots an
+// assignment took away count against it until they end.
 func (a *Agent) freeSlots(tl *tenantLoop) []int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	room := a.cfg.Capacity
+	for _, o := range a.loops {
+		room -= len(o.busy)
+	}
 	var free []int
-	for i := range tl.slots {
+	for i := 0; i < tl.slots && len(free) < room; i++ {
 		if !tl.busy[i] {
 			free = append(free, i)
 		}
@@ -343,9 +356,22 @@ func (a *Agent) loop(ctx, work context.Context, tenant string, tl *tenantLoop) {
 				Payload            json.RawMessage
 			}
 		}
-		err := a.do(ctx, `mutation($in: ClaimTasksInput!) { claimTasks(input: $in) { taskId slot attempt claimToken payload } }`,
+		poll, cancelPoll := context.WithCancel(ctx)
+		a.mu.Lock()
+		tl.cancelPoll = cancelPoll
+		a.mu.Unlock()
+		err := a.do(poll, `mutation($in: ClaimTasksInput!) { claimTasks(input: $in) { taskId slot attempt claimToken payload } }`,
 			map[string]any{"in": map[string]any{"agentId": a.cfg.ID, "incarnation": a.incarnation, "tenantId": tenant,
 				"slots": free, "waitSeconds": 20}}, &out)
+		a.mu.Lock()
+		tl.cancelPoll = nil
+		a.mu.Unlock()
+		cancelPoll()
+		if err != nil && poll.Err() != nil && ctx.Err() == nil {
+			// Slots were taken away: claim again for those left. (The
+			// server hands back what it claimed for the abandoned poll.)
+			continue
+		}
 		var ce *codeError
 		if errors.As(err, &ce) && ce.code == "SLOT_NOT_ASSIGNED" {
 			// The assignment moved (an agent joined or left) since the
@@ -371,8 +397,12 @@ func (a *Agent) loop(ctx, work context.Context, tenant string, tl *tenantLoop) {
 				defer func() {
 					a.mu.Lock()
 					delete(tl.busy, c.Slot)
+					// Every loop: one held back by the agent's capacity
+					// has room now too.
+					for _, o := range a.loops {
+						o.wake()
+					}
 					a.mu.Unlock()
-					tl.wake()
 				}()
 				defer func() {
 					// A bug here must not take down the agent and every

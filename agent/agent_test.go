@@ -81,6 +81,12 @@ func setup(t *testing.T) *env {
 
 func (e *env) start(t *testing.T, d drivers.Driver, grace time.Duration) (stop func() error) {
 	t.Helper()
+	_, stop = e.startAgent(t, d, grace)
+	return stop
+}
+
+func (e *env) startAgent(t *testing.T, d drivers.Driver, grace time.Duration) (_ *agent.Agent, stop func() error) {
+	t.Helper()
 	a, err := agent.New(agent.Config{Server: e.s.URL, Token: e.agentToken, ID: "test-agent", Capacity: 4, Grace: grace,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, registry(d))
 	if err != nil {
@@ -96,7 +102,7 @@ func (e *env) start(t *testing.T, d drivers.Driver, grace time.Duration) (stop f
 		return err2
 	}
 	t.Cleanup(func() { _ = stop() })
-	return stop
+	return a, stop
 }
 
 func (e *env) status(t *testing.T, id string) string {
@@ -283,11 +289,90 @@ func TestAgentFillsItsSlots(t *testing.T) {
 	d := &gathering{scripted: scripted{runs: map[string]int{}}, three: make(chan struct{})}
 	e.start(t, d, time.Second)
 	var cr struct{ CreateCluster struct{ ID string } }
-	e.s.Must(e.admin, `mutation { createCluster(input: {name: "three", clusterTemplate: "lamp", numMachines: 3}) { id } }`, nil, &cr)
+	// Five CREATEs are ready at once: the three slots take three.
+	e.s.Must(e.admin, `mutation { createCluster(input: {name: "five", clusterTemplate: "lamp", numMachines: 5}) { id } }`, nil, &cr)
 	waitStatus(t, e, cr.CreateCluster.ID, "ACTIVE")
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.most != 3 {
 		t.Errorf("at most %d tasks ran at once on 3 slots, want 3", d.most)
+	}
+}
+
+// holding runs every task until released (or cancelled), counting the
+// runs in flight.
+type holding struct {
+	mu       sync.Mutex
+	inFlight int
+	most     int
+	release  chan struct{}
+}
+
+func (d *holding) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	d.mu.Lock()
+	d.inFlight++
+	d.most = max(d.most, d.inFlight)
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.inFlight--
+		d.mu.Unlock()
+	}()
+	select {
+	case <-d.release:
+		return drivers.Result{}
+	case <-ctx.Done():
+		return drivers.Result{Status: 1, Message: "interrupted"}
+	}
+}
+
+func (d *holding) running() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.inFlight
+}
+
+// A tenant's slots taken away and given back while their tasks run are
+// not claimed for twice; and an agent stopping gives the tasks of slots
+// taken away the same grace and hand-back as any other.
+func TestAgentSlotsTakenAwayAndBack(t *testing.T) {
+	e := setup(t)
+	d := &holding{release: make(chan struct{})}
+	a, stop := e.startAgent(t, d, 500*time.Millisecond)
+	for range 2 {
+		e.s.Must(e.admin, `mutation { createCluster(input: {name: "x", clusterTemplate: "lamp", numMachines: 3}) { id } }`, nil, &struct{}{})
+	}
+	ten, err := e.s.Srv.Store().EnsureTenant(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); d.running() < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tasks running after 10s, want 3", d.running())
+		}
+	}
+	a.Reassign(ten.ID, 0)
+	a.Reassign(ten.ID, 3)
+	time.Sleep(time.Second) // time enough to claim for slots it wrongly thinks free
+	d.mu.Lock()
+	most := d.most
+	d.mu.Unlock()
+	if most != 3 {
+		t.Fatalf("%d tasks ran at once on 3 slots", most)
+	}
+	a.Reassign(ten.ID, 0)
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 400*time.Millisecond {
+		t.Errorf("stop took %s: the running tasks of slots taken away got no grace", took)
+	}
+	var handed int
+	if err := e.s.Srv.Store().DB().Get(&handed, `SELECT count(*) FROM events WHERE message = 'handed back: agent stopping'`); err != nil {
+		t.Fatal(err)
+	}
+	if handed != 3 {
+		t.Errorf("%d tasks handed back at stop, want the 3 running", handed)
 	}
 }

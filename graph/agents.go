@@ -280,8 +280,10 @@ func (r *Resolver) sortClaims(ctx context.Context, as []*engine.Assignment, carr
 		// §7.4), and give up on the task when no live agent has had it for
 		// a while.
 		if err := r.noDriver(ctx, a, agentID, string(role), name); err != nil {
+			// This one too: the hand-on may have failed before releasing it
+			// (a release of a claim already handed on is stale, and ignored).
 			r.releaseClaims(ctx, kept, "the server could not hand on a task")
-			r.releaseAssignments(ctx, as[i+1:], "the server could not hand on a task")
+			r.releaseAssignments(ctx, as[i:], "the server could not hand on a task")
 			return nil, err
 		}
 	}

@@ -1,10 +1,15 @@
 package server_test
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/cooprhq/coopr/queue/queuetest"
 	"github.com/cooprhq/coopr/server"
 	"github.com/cooprhq/coopr/server/servertest"
 )
@@ -202,33 +207,43 @@ func TestClaimTasksAPI(t *testing.T) {
 
 	var cr struct{ CreateCluster struct{ ID string } }
 	s.Must(w.alice, `mutation { createCluster(input: {name: "batch", clusterTemplate: "lamp", numMachines: 3}) { id } }`, nil, &cr)
-	free := map[int]bool{1: true, 2: true, 3: true}
-	creates := map[string]bool{}
-	for deadline := time.Now().Add(10 * time.Second); len(free) > 0 && time.Now().Before(deadline); {
-		var slots []int
-		for sl := range free {
-			slots = append(slots, sl)
+	// Once the three CREATEs are in the stream, one claim for three slots
+	// gets all of them.
+	opts, err := redis.ParseURL(queuetest.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	stream := s.Config.RedisPrefix + ":" + w.tenantID + ":tasks"
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if n, err := rdb.XLen(context.Background(), stream).Result(); err == nil && n == 3 {
+			break
 		}
-		var got struct {
-			ClaimTasks []struct {
-				assignment
-				Slot int
-			}
-		}
-		s.Must(agent, q, in(slots, 1), &got)
-		for _, a := range got.ClaimTasks {
-			if !free[a.Slot] {
-				t.Errorf("task %s for slot %d, not one of the free %v", a.TaskID, a.Slot, slots)
-			}
-			delete(free, a.Slot)
-			if a.Payload.TaskName != "CREATE" || a.Payload.Cluster.ID != cr.CreateCluster.ID || a.ClaimToken == "" {
-				t.Errorf("claimed %+v, want a CREATE of %s", a.assignment, cr.CreateCluster.ID)
-			}
-			creates[a.TaskID] = true
+		if time.Now().After(deadline) {
+			t.Fatalf("the CREATEs never reached %s", stream)
 		}
 	}
-	if len(creates) != 3 {
-		t.Errorf("claimed %d CREATEs for 3 slots, want 3 (free slots left: %v)", len(creates), free)
+	var got struct {
+		ClaimTasks []struct {
+			assignment
+			Slot int
+		}
+	}
+	slots := []int{1, 2, 3}
+	s.Must(agent, q, in(slots, 1), &got)
+	if len(got.ClaimTasks) != 3 {
+		t.Fatalf("one claim for slots %v with 3 tasks queued got %d", slots, len(got.ClaimTasks))
+	}
+	seen := map[int]bool{}
+	for _, a := range got.ClaimTasks {
+		if !slices.Contains(slots, a.Slot) || seen[a.Slot] {
+			t.Errorf("task %s for slot %d: not one of %v once", a.TaskID, a.Slot, slots)
+		}
+		seen[a.Slot] = true
+		if a.Payload.TaskName != "CREATE" || a.Payload.Cluster.ID != cr.CreateCluster.ID || a.ClaimToken == "" {
+			t.Errorf("claimed %+v, want a CREATE of %s", a.assignment, cr.CreateCluster.ID)
+		}
 	}
 }
 

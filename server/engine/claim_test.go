@@ -59,16 +59,7 @@ func TestManySlotsClaimDistinctTasks(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var want int
-	must(t, h.db.Get(&want, `SELECT count(*) FROM tasks WHERE job_id = $1`, job))
-	if len(got) != want {
-		t.Fatalf("%d distinct tasks claimed, want all %d", len(got), want)
-	}
-	for id, n := range got {
-		if n != 1 {
-			t.Errorf("task %s handed out %d times", id, n)
-		}
-	}
+	want := claimedOnceEach(t, h, job, got)
 	var inProgress int
 	must(t, h.db.Get(&inProgress, `SELECT count(*) FROM tasks WHERE job_id = $1 AND state = 'IN_PROGRESS'`, job))
 	if inProgress != want {
@@ -76,15 +67,25 @@ func TestManySlotsClaimDistinctTasks(t *testing.T) {
 	}
 }
 
-// Claims for many slots each get at most one task per slot listed, tagged
-// with that slot; together they get every task once, and the attempts'
-// events name the slots.
+// A claim for many slots gets a task for each of them when that many are
+// queued, each tagged with its slot; claims together get every task once,
+// and the attempts' events name the slots.
 func TestClaimTasksForManySlots(t *testing.T) {
 	cfg := fast
 	cfg.LeaseTTL = time.Minute
 	h := newHarness(t, cfg)
 	job, _ := h.submit(planner.StartServices, independent(h.nodes(23)), startOnly())
 	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		n, err := h.q.Len(ctx, h.tenant)
+		must(t, err)
+		if n == 23 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 23 tasks in the stream after 10s", n)
+		}
+	}
 	claims := [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 5, 7}, {10, 11, 12, 13, 14, 15, 16, 17, 18, 19}}
 	var mu sync.Mutex
 	got := map[string]int{}
@@ -93,56 +94,33 @@ func TestClaimTasksForManySlots(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// A claim returns what is queued once anything is, so each
-			// claimer claims again for its slots still free until a claim
-			// comes back empty.
-			used := map[int]bool{}
-			for len(used) < len(slots) {
-				var free []int
-				for _, s := range slots {
-					if !used[s] {
-						free = append(free, s)
-					}
+			as, err := h.engine().ClaimTasks(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Slots: slots, Wait: 2 * time.Second})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if len(as) != len(slots) {
+				t.Errorf("one claim for %d slots with 23 tasks queued got %d", len(slots), len(as))
+			}
+			seen := map[int]bool{}
+			for _, a := range as {
+				if !slices.Contains(slots, a.Slot) || seen[a.Slot] {
+					t.Errorf("task %s for slot %d: not one of %v once", a.TaskID, a.Slot, slots)
 				}
-				as, err := h.engine().ClaimTasks(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Slots: free, Wait: 500 * time.Millisecond})
-				if err != nil {
-					t.Error(err)
-					return
+				seen[a.Slot] = true
+				var note string
+				must(t, h.db.Get(&note, `SELECT message FROM events WHERE task_id = $1 AND state = 'IN_PROGRESS'`, a.TaskID))
+				if want := fmt.Sprintf("claimed by a (slot %d)", a.Slot); note != want {
+					t.Errorf("task %s: event says %q, want %q", a.TaskID, note, want)
 				}
-				if len(as) == 0 {
-					return
-				}
-				if len(as) > len(free) {
-					t.Errorf("%d tasks for %d slots", len(as), len(free))
-				}
-				for _, a := range as {
-					if !slices.Contains(free, a.Slot) || used[a.Slot] {
-						t.Errorf("task %s for slot %d: not one of %v once", a.TaskID, a.Slot, free)
-					}
-					used[a.Slot] = true
-					var note string
-					must(t, h.db.Get(&note, `SELECT message FROM events WHERE task_id = $1 AND state = 'IN_PROGRESS'`, a.TaskID))
-					if want := fmt.Sprintf("claimed by a (slot %d)", a.Slot); note != want {
-						t.Errorf("task %s: event says %q, want %q", a.TaskID, note, want)
-					}
-					mu.Lock()
-					got[a.TaskID]++
-					mu.Unlock()
-				}
+				mu.Lock()
+				got[a.TaskID]++
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	var want int
-	must(t, h.db.Get(&want, `SELECT count(*) FROM tasks WHERE job_id = $1`, job))
-	if len(got) != want {
-		t.Fatalf("%d distinct tasks claimed, want all %d", len(got), want)
-	}
-	for id, n := range got {
-		if n != 1 {
-			t.Errorf("task %s handed out %d times", id, n)
-		}
-	}
+	claimedOnceEach(t, h, job, got)
 	// Nothing is left: a claim for many slots waits out its time and
 	// comes back empty.
 	as, err := h.engine().ClaimTasks(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Slots: []int{0, 1}, Wait: 300 * time.Millisecond})
@@ -362,4 +340,21 @@ func TestQuietCommitsWakeTheRelay(t *testing.T) {
 	if quiet == "on" {
 		t.Fatal("a pool connection is quiet: its events would wake nobody")
 	}
+}
+
+// claimedOnceEach checks that every task of the job was handed out exactly
+// once, by the counts got, and returns the number of tasks.
+func claimedOnceEach(t *testing.T, h *harness, job string, got map[string]int) int {
+	t.Helper()
+	var want int
+	must(t, h.db.Get(&want, `SELECT count(*) FROM tasks WHERE job_id = $1`, job))
+	if len(got) != want {
+		t.Fatalf("%d distinct tasks claimed, want all %d", len(got), want)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("task %s handed out %d times", id, n)
+		}
+	}
+	return want
 }
