@@ -315,6 +315,9 @@ func (a *Agent) load() (busy, total int) {
 	return len(a.held), total
 }
 
+// maxClaimSlots is the most slots the server takes in one claim.
+const maxClaimSlots = 256
+
 // freeSlots lists the loop's assigned slots not running a task, no more
 // than the agent's capacity has room for: tasks still running in slots an
 // assignment took away count against it until they end.
@@ -326,7 +329,7 @@ func (a *Agent) freeSlots(tl *tenantLoop) []int {
 		room -= len(o.busy)
 	}
 	var free []int
-	for i := 0; i < tl.slots && len(free) < room; i++ {
+	for i := 0; i < tl.slots && len(free) < min(room, maxClaimSlots); i++ {
 		if !tl.busy[i] {
 			free = append(free, i)
 		}
