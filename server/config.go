@@ -55,6 +55,9 @@ type Config struct {
 	// WebsocketInitTimeout is how long a websocket may wait before its
 	// connection_init. Default 10 s.
 	WebsocketInitTimeout time.Duration `yaml:"websocket_init_timeout"`
+	// WebsocketWriteTimeout is how long a write to a websocket client may
+	// block before the client counts as gone. Default 15 s.
+	WebsocketWriteTimeout time.Duration `yaml:"websocket_write_timeout"`
 }
 
 // Defaults returns a Config with every default set.

@@ -162,10 +162,11 @@ func (s *Server) Handler() http.Handler {
 		AcceptOptions: accept,
 		// Browsers cannot set headers on a websocket: the token may come in
 		// connection_init's payload instead.
-		Init:        s.wsInit,
-		InitTimeout: s.cfg.WebsocketInitTimeout,
-		KeepAlive:   10 * time.Second,
-		Encode:      s.fanout.Encode,
+		Init:         s.wsInit,
+		InitTimeout:  s.cfg.WebsocketInitTimeout,
+		WriteTimeout: s.cfg.WebsocketWriteTimeout,
+		KeepAlive:    10 * time.Second,
+		Encode:       s.fanout.Encode,
 		Legacy: transport.Websocket{
 			KeepAlivePingInterval: 10 * time.Second,
 			Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: accept},

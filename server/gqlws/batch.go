@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // A subscriber that falls behind a burst of changes finds several waiting
@@ -86,6 +87,7 @@ func (b *batch) release() {
 // sends them in one write.
 type batchConn struct {
 	net.Conn
+	timeout time.Duration // for one network write (none when zero)
 
 	mu      sync.Mutex
 	holds   int
@@ -103,6 +105,17 @@ func (c *batchConn) Write(p []byte) (int, error) {
 	if c.holds > 0 && !c.stopped {
 		c.buf = append(c.buf, p...)
 		return len(p), nil
+	}
+	return c.write(p)
+}
+
+// write writes to the network within the timeout. The websocket fails on
+// the error and drops the connection.
+func (c *batchConn) write(p []byte) (int, error) {
+	if c.timeout > 0 {
+		if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
+			return 0, err
+		}
 	}
 	return c.Conn.Write(p)
 }
@@ -140,7 +153,7 @@ func (c *batchConn) flush() {
 	if len(c.buf) == 0 || c.err != nil {
 		return
 	}
-	if _, err := c.Conn.Write(c.buf); err != nil {
+	if _, err := c.write(c.buf); err != nil {
 		// The websocket's next write reports it; closing makes sure the
 		// read loop notices too.
 		c.err = err
@@ -153,7 +166,8 @@ func (c *batchConn) flush() {
 // connection.
 type hijackWriter struct {
 	http.ResponseWriter
-	conn *batchConn
+	writeTimeout time.Duration
+	conn         *batchConn
 }
 
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -168,6 +182,6 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 			return nil, nil, err
 		}
 	}
-	w.conn = &batchConn{Conn: nc}
+	w.conn = &batchConn{Conn: nc, timeout: w.writeTimeout}
 	return w.conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.conn, brw.Writer.Size())), nil
 }

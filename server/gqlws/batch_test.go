@@ -121,3 +121,41 @@ func TestMoreReadyAndIdle(t *testing.T) {
 		t.Fatal("Idle did not send what was held")
 	}
 }
+
+// A peer that stops reading fails the write it blocks, directly or when
+// held writes are sent, within the timeout; a failed send also closes the
+// connection, so the read loop notices.
+func TestBatchConnWriteTimeout(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		server, client := net.Pipe() // unbuffered: a write waits for a read
+		c := &batchConn{Conn: server, timeout: 100 * time.Millisecond}
+		start := time.Now()
+		var err error
+		if held {
+			b := &batch{conn: c, more: true}
+			b.holdIfMore()
+			if _, err := c.Write([]byte("held")); err != nil {
+				t.Fatalf("held write: %v", err)
+			}
+			b.release()
+			_, err = c.Write([]byte("after"))
+		} else {
+			_, err = c.Write([]byte("direct"))
+		}
+		took := time.Since(start)
+		if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+			t.Errorf("held %v: write to a peer not reading: %v, want a timeout", held, err)
+		}
+		if took > 2*time.Second {
+			t.Errorf("held %v: the write gave up after %s, want about 100ms", held, took)
+		}
+		if held {
+			// The flush's failure closed the connection.
+			if _, err := client.Read(make([]byte, 1)); err != io.EOF {
+				t.Errorf("peer read after the failed flush: %v, want EOF", err)
+			}
+		}
+		_ = client.Close()
+		_ = c.Close()
+	}
+}

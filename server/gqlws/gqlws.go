@@ -35,14 +35,15 @@ const Subprotocol = "graphql-transport-ws"
 
 // Close codes of the protocol.
 const (
-	CloseBadRequest    websocket.StatusCode = 4400
-	CloseUnauthorized  websocket.StatusCode = 4401
-	CloseForbidden     websocket.StatusCode = 4403
-	CloseInitTimeout   websocket.StatusCode = 4408
-	CloseDuplicateID   websocket.StatusCode = 4409
-	CloseTooManyInits  websocket.StatusCode = 4429
-	defaultInitTimeout                      = 10 * time.Second
-	defaultReadLimit                        = 1 << 20
+	CloseBadRequest     websocket.StatusCode = 4400
+	CloseUnauthorized   websocket.StatusCode = 4401
+	CloseForbidden      websocket.StatusCode = 4403
+	CloseInitTimeout    websocket.StatusCode = 4408
+	CloseDuplicateID    websocket.StatusCode = 4409
+	CloseTooManyInits   websocket.StatusCode = 4429
+	defaultInitTimeout                       = 10 * time.Second
+	defaultWriteTimeout                      = 15 * time.Second
+	defaultReadLimit                         = 1 << 20
 )
 
 // Transport is a gqlgen transport for websocket requests.
@@ -56,6 +57,11 @@ type Transport struct {
 	// InitTimeout is how long a connection may wait before connection_init
 	// (10 s when zero).
 	InitTimeout time.Duration
+	// WriteTimeout is how long one write to the network may block before
+	// the client counts as gone and the connection is dropped (15 s when
+	// zero): a client that stops reading would otherwise hold its
+	// operations' goroutines until the network gives up on it.
+	WriteTimeout time.Duration
 	// ReadLimit bounds one client message in bytes (1 MiB when zero).
 	ReadLimit int64
 	// KeepAlive is how often an idle connection gets a ping, so that
@@ -84,7 +90,10 @@ func (t Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	}
 	opts := t.AcceptOptions
 	opts.Subprotocols = []string{Subprotocol}
-	hw := &hijackWriter{ResponseWriter: w}
+	hw := &hijackWriter{ResponseWriter: w, writeTimeout: t.WriteTimeout}
+	if hw.writeTimeout <= 0 {
+		hw.writeTimeout = defaultWriteTimeout
+	}
 	ws, err := websocket.Accept(hw, r, &opts)
 	if err != nil {
 		return // Accept answered the request
