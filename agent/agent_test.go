@@ -249,29 +249,46 @@ func TestDriverPanicFailsTask(t *testing.T) {
 	waitStatus(t, e, id, "ACTIVE")
 }
 
-// gathering holds each CREATE until three run at once, and records how
-// many runs were ever in flight together.
+// inFlight counts a driver's runs in flight, and the most at once.
+type inFlight struct {
+	mu       sync.Mutex
+	now, top int
+}
+
+// enter counts a run in and returns how many are in flight with it.
+func (f *inFlight) enter() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now++
+	f.top = max(f.top, f.now)
+	return f.now
+}
+
+func (f *inFlight) leave() {
+	f.mu.Lock()
+	f.now--
+	f.mu.Unlock()
+}
+
+func (f *inFlight) counts() (now, most int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now, f.top
+}
+
+// gathering holds each CREATE until three run at once.
 type gathering struct {
 	scripted
-	mu       sync.Mutex
-	inFlight int
-	most     int
-	three    chan struct{}
+	inFlight
+	three chan struct{}
 }
 
 func (d *gathering) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
-	d.mu.Lock()
-	d.inFlight++
-	d.most = max(d.most, d.inFlight)
-	if d.inFlight == 3 && t.TaskName == "CREATE" {
+	n := d.enter()
+	defer d.leave()
+	if n == 3 && t.TaskName == "CREATE" {
 		close(d.three)
 	}
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		d.inFlight--
-		d.mu.Unlock()
-	}()
 	if t.TaskName == "CREATE" {
 		select {
 		case <-d.three:
@@ -292,44 +309,26 @@ func TestAgentFillsItsSlots(t *testing.T) {
 	// Five CREATEs are ready at once: the three slots take three.
 	e.s.Must(e.admin, `mutation { createCluster(input: {name: "five", clusterTemplate: "lamp", numMachines: 5}) { id } }`, nil, &cr)
 	waitStatus(t, e, cr.CreateCluster.ID, "ACTIVE")
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.most != 3 {
-		t.Errorf("at most %d tasks ran at once on 3 slots, want 3", d.most)
+	if _, most := d.counts(); most != 3 {
+		t.Errorf("at most %d tasks ran at once on 3 slots, want 3", most)
 	}
 }
 
-// holding runs every task until released (or cancelled), counting the
-// runs in flight.
+// holding runs every task until released (or cancelled).
 type holding struct {
-	mu       sync.Mutex
-	inFlight int
-	most     int
-	release  chan struct{}
+	inFlight
+	release chan struct{}
 }
 
 func (d *holding) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
-	d.mu.Lock()
-	d.inFlight++
-	d.most = max(d.most, d.inFlight)
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		d.inFlight--
-		d.mu.Unlock()
-	}()
+	d.enter()
+	defer d.leave()
 	select {
 	case <-d.release:
 		return drivers.Result{}
 	case <-ctx.Done():
 		return drivers.Result{Status: 1, Message: "interrupted"}
 	}
-}
-
-func (d *holding) running() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.inFlight
 }
 
 // A tenant's slots taken away and given back while their tasks run are
@@ -346,18 +345,19 @@ func TestAgentSlotsTakenAwayAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); d.running() < 3; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		now, _ := d.counts()
+		if now == 3 {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d tasks running after 10s, want 3", d.running())
+			t.Fatalf("%d tasks running after 10s, want 3", now)
 		}
 	}
 	a.Reassign(ten.ID, 0)
 	a.Reassign(ten.ID, 3)
 	time.Sleep(time.Second) // time enough to claim for slots it wrongly thinks free
-	d.mu.Lock()
-	most := d.most
-	d.mu.Unlock()
-	if most != 3 {
+	if _, most := d.counts(); most != 3 {
 		t.Fatalf("%d tasks ran at once on 3 slots", most)
 	}
 	a.Reassign(ten.ID, 0)
