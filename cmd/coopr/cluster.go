@@ -260,7 +260,11 @@ func newClusterOpCmd() *cobra.Command {
   coopr cluster op ID configure-with-restart --config new.json
   coopr cluster op ID restart --services web
   coopr cluster op ID add-services --services metrics
-  coopr cluster op ID scale --size 5`,
+  coopr cluster op ID scale --size 5
+
+start, stop and restart without --services act on every service of the
+cluster. With it, start also starts what those services need, and stop and
+restart also cover the services that need them.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ops := map[string]string{"configure": "CONFIGURE", "configure-with-restart": "CONFIGURE_WITH_RESTART",
@@ -300,7 +304,7 @@ func newClusterOpCmd() *cobra.Command {
 		},
 	}
 	api.register(cmd)
-	cmd.Flags().StringSliceVar(&services, "services", nil, "services to act on or add")
+	cmd.Flags().StringSliceVar(&services, "services", nil, "services to act on (default: all) or add")
 	cmd.Flags().StringVar(&configFile, "config", "", "JSON file with the new config (configure)")
 	cmd.Flags().IntVar(&size, "size", 0, "new node count (scale)")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the operation is accepted")
