@@ -50,7 +50,7 @@ type env struct {
 	admin, agentToken string
 }
 
-func setup(t *testing.T) *env {
+func setup(t testing.TB) *env {
 	t.Helper()
 	s := servertest.Start(t)
 	for _, dir := range []string{"../../shared/catalogs/coopr-plugin-types", "../../shared/catalogs/coopr-templates"} {
@@ -79,15 +79,20 @@ func setup(t *testing.T) *env {
 	return e
 }
 
-func (e *env) start(t *testing.T, d drivers.Driver, grace time.Duration) (stop func() error) {
+func (e *env) start(t testing.TB, d drivers.Driver, grace time.Duration) (stop func() error) {
 	t.Helper()
 	_, stop = e.startAgent(t, d, grace)
 	return stop
 }
 
-func (e *env) startAgent(t *testing.T, d drivers.Driver, grace time.Duration) (_ *agent.Agent, stop func() error) {
+func (e *env) startAgent(t testing.TB, d drivers.Driver, grace time.Duration) (_ *agent.Agent, stop func() error) {
 	t.Helper()
-	a, err := agent.New(agent.Config{Server: e.s.URL, Token: e.agentToken, ID: "test-agent", Capacity: 4, Grace: grace,
+	return e.startAgentWith(t, d, grace, 4)
+}
+
+func (e *env) startAgentWith(t testing.TB, d drivers.Driver, grace time.Duration, capacity int) (_ *agent.Agent, stop func() error) {
+	t.Helper()
+	a, err := agent.New(agent.Config{Server: e.s.URL, Token: e.agentToken, ID: "test-agent", Capacity: capacity, Grace: grace,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, registry(d))
 	if err != nil {
 		t.Fatal(err)
@@ -105,19 +110,19 @@ func (e *env) startAgent(t *testing.T, d drivers.Driver, grace time.Duration) (_
 	return a, stop
 }
 
-func (e *env) status(t *testing.T, id string) string {
+func (e *env) status(t testing.TB, id string) string {
 	var c struct{ Cluster struct{ Status string } }
 	e.s.Must(e.admin, `query($id: ID!) { cluster(id: $id) { status } }`, map[string]any{"id": id}, &c)
 	return c.Cluster.Status
 }
 
-func (e *env) create(t *testing.T) string {
+func (e *env) create(t testing.TB) string {
 	var cr struct{ CreateCluster struct{ ID string } }
 	e.s.Must(e.admin, `mutation { createCluster(input: {name: "a", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
 	return cr.CreateCluster.ID
 }
 
-func waitStatus(t *testing.T, e *env, id, want string) {
+func waitStatus(t testing.TB, e *env, id, want string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {

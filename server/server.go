@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
 	coderws "github.com/coder/websocket"
@@ -21,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/cooprhq/coopr/graph"
 	"github.com/cooprhq/coopr/graph/fanout"
@@ -176,6 +178,9 @@ func (s *Server) Handler() http.Handler {
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(transport.GET{})
 	gql.AddTransport(transport.POST{})
+	// Agents and UIs send the same few documents over and over: each is
+	// parsed and validated once, not on every request.
+	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	gql.Use(extension.Introspection{})
 	gql.Use(depthLimit{max: s.cfg.MaxDepth})
 	gql.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
