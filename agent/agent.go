@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -119,7 +120,13 @@ func New(cfg Config, reg *drivers.Registry) (*Agent, error) {
 	if cfg.ResourceDir == "" {
 		cfg.ResourceDir = filepath.Join(os.TempDir(), "coopr-agent-resources")
 	}
-	return &Agent{cfg: cfg, c: &client.Client{URL: strings.TrimRight(cfg.Server, "/"), Token: cfg.Token}, reg: reg,
+	// Every slot has a request in flight at times (a progress line, a
+	// finish), besides the claim and the heartbeat: keep a connection for
+	// each, where the default keeps two and dials afresh for the rest.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = cfg.Capacity + 4
+	return &Agent{cfg: cfg, c: &client.Client{URL: strings.TrimRight(cfg.Server, "/"), Token: cfg.Token,
+		HTTP: &http.Client{Transport: tr}}, reg: reg,
 		incarnation: uuid.NewString(), log: cfg.Log, resources: newResourceCache(cfg.ResourceDir), held: map[string]*running{},
 		loops: map[string]*tenantLoop{}}, nil
 }
