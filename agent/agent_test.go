@@ -285,14 +285,16 @@ func (f *inFlight) counts() (now, most int) {
 type gathering struct {
 	scripted
 	inFlight
-	three chan struct{}
+	three    chan struct{}
+	gathered sync.Once
 }
 
 func (d *gathering) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
 	n := d.enter()
 	defer d.leave()
 	if n == 3 && t.TaskName == "CREATE" {
-		close(d.three)
+		// Later CREATEs may find three in flight again.
+		d.gathered.Do(func() { close(d.three) })
 	}
 	if t.TaskName == "CREATE" {
 		select {
