@@ -231,8 +231,14 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 			_, _ = conn.ExecContext(ctx, `UPDATE event_relay SET watermark = $1::xid8`, *unsaved)
 		}
 	}()
+	// A transaction open anywhere on the server holds back events
+	// committed after it began (see relay): while some are held back the
+	// relay looks again soon, backing off, rather than wait for the next
+	// wake or poll.
+	const firstRetry, maxRetry = 10 * time.Millisecond, 250 * time.Millisecond
+	backoff := firstRetry
 	for {
-		next, err := r.relay(ctx, conn, unsaved)
+		next, held, err := r.relay(ctx, conn, unsaved)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -241,6 +247,13 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 		} else {
 			unsaved = next
 		}
+		var retry <-chan time.Time
+		if held {
+			retry = time.After(min(backoff, r.Poll))
+			backoff = min(backoff*2, maxRetry)
+		} else {
+			backoff = firstRetry
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -248,6 +261,7 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 		case <-wakes:
 		case <-r.local:
 		case <-tick.C:
+		case <-retry:
 		}
 	}
 }
@@ -260,30 +274,34 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 // watermark and reads the bounds with the first page of events, and one
 // publishes them. The watermark is saved after what it covers was
 // published, without waiting for the disk: losing it in a crash only
-// publishes some events twice, which subscribers drop.
-func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (*string, error) {
+// publishes some events twice, which subscribers drop. held says that
+// committed events wait behind a transaction still open.
+func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ *string, held bool, _ error) {
 	const page = 5000
 	var rows []relayRow
 	if err := conn.SelectContext(ctx, &rows, `WITH saved AS (
 			UPDATE event_relay SET watermark = $1::xid8 WHERE $1::xid8 IS NOT NULL RETURNING watermark),
 		w AS (SELECT COALESCE((SELECT watermark FROM saved), (SELECT watermark FROM event_relay)) AS lo,
-			pg_snapshot_xmin(pg_current_snapshot()) AS hi)
-		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, e.id, e.tenant_id, e.cluster_id AS cluster_n,
+			pg_snapshot_xmin(pg_current_snapshot()) AS hi,
+			EXISTS (SELECT 1 FROM events WHERE txid >= pg_snapshot_xmin(pg_current_snapshot())) AS held)
+		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, w.held, e.id, e.tenant_id, e.cluster_id AS cluster_n,
 			e.job_id AS job_n, e.task_id AS task_n, e.kind, e.state, e.attempt AS attempt_n, e.message,
 			e.created_at, e.txid::text AS txid
 		FROM w CROSS JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
 			ORDER BY txid, id LIMIT `+fmt.Sprint(page)+`) e`, unsaved); err != nil {
-		return unsaved, err
+		return unsaved, false, err
 	}
 	if len(rows) == 0 {
 		// Nothing ended with events since the watermark (saved now); it
 		// moves with the next events.
-		return nil, nil
+		err := conn.GetContext(ctx, &held, `SELECT EXISTS (SELECT 1 FROM events
+			WHERE txid >= pg_snapshot_xmin(pg_current_snapshot()))`)
+		return nil, held, err
 	}
-	from, to := rows[0].From, rows[0].To
+	from, to, held := rows[0].From, rows[0].To, rows[0].Held
 	for {
 		if err := r.publish(ctx, rows); err != nil {
-			return nil, err
+			return nil, held, err
 		}
 		if len(rows) < page {
 			break
@@ -294,13 +312,13 @@ func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (*s
 				task_id AS task_n, kind, state, attempt AS attempt_n, message, created_at, txid::text AS txid
 			FROM events WHERE txid >= $1::xid8 AND txid < $2::xid8 AND (txid, id) > ($3::xid8, $4)
 			ORDER BY txid, id LIMIT `+fmt.Sprint(page), from, to, last.Txid, last.Seq); err != nil {
-			return nil, err
+			return nil, held, err
 		}
 		if len(rows) == 0 {
 			break
 		}
 	}
-	return &to, nil
+	return &to, held, nil
 }
 
 // relayRow is an event as the relay reads it.
@@ -308,6 +326,7 @@ type relayRow struct {
 	Event
 	From     string  `db:"from_xid"`
 	To       string  `db:"to_xid"`
+	Held     bool    `db:"held"`
 	Txid     string  `db:"txid"`
 	ClusterN *string `db:"cluster_n"`
 	JobN     *string `db:"job_n"`

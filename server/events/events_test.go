@@ -50,7 +50,7 @@ func (f *relayFixture) publish(t *testing.T, ctx context.Context) {
 // round runs one relay round as Run does, carrying the unsaved watermark
 // to the next.
 func (f *relayFixture) round(ctx context.Context) error {
-	next, err := f.relay.relay(ctx, f.conn, f.unsaved)
+	next, _, err := f.relay.relay(ctx, f.conn, f.unsaved)
 	if err == nil {
 		f.unsaved = next
 	}
@@ -257,8 +257,31 @@ func TestRelayWakes(t *testing.T) {
 	if _, err := st.DB().Exec(insert, ten.ID, "loud"); err != nil {
 		t.Fatal(err)
 	}
-	if !relayed("loud", 5*time.Second, nil) {
+	// Other tests' transactions on the same server can hold events back
+	// for a while (and the relay retries while they do): be patient.
+	if !relayed("loud", 15*time.Second, nil) {
 		t.Fatal("an event committed by an ordinary session was not relayed: no NOTIFY woke the relay")
+	}
+	// Held back by a transaction open elsewhere, an event goes out soon
+	// after that transaction ends, with no other wake.
+	blocker, err := st.DB().Beginx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blocker.Exec(`SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().Exec(insert, ten.ID, "held back"); err != nil {
+		t.Fatal(err)
+	}
+	if relayed("held back", 300*time.Millisecond, nil) {
+		t.Fatal("an event was relayed while an older transaction was open")
+	}
+	if err := blocker.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if !relayed("held back", 15*time.Second, nil) {
+		t.Fatal("a held-back event was not relayed after the transaction holding it ended: the relay waited for a wake")
 	}
 	quiet, err := st.DB().Connx(ctx)
 	if err != nil {
