@@ -397,10 +397,12 @@ func (a *Agent) loop(ctx, work context.Context, tenant string, tl *tenantLoop) {
 			}
 			continue
 		}
+		a.mu.Lock()
 		for _, c := range out.ClaimTasks {
-			a.mu.Lock()
 			tl.busy[c.Slot] = true
-			a.mu.Unlock()
+		}
+		a.mu.Unlock()
+		for _, c := range out.ClaimTasks {
 			tasks.Add(1)
 			go func() {
 				defer tasks.Done()

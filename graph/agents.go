@@ -177,14 +177,12 @@ func (r *Resolver) claim(ctx context.Context, agentID, incarnation, tenantID str
 	if err != nil {
 		return nil, err
 	}
-	assigned, err := r.Fleet.Assignments(ctx)
+	ok, err := r.Fleet.Assigned(ctx, agentID, tenantID, slots...)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range slots {
-		if s < 0 || s >= assigned[agentID][tenantID] {
-			return nil, fleet.ErrSlotNotAssigned
-		}
+	if !ok {
+		return nil, fleet.ErrSlotNotAssigned
 	}
 	wait := maxClaimWait
 	if waitSeconds != nil {
@@ -259,14 +257,18 @@ func (r *Resolver) sortClaims(ctx context.Context, as []*engine.Assignment, carr
 	}
 	contexts := map[string]clusterContext{}
 	var kept []claimed
+	// giveUp releases the claims kept and those from as[i] on.
+	giveUp := func(i int, reason string) {
+		r.releaseClaims(ctx, kept, reason)
+		r.releaseAssignments(ctx, as[i:], reason)
+	}
 	for i, a := range as {
 		cc, ok := contexts[a.ClusterID]
 		if !ok {
 			var err error
 			cc.provider, cc.secrets, err = r.Control.ClaimContext(ctx, a.ClusterID)
 			if err != nil {
-				r.releaseClaims(ctx, kept, "the server could not read the cluster")
-				r.releaseAssignments(ctx, as[i:], "the server could not read the cluster")
+				giveUp(i, "the server could not read the cluster")
 				return nil, err
 			}
 			contexts[a.ClusterID] = cc
@@ -282,8 +284,7 @@ func (r *Resolver) sortClaims(ctx context.Context, as []*engine.Assignment, carr
 		if err := r.noDriver(ctx, a, agentID, string(role), name); err != nil {
 			// This one too: the hand-on may have failed before releasing it
 			// (a release of a claim already handed on is stale, and ignored).
-			r.releaseClaims(ctx, kept, "the server could not hand on a task")
-			r.releaseAssignments(ctx, as[i:], "the server could not hand on a task")
+			giveUp(i, "the server could not hand on a task")
 			return nil, err
 		}
 	}

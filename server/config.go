@@ -64,7 +64,8 @@ type Config struct {
 func Defaults() Config {
 	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
 		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDepth: 12, MaxComplexity: 10000,
-		RateLimit: 50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute}
+		RateLimit: 50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute,
+		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.

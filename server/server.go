@@ -160,6 +160,7 @@ func (s *Server) Handler() http.Handler {
 		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet,
 		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace}}))
 	accept := coderws.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins}
+	const keepAlive = 10 * time.Second
 	gql.AddTransport(sharingWebsocket{groups: s.fanout, Transport: gqlws.Transport{
 		AcceptOptions: accept,
 		// Browsers cannot set headers on a websocket: the token may come in
@@ -167,12 +168,13 @@ func (s *Server) Handler() http.Handler {
 		Init:         s.wsInit,
 		InitTimeout:  s.cfg.WebsocketInitTimeout,
 		WriteTimeout: s.cfg.WebsocketWriteTimeout,
-		KeepAlive:    10 * time.Second,
+		KeepAlive:    keepAlive,
 		Encode:       s.fanout.Encode,
 		Legacy: transport.Websocket{
-			KeepAlivePingInterval: 10 * time.Second,
+			KeepAlivePingInterval: keepAlive,
 			Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: accept},
 			InitFunc:              s.wsInit,
+			InitTimeout:           s.cfg.WebsocketInitTimeout,
 		},
 	}})
 	gql.AddTransport(transport.Options{})

@@ -289,7 +289,7 @@ func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ 
 			e.created_at, e.txid::text AS txid
 		FROM w CROSS JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
 			ORDER BY txid, id LIMIT `+fmt.Sprint(page)+`) e`, unsaved); err != nil {
-		return unsaved, false, err
+		return nil, false, err
 	}
 	if len(rows) == 0 {
 		// Nothing ended with events since the watermark (saved now); it

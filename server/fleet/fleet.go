@@ -185,14 +185,19 @@ func (f *Fleet) Assignments(ctx context.Context) (map[string]map[string]int, err
 	return out, nil
 }
 
-// Assigned reports whether the agent holds slot (numbered 0..n-1 per
-// tenant) of tenant.
-func (f *Fleet) Assigned(ctx context.Context, agentID, tenantID string, slot int) (bool, error) {
+// Assigned reports whether the agent holds every slot listed (numbered
+// 0..n-1 per tenant) of tenant.
+func (f *Fleet) Assigned(ctx context.Context, agentID, tenantID string, slots ...int) (bool, error) {
 	all, err := f.Assignments(ctx)
 	if err != nil {
 		return false, err
 	}
-	return slot >= 0 && slot < all[agentID][tenantID], nil
+	for _, s := range slots {
+		if s < 0 || s >= all[agentID][tenantID] {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Lost marks agents silent for three heartbeat intervals as lost and
