@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 export COOPR_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export COOPR_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: all build test generate check-generate lint bench fuzz clean package dev
+.PHONY: all build test test-prereqs generate check-generate lint bench fuzz clean package dev
 
 all: build
 
@@ -18,10 +18,14 @@ build:
 dev: build
 	$(BIN) dev
 
-# Unit, integration and acceptance tests against the real Postgres (and, as
-# later parts land, Redis and sshd hosts).
-test:
+# Every test, against a real Postgres, Redis, sshd hosts and containers.
+# test-prereqs installs and starts what is missing first (as root), or
+# stops with the command that would.
+test: test-prereqs
 	$(GO) test -count=1 ./...
+
+test-prereqs:
+	@scripts/test-prereqs
 
 generate:
 	$(GO) generate ./...
