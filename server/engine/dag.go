@@ -109,6 +109,7 @@ type jobState struct {
 	bringUpLeft         int            // bring-up tasks not COMPLETE (the address gate)
 	doneCount           int
 	inFlight            int
+	share               int // most tasks in flight at once; 0: no bound (see jobShare)
 	// cand holds the indexes of tasks whose predecessors are complete and
 	// that wait to be queued (NOT_SUBMITTED, or FAILED awaiting a retry), so
 	// that a wake-up looks at those, not at every task of a large job.

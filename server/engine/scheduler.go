@@ -102,6 +102,7 @@ func (s *scheduler) run(ctx context.Context) error {
 		case <-reconcile.C:
 			s.reconcile(ctx)
 			s.resyncInFlight(ctx)
+			s.refreshShares(ctx)
 			// A dropped note left the scheduler's copy stale: read it anew.
 			if s.dropped.Swap(false) {
 				if err := s.loadAll(ctx); err != nil {
@@ -231,7 +232,12 @@ func (s *scheduler) step(ctx context.Context) {
 			continue
 		}
 		if ready := js.ready(now); len(ready) > 0 {
-			s.dispatch(ctx, js, ready)
+			if room := js.share - js.inFlightCount(); js.share > 0 && len(ready) > room {
+				ready = ready[:max(room, 0)]
+			}
+			if len(ready) > 0 {
+				s.dispatch(ctx, js, ready)
+			}
 		}
 	}
 }
@@ -406,8 +412,10 @@ func (s *scheduler) load(ctx context.Context, id string) error {
 		State   string `db:"state"`
 		Settled bool   `db:"settled"`
 		Edges   []byte `db:"edges"`
+		Workers int    `db:"workers"`
 	}
-	if err := s.db.GetContext(ctx, &j, `SELECT tenant_id, cluster_id, state, settled, edges FROM jobs WHERE id = $1`, id); err != nil {
+	if err := s.db.GetContext(ctx, &j, `SELECT tenant_id, cluster_id, state, settled, edges,
+		(SELECT workers FROM tenants WHERE id = jobs.tenant_id) AS workers FROM jobs WHERE id = $1`, id); err != nil {
 		return err
 	}
 	if j.Settled {
@@ -455,8 +463,53 @@ func (s *scheduler) load(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("engine: job %s: %w", id, err)
 	}
-	s.jobs[id] = newJobState(id, j.Tenant, j.Cluster, j.State, j.Settled, tasks, edges, rollbackOf, after)
+	js := newJobState(id, j.Tenant, j.Cluster, j.State, j.Settled, tasks, edges, rollbackOf, after)
+	js.share = jobShare(j.Workers)
+	s.jobs[id] = js
 	return nil
+}
+
+// minJobShare is the fewest tasks a job may have in flight once its
+// tenant has workers: enough that claims batch well when one job has the
+// tenant to itself.
+const minJobShare = 32
+
+// jobShare bounds a job's tasks in flight (queued or running) by its
+// tenant's worker count. A tenant's tasks wait in one FIFO stream, so
+// without a bound a 20,000-task job queues everything at once and another
+// job of the same tenant waits behind all of it; with it, a new job's
+// first tasks wait behind at most the share's queued part, and the big
+// job's next tasks queue behind them, round-robin as finishes free room.
+// Twice the workers keeps every slot fed while the scheduler refills.
+// A tenant without workers runs nothing through the API; the engine used
+// alone (tests, benchmarks) is then left unbounded.
+func jobShare(workers int) int {
+	if workers <= 0 {
+		return 0
+	}
+	return max(2*workers, minJobShare)
+}
+
+// refreshShares follows changes of the tenants' worker counts.
+func (s *scheduler) refreshShares(ctx context.Context) {
+	if len(s.jobs) == 0 {
+		return
+	}
+	var rows []struct {
+		ID      string `db:"id"`
+		Workers int    `db:"workers"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, workers FROM tenants`); err != nil {
+		s.logError(ctx, "engine: read workers", "err", err)
+		return
+	}
+	share := make(map[string]int, len(rows))
+	for _, r := range rows {
+		share[r.ID] = jobShare(r.Workers)
+	}
+	for _, js := range s.jobs {
+		js.share = share[js.tenant]
+	}
 }
 
 // resyncInFlight reloads jobs whose in-flight tasks have moved on in
