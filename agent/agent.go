@@ -1,7 +1,8 @@
 // Package agent is `coopr agent`: it registers with the server, keeps its
 // leases alive with heartbeats, runs one claim loop per tenant that claims
 // for all the free task slots the server assigns it there, and runs each
-// claimed task through the driver its role and name call for (SPEC §7).
+// claimed task through the driver its role and name call for
+// (docs/task-protocol.md).
 package agent
 
 import (
@@ -511,7 +512,7 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}
 	}
 	// Resources come from the server when the driver asks, under this
-	// claim (SPEC §7.8).
+	// claim (docs/task-protocol.md#plugin-resources).
 	t.Fetch = func(ctx context.Context, r drivers.Resource) (string, error) {
 		return a.resources.get(ctx, a, id, token, r)
 	}

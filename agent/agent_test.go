@@ -202,7 +202,7 @@ func TestAgentStopHandsBack(t *testing.T) {
 	waitStatus(t, e, id, "ACTIVE")
 	// Handed-back tasks did not count a failure. (A claim the server made
 	// just as the agent hung up is failed by the next incarnation's
-	// registration, as SPEC §7.2 says; that one may count.)
+	// registration (docs/task-protocol.md#registration); that one may count.)
 	var handed []struct {
 		Task     string `db:"task_id"`
 		Failures int    `db:"failures"`

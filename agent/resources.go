@@ -15,10 +15,10 @@ import (
 	"github.com/cooprhq/coopr/drivers"
 )
 
-// resourceCache holds plugin resources (SPEC §7.8) fetched from the server,
-// one file per content digest: a version is fetched once however many
-// tasks want it at the same moment, and only bytes whose sha256 matches
-// the payload's digest are kept.
+// resourceCache holds plugin resources fetched from the server
+// (docs/task-protocol.md#plugin-resources), one file per content digest: a
+// version is fetched once however many tasks want it at the same moment, and
+// only bytes whose sha256 matches the payload's digest are kept.
 type resourceCache struct {
 	dir     string
 	mu      sync.Mutex

@@ -63,7 +63,7 @@ func typeName(v any) string {
 }
 
 // fields checks an object: each known key present and non-null is handed to
-// its function; unknown keys are warnings (SPEC §0).
+// its function; unknown keys are warnings (docs/concepts.md#conventions).
 func (c *checker) fields(path string, v any, known map[string]func(path string, v any)) (map[string]any, bool) {
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -130,7 +130,7 @@ func (c *checker) integer(path string, v any, min int64) (int64, bool) {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)
 
-// ValidName reports whether s is a valid entity name (SPEC §0).
+// ValidName reports whether s is a valid entity name (docs/concepts.md#conventions).
 func ValidName(s string) bool { return nameRE.MatchString(s) }
 
 const nameRule = "must be 1-255 characters of A-Z a-z 0-9 _ . -"
@@ -208,7 +208,8 @@ func (c *checker) macros(path string, v any) {
 
 var dnsLabelRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,63}$`)
 
-// CheckDNSSuffix validates a dnsSuffix (SPEC §1.5); a leading dot is allowed.
+// CheckDNSSuffix validates a dnsSuffix (docs/catalog.md#dns-suffix); a leading
+// dot is allowed.
 func CheckDNSSuffix(s string) error {
 	s = strings.TrimPrefix(s, ".")
 	if len(s) > 191 {

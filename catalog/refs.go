@@ -5,11 +5,12 @@ import (
 	"fmt"
 )
 
-// Check validates references across the catalog (SPEC §1.1 and issue #2):
-// a service requirement nothing provides, a template default that does not
-// exist, a missing parent or partial and an unresolvable template are errors;
-// dangling names in conflicts, uses, compatibility lists and constraints are
-// warnings, since Coopr's own public catalog has such names.
+// Check validates references across the catalog (docs/catalog.md#validation
+// and issue #2): a service requirement nothing provides, a template default
+// that does not exist, a missing parent or partial and an unresolvable
+// template are errors; dangling names in conflicts, uses, compatibility lists
+// and constraints are warnings, since Coopr's own public catalog has such
+// names.
 func (c *Catalog) Check() Issues {
 	var issues Issues
 	add := func(e *Entity, path string, sev Severity, format string, a ...any) {
@@ -109,10 +110,10 @@ func (c *Catalog) Check() Issues {
 			checkDefault("defaults.provider", t.Defaults.Provider, providers[t.Defaults.Provider] != nil, "provider")
 			checkDefault("defaults.hardwaretype", t.Defaults.HardwareType, hw[t.Defaults.HardwareType] != nil, "hardware type")
 			checkDefault("defaults.imagetype", t.Defaults.ImageType, img[t.Defaults.ImageType] != nil, "image type")
-			// A default service may dangle (SPEC §1.1: a template may name a
-			// service created later; Coopr's own coopr-standalone-docker
-			// template does): creating a cluster then fails with
-			// UNKNOWN_SERVICE, so it is a warning here.
+			// A default service may dangle (docs/catalog.md#validation: a
+			// template may name a service created later; Coopr's own
+			// coopr-standalone-docker template does): creating a cluster
+			// then fails with UNKNOWN_SERVICE, so it is a warning here.
 			for i, s := range t.Defaults.Services {
 				if !isService(s.Name) {
 					add(e, fmt.Sprintf("defaults.services[%d]", i), SeverityWarning,
@@ -144,8 +145,9 @@ func (c *Catalog) Check() Issues {
 }
 
 // checkFields warns about action or provider fields the descriptor does not
-// declare and about unmet required sets (an error on ordinary writes, a
-// warning on import, SPEC §1.4; the catalog check is import-time).
+// declare and about unmet required sets (warnings: the catalog check runs on
+// imports, and single writes do not check references at all,
+// docs/catalog.md#validation).
 func checkFields(e *Entity, path string, fields map[string]string, ps *ParameterSet) Issues {
 	var issues Issues
 	for _, f := range sortedKeys(fields) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// ResolveError codes (SPEC §0).
+// ResolveError codes (docs/catalog.md#template-resolution).
 const (
 	CodeTemplateInvalid   = "TEMPLATE_INVALID"
 	CodeTemplateImmutable = "TEMPLATE_IMMUTABLE"
@@ -30,7 +30,8 @@ type seqElem struct {
 }
 
 // Resolve folds a cluster template with its extends chain and includes into
-// one template (SPEC §1.7) and validates the result. templates and partials
+// one template (docs/catalog.md#template-resolution) and validates the
+// result. templates and partials
 // are looked up by name.
 func Resolve(name string, templates, partials map[string]*Template) (*Template, error) {
 	out, err := Merge(name, templates, partials)

@@ -294,7 +294,7 @@ func (c *checker) administration(p string, v any) {
 			known[n] = func(np string, nv any) { d[i], ok[i] = c.duration(np, nv) }
 		}
 		obj, _ := c.fields(lp, lv, known)
-		// A missing or null initial is 0, unlimited (SPEC §1.5).
+		// A missing or null initial is 0, unlimited (docs/catalog.md#lease-settings).
 		initialOK := ok[0] || obj["initial"] == nil
 		initial, maxd := d[0], d[1]
 		if initialOK && ok[1] && maxd != 0 && (initial == 0 || initial > maxd) {

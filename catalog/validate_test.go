@@ -604,9 +604,9 @@ func TestValidatorAgreesWithModel(t *testing.T) {
 	})
 }
 
-// TestLeaseMissingInitial: SPEC §1.5 "missing = 0 = unlimited ... a finite max
-// forbids initial 0", so an absent (or null) initial with a finite max is the
-// same error as an explicit 0.
+// TestLeaseMissingInitial: an absent duration is 0, unlimited, and a finite
+// max forbids initial 0 (docs/catalog.md#lease-settings), so an absent (or
+// null) initial with a finite max is the same error as an explicit 0.
 func TestLeaseMissingInitial(t *testing.T) {
 	for _, ld := range []string{`{"max":"1h"}`, `{"initial":null,"max":"1h"}`, `{"max":3600000,"step":"1m"}`} {
 		_, issues := ParseEntity(KindClusterTemplate, "t.json", []byte(`{"name":"t","administration":{"leaseduration":`+ld+`}}`))
@@ -876,7 +876,7 @@ func TestLoadBaseCatalog(t *testing.T) {
 }
 
 // TestCrossReferences: which dangling references are errors and which are
-// warnings (issue text and SPEC §1.1).
+// warnings (issue text and docs/catalog.md#validation).
 func TestCrossReferences(t *testing.T) {
 	cases := []struct {
 		name  string

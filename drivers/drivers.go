@@ -1,7 +1,9 @@
-// Package drivers is the registry of the drivers an agent carries, keyed
-// by role and name (SPEC §4.2, §7.1): vm drivers create, confirm and delete
-// machines; network drivers allocate and configure addresses; node drivers
-// bootstrap hosts; automators install, configure, start and stop services.
+// Package drivers is the registry of the drivers an agent carries, keyed by
+// role and name (docs/planner.md#actions,
+// docs/task-protocol.md#agents-and-slots): vm drivers create, confirm and
+// delete machines; network drivers allocate and configure addresses; node
+// drivers bootstrap hosts; automators install, configure, start and stop
+// services.
 package drivers
 
 import (
@@ -41,7 +43,8 @@ type Descriptor struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 }
 
-// Task is a claimed task as a driver sees it: the payload of SPEC §7.5.
+// Task is a claimed task as a driver sees it: the payload of
+// docs/task-protocol.md#payload.
 type Task struct {
 	TaskID    string          `json:"taskId"`
 	JobID     string          `json:"jobId"`
@@ -67,7 +70,7 @@ type Task struct {
 	Secrets        map[string]map[string]any `json:"secrets"`
 	TimeoutSeconds int                       `json:"timeoutSeconds"`
 	// Resources are the plugin resources of this task's driver at the
-	// job's pinned generation (SPEC §7.8).
+	// job's pinned generation (docs/task-protocol.md#plugin-resources).
 	Resources []Resource `json:"resources"`
 	// Fetch, set by the agent, returns the path of a local, digest-verified
 	// copy of one of Resources (an archive stays a .tar.gz file). Nil when
@@ -122,7 +125,7 @@ type Service struct {
 	} `json:"action"`
 }
 
-// Node is a node of the cluster (SPEC §7.5).
+// Node is a node of the cluster (docs/task-protocol.md#payload).
 type Node struct {
 	ID           string            `json:"id"`
 	NodeNum      int               `json:"nodenum"`
@@ -147,7 +150,7 @@ func Decode(payload json.RawMessage) (*Task, error) {
 	return &t, nil
 }
 
-// Result is how a driver ended a task (SPEC §7.6).
+// Result is how a driver ended a task (docs/task-protocol.md#results).
 type Result struct {
 	Status      int               // 0 success; 200–299 failed and nothing created
 	Message     string            // one line for people
@@ -167,8 +170,9 @@ type Output interface {
 	Status(line string, percent float64)
 }
 
-// Driver runs the tasks of its role. Run must be safe to repeat (SPEC
-// §5.8) and return when ctx ends (lease lost, cancelled, agent stopping).
+// Driver runs the tasks of its role. Run must be safe to repeat
+// (docs/operations.md#idempotency) and return when ctx ends (lease lost,
+// cancelled, agent stopping).
 type Driver interface {
 	Run(ctx context.Context, t *Task, out Output) Result
 }
@@ -230,8 +234,8 @@ func (e *ErrNoDriver) Error() string {
 	return fmt.Sprintf("this agent has no %s driver named %q", e.Role, e.Name)
 }
 
-// For picks the driver of a task (SPEC §4.2): vm by provider type,
-// network by the provider's network type, node is ssh, automators by the
+// For picks the driver of a task (docs/planner.md#actions): vm by provider
+// type, network by the provider's network type, node is ssh, automators by the
 // service action's type.
 func (r *Registry) For(t *Task) (Driver, Descriptor, error) {
 	role, name := RoleOf(t)

@@ -18,7 +18,7 @@ import (
 	"github.com/cooprhq/coopr/store"
 )
 
-// maxClaimWait bounds a claim's long poll (SPEC §7.4).
+// maxClaimWait bounds a claim's long poll (docs/task-protocol.md#queues-and-claims).
 const maxClaimWait = 20 * time.Second
 
 // agentCaller is an agent token's principal.
@@ -168,7 +168,8 @@ type claimed struct {
 
 // claim waits up to waitSeconds for tasks of the tenant, one at most for
 // each of the agent's slots, and returns them with their payloads. Tasks
-// needing a driver the agent lacks are handed on (SPEC §7.4).
+// needing a driver the agent lacks are handed on
+// (docs/task-protocol.md#queues-and-claims).
 func (r *Resolver) claim(ctx context.Context, agentID, incarnation, tenantID string, slots []int, waitSeconds *int) ([]*model.TaskAssignment, error) {
 	if _, err := agentCaller(ctx); err != nil {
 		return nil, err
@@ -278,9 +279,9 @@ func (r *Resolver) sortClaims(ctx context.Context, as []*engine.Assignment, carr
 			kept = append(kept, claimed{a: a, provider: cc.provider, secrets: cc.secrets, role: role, driverName: name})
 			continue
 		}
-		// Not for this agent: hand it to one that has the driver (SPEC
-		// §7.4), and give up on the task when no live agent has had it for
-		// a while.
+		// Not for this agent: hand it to one that has the driver
+		// (docs/task-protocol.md#queues-and-claims), and give up on the task
+		// when no live agent has had it for a while.
 		if err := r.noDriver(ctx, a, agentID, string(role), name); err != nil {
 			// This one too: the hand-on may have failed before releasing it
 			// (a release of a claim already handed on is stale, and ignored).
@@ -305,7 +306,7 @@ func (r *Resolver) assignment(ctx context.Context, c claimed) (*model.TaskAssign
 	// Secrets join the payload here, at claim time, and nowhere else.
 	payload["provider"], payload["secrets"] = c.provider, c.secrets
 	// The plugin resources of the driver at the job's pinned generation
-	// (SPEC §7.8).
+	// (docs/task-protocol.md#plugin-resources).
 	resources, err := r.payloadResources(ctx, c.a, c.role, c.driverName)
 	if err != nil {
 		return nil, err
@@ -513,7 +514,7 @@ func driverOf(a *engine.Assignment, provider map[string]any) (drivers.Role, stri
 }
 
 // DefaultDriverGrace is how long a task may wait for an agent with its
-// driver before it fails for good (SPEC §5.3).
+// driver before it fails for good (docs/operations.md#non-retryable-failures).
 const DefaultDriverGrace = 5 * time.Minute
 
 // noDriver hands back a task the agent cannot run. When no live agent
@@ -547,10 +548,10 @@ func (r *Resolver) noDriver(ctx context.Context, a *engine.Assignment, agentID, 
 	return err
 }
 
-// DefaultSessionGrace is how long an agent's sessions may all be gone
-// before its claims fail: long enough for a reconnect after a blip, short
-// next to a lease (SPEC §5.7's 30 s), so that a killed agent's tasks run
-// elsewhere within seconds.
+// DefaultSessionGrace is how long an agent's sessions may all be gone before
+// its claims fail: long enough for a reconnect after a blip, short next to a
+// lease (30 s, docs/operations.md#lost-agents), so that a killed agent's tasks
+// run elsewhere within seconds.
 const DefaultSessionGrace = 3 * time.Second
 
 // agentSession counts the agent's session while the subscription lasts.

@@ -2682,7 +2682,7 @@ type TaskAssignment {
   claimToken: String!
   leaseExpiresAt: Time!
   timeoutAt: Time!
-  "The task payload (SPEC §7.5)."
+  "The task payload (docs/task-protocol.md#payload)."
   payload: JSON!
 }
 
@@ -2707,7 +2707,7 @@ enum PluginType {
   AUTOMATORTYPES
 }
 
-"SPEC §7.8: staged and recalled versions change at the next sync."
+"Plugin resource states (docs/task-protocol.md#plugin-resources): staged and recalled versions change at the next sync."
 enum ResourceState {
   INACTIVE
   STAGED
@@ -2784,7 +2784,7 @@ type Agent {
   slots: [SlotAssignment!]!
 }
 
-"A create request, with Coopr's field names (SPEC §2.1)."
+"A create request, with Coopr's field names (docs/operations.md#create-request)."
 input ClusterInput {
   "1–255 printable characters; need not be unique."
   name: String!

@@ -20,7 +20,7 @@ import (
 	"github.com/cooprhq/coopr/store"
 )
 
-// Plugin resources (SPEC §7.8).
+// Plugin resources (docs/task-protocol.md#plugin-resources).
 
 // resourceName is what a resource may be called: it becomes a file or
 // directory name on agents and managed hosts.

@@ -49,7 +49,7 @@ func NewEnv(nodes []Node, self, owner string) *Env {
 }
 
 // Error is a macro that cannot be expanded; the task it belongs to fails
-// without retry (SPEC §6).
+// without retry (docs/macros.md#errors).
 type Error struct {
 	Path   string // where in the config, e.g. "hadoop.core_site[0]"; "" for a bare string
 	Macro  string // the macro's source between the % signs

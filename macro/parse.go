@@ -1,4 +1,5 @@
-// Package macro parses the %...% macros of cluster configs and links (SPEC §6).
+// Package macro parses the %...% macros of cluster configs and links
+// (docs/macros.md).
 package macro
 
 import (

@@ -1,6 +1,6 @@
 // Package planner turns a cluster operation on a solved layout into a DAG of
-// tasks and a stage preview, as SPEC §4 states. It is pure: no I/O, no clock,
-// no globals that change.
+// tasks and a stage preview, as docs/planner.md describes. It is pure: no I/O,
+// no clock, no globals that change.
 package planner
 
 import (
@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Action is a task action (SPEC §4.2).
+// Action is a task action (docs/planner.md#actions).
 type Action uint8
 
 // The actions. The zero value is not an action.
@@ -48,7 +48,8 @@ var actionNames = [numActions]string{
 	NetworkRelease:     "NETWORK_RELEASE",
 }
 
-// nameRank orders actions by name, the order stages are sorted in (§4.6).
+// nameRank orders actions by name, the order stages are sorted in
+// (docs/planner.md#stages).
 var nameRank = func() [numActions]uint8 {
 	var r [numActions]uint8
 	for a := Action(1); a < numActions; a++ {
@@ -112,7 +113,8 @@ func (a Action) NodeLevel() bool {
 func (a Action) ClusterScoped() bool { return a == NetworkAllocate || a == NetworkRelease }
 
 // BringUp reports whether the action is one the address gate waits for
-// (SPEC §4.7): after it, every node's hostname and address are known.
+// (docs/planner.md#address-gate): after it, every node's hostname and
+// address are known.
 func (a Action) BringUp() bool {
 	switch a {
 	case NetworkAllocate, Create, Confirm, NetworkConfigure, Bootstrap:
@@ -121,7 +123,7 @@ func (a Action) BringUp() bool {
 	return false
 }
 
-// Role is the driver role that runs the action (SPEC §4.2).
+// Role is the driver role that runs the action (docs/planner.md#actions).
 func (a Action) Role() string {
 	switch a {
 	case Create, Confirm, Delete:
@@ -145,7 +147,7 @@ func (a Action) CatalogName() string {
 
 func (a Action) installTime() bool { return a == Install || a == Remove }
 
-// ClusterAction is a cluster operation (SPEC §4.1).
+// ClusterAction is a cluster operation (docs/planner.md#cluster-operations).
 type ClusterAction string
 
 // The cluster operations.

@@ -6,8 +6,9 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 )
 
-// rule is one of the four cross-service ordering rules (SPEC §4.4): X of A
-// waits for Y of B over A's dependencies of one kind, or its dependents.
+// rule is one of the four cross-service ordering rules
+// (docs/planner.md#cross-service-ordering): X of A waits for Y of B over A's
+// dependencies of one kind, or its dependents.
 type rule struct {
 	x, y     Action
 	install  bool // install dependencies, else runtime
@@ -21,8 +22,9 @@ var rules = [...]rule{
 	{x: Install, y: Install, install: true},
 }
 
-// depGraph is the dependency resolution of SPEC §4.3 over the services of
-// one cluster, indexed by position in names (sorted).
+// depGraph is the dependency resolution
+// (docs/planner.md#dependency-resolution) over the services of one cluster,
+// indexed by position in names (sorted).
 type depGraph struct {
 	names []string
 	index map[string]int
@@ -141,7 +143,8 @@ func (g *depGraph) strictlyReaches(k, a, b int) bool {
 	return g.reach[k][a].has(b) && !g.reach[k][b].has(a)
 }
 
-// minimise drops a dependency reachable through another one (SPEC §4.3 step 3).
+// minimise drops a dependency reachable through another one
+// (docs/planner.md#dependency-resolution, step 3).
 func (g *depGraph) minimise(k, i int) []int {
 	deps := g.raw[k][i]
 	var out []int
@@ -163,7 +166,7 @@ func (g *depGraph) minimise(k, i int) []int {
 func (g *depGraph) has(i int, a Action) bool { return g.defs[i].HasAction(a.CatalogName()) }
 
 // candidates walks service a's minimised dependencies breadth-first for a
-// rule (SPEC §4.3 step 4).
+// rule (docs/planner.md#dependency-resolution, step 4).
 func (g *depGraph) candidates(r rule, a int) []int {
 	if !g.has(a, r.x) {
 		return nil
@@ -278,10 +281,12 @@ type ServiceRef struct {
 	Service string `json:"service"`
 }
 
-// ActionDependencies resolves the cross-service ordering rules (SPEC §4.3,
-// §4.4) among services, all taken to be on the cluster, and lists every
-// action that waits for another, sorted by service then action. A service
-// named in a dependency but absent from services is a dead end.
+// ActionDependencies resolves the cross-service ordering rules
+// (docs/planner.md#dependency-resolution,
+// docs/planner.md#cross-service-ordering) among services, all taken to be on
+// the cluster, and lists every action that waits for another, sorted by
+// service then action. A service named in a dependency but absent from
+// services is a dead end.
 func ActionDependencies(services []*catalog.Service) ([]ActionDependency, error) {
 	defs := map[string]*catalog.Service{}
 	var names []string

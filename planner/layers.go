@@ -35,9 +35,10 @@ func newDigraph(n int, edges []edge) *digraph {
 
 type edge struct{ from, to int32 }
 
-// layers peels the graph round by round (SPEC §4.6 step 1): layer[v] is
-// the number of vertices on the longest chain of predecessors ending at v.
-// If some vertices remain on or behind a cycle, cycle holds one cycle.
+// layers peels the graph round by round (docs/planner.md#stages, step 1):
+// layer[v] is the number of vertices on the longest chain of predecessors
+// ending at v. If some vertices remain on or behind a cycle, cycle holds one
+// cycle.
 func (g *digraph) layers() (layer []int32, count int, cycle []int32) {
 	layer = make([]int32, g.n)
 	indeg := make([]int32, g.n)
@@ -100,9 +101,9 @@ func (g *digraph) layers() (layer []int32, count int, cycle []int32) {
 }
 
 // Linearize layers an arbitrary DAG given as vertices and edges (either may
-// name a vertex first): the layering of SPEC §4.6 step 1, without dropping
-// or splitting. Each layer keeps the vertices in first-seen order. A cycle
-// is an error wrapping ErrCycle.
+// name a vertex first): the layering of docs/planner.md#stages, step 1,
+// without splitting. Each layer keeps the vertices in first-seen order. A
+// cycle is an error wrapping ErrCycle.
 func Linearize[T comparable](vertices []T, edges [][2]T) ([][]T, error) {
 	idx := map[T]int32{}
 	var order []T

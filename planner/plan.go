@@ -128,7 +128,7 @@ type builder struct {
 	heads    []int32           // first steps of the chains of SCALE_OUT's existing nodes
 }
 
-// Build plans req (SPEC §4.1–§4.6).
+// Build plans req (docs/planner.md).
 func Build(req *Request) (*Plan, error) {
 	b, groups, err := newBuilder(req)
 	if err != nil {
@@ -337,7 +337,7 @@ func (b *builder) vertex(k vkey) int32 {
 }
 
 // chains adds the chain of every planned service of every node of the group
-// (SPEC §4.5 step 1).
+// (docs/planner.md#building-the-dag, step 1).
 func (b *builder) chains(gr group) {
 	for _, n := range gr.nodes {
 		var svcs []int
@@ -386,8 +386,9 @@ func (b *builder) chain(gr group, n, svc int) {
 	}
 }
 
-// crossEdges adds the cross-service ordering edges (SPEC §4.5 step 2). They
-// are unique by construction: each (rule, B, node) gives one source.
+// crossEdges adds the cross-service ordering edges
+// (docs/planner.md#building-the-dag, step 2). They are unique by construction:
+// each (rule, B, node) gives one source.
 func (b *builder) crossEdges() {
 	scale := b.req.Action == ScaleOut || b.req.Action == ScaleIn
 	chainEnd := len(b.verts)
@@ -450,7 +451,8 @@ func (b *builder) crossEdges() {
 	}
 }
 
-// operationEdges adds the network and scale edges (SPEC §4.1, §4.5 step 3).
+// operationEdges adds the network and scale edges (docs/planner.md#network-steps,
+// docs/planner.md#scale-operations).
 func (b *builder) operationEdges(groups []group) {
 	var creates, deletes, newBoots, removedStops, remainingConfigures []int32
 	for v, k := range b.verts {
@@ -510,7 +512,7 @@ func (b *builder) operationEdges(groups []group) {
 	}
 }
 
-// plan layers, splits and orders the DAG (SPEC §4.6).
+// plan layers, splits and orders the DAG (docs/planner.md#stages).
 func (b *builder) plan() (*Plan, error) {
 	dg := newDigraph(len(b.verts), b.edges)
 	layer, _, cycle := dg.layers()
@@ -521,9 +523,9 @@ func (b *builder) plan() (*Plan, error) {
 		}
 		return nil, ce
 	}
-	// Step 2 of §4.6 drops service tasks whose service lacks the action:
-	// chains hold only present steps and cross edges only name services
-	// having the action, so there are none here.
+	// No service task whose service lacks the action needs dropping before
+	// the split (docs/planner.md#stages): chains hold only present steps and
+	// cross edges only name services having the action.
 	order := make([]int32, len(b.verts))
 	for i := range order {
 		order[i] = int32(i)
@@ -552,8 +554,9 @@ func (b *builder) plan() (*Plan, error) {
 	slices.SortFunc(order, func(x, y int32) int {
 		return cmp.Or(cmp.Compare(layer[x], layer[y]), byTask(x, y))
 	})
-	// Split each layer first-fit (§4.6 step 3). Sorted by node, the k-th
-	// task of a node in a layer lands in the layer's k-th sub-stage.
+	// Split each layer first-fit (docs/planner.md#stages, step 2). Sorted by
+	// node, the k-th task of a node in a layer lands in the layer's k-th
+	// sub-stage.
 	stageOf := make([]int, len(b.verts))
 	perNode := make([]int, len(b.nodes))
 	base := 0

@@ -44,7 +44,7 @@ func defs(ss ...*catalog.Service) map[string]*catalog.Service {
 	return m
 }
 
-// workedExample is SPEC §4.9.
+// workedExample is the second example of docs/planner.md#worked-example.
 func workedExample() (map[string]*catalog.Service, []Node) {
 	return defs(
 			svc("disk", []string{"install", "start"}),

@@ -1,8 +1,8 @@
-// Package queue carries task wake-ups on Redis streams: one stream per
-// tenant, one consumer group of agent slots. Postgres stays the source of
-// truth (SPEC §7.4), so an entry holds only a task id and an attempt number,
-// never a payload or a secret, and losing the stream loses nothing the
-// engine cannot re-publish.
+// Package queue carries task wake-ups on Redis streams: one stream per tenant,
+// one consumer group of agent slots. Postgres stays the source of truth
+// (docs/task-protocol.md#queues-and-claims), so an entry holds only a task id
+// and an attempt number, never a payload or a secret, and losing the stream
+// loses nothing the engine cannot re-publish.
 package queue
 
 import (

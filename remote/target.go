@@ -1,8 +1,9 @@
-// Package remote is coopr's SSH layer: every host access of the node,
-// network and automator drivers goes through it (SPEC §7.1). It pins and
-// verifies host keys, keeps one pooled connection per target with a
-// bounded number of sessions, runs commands through /bin/sh -c with a
-// clean environment and writes files over SFTP.
+// Package remote is coopr's SSH layer: every host access of the node, network
+// and automator drivers goes through it
+// (docs/task-protocol.md#agents-and-slots). It pins and verifies host keys,
+// keeps one pooled connection per target with a bounded number of sessions,
+// runs commands through /bin/sh -c with a clean environment and writes files
+// over SFTP.
 package remote
 
 import (

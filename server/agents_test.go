@@ -304,7 +304,7 @@ func TestAgentEvents(t *testing.T) {
 }
 
 // A task needing a driver the claiming agent lacks goes to one that has
-// it (SPEC §7.4).
+// it (docs/task-protocol.md#queues-and-claims).
 func TestClaimSkipsMissingDriver(t *testing.T) {
 	w := newWorld(t)
 	s := w.s

@@ -161,7 +161,7 @@ func TestResourceLifecycle(t *testing.T) {
 		}
 	}
 
-	// The state table of §7.8.
+	// The state table of docs/task-protocol.md#plugin-resources.
 	web := func(v int) map[string]any { return resKey(A, "chef-solo", "roles", "web", v) }
 	step := func(q string, v int) {
 		t.Helper()

@@ -9,9 +9,10 @@ const (
 	exhausted
 )
 
-// counter searches count vectors over layouts in preference order (SPEC
-// §3.5, §3.6). lo and hi bound each layout's count (0 and inf for a create;
-// the existing counts for scale-out and scale-in).
+// counter searches count vectors over layouts in preference order
+// (docs/solver.md#counts, docs/solver.md#bounded-search). lo and hi bound each
+// layout's count (0 and inf for a create; the existing counts for scale-out
+// and scale-in).
 type counter struct {
 	p          *problem
 	ls         []layout
@@ -75,9 +76,9 @@ func (k *counter) add(j, v int) {
 }
 
 // feasible prunes a prefix that cannot be completed (never one that can).
-// Besides SPEC §3.6's checks it bounds the room left by the services'
-// remaining maximums: every node of a layout holding constrained services uses
-// up one unit of at least one of them.
+// Besides the checks of docs/solver.md#bounded-search it bounds the room left
+// by the services' remaining maximums: every node of a layout holding
+// constrained services uses up one unit of at least one of them.
 func (k *counter) feasible(next, left int) bool {
 	svcRoom := 0
 	for s := range k.count {

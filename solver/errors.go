@@ -1,8 +1,8 @@
 // Package solver turns a cluster template, a provider and a size into a node
-// layout (SPEC §3): which services, hardware type and image type each node
-// gets. It also adds services to, grows and shrinks a live layout. It is pure:
-// no I/O, clock, randomness or globals, and the same input always gives the
-// same output.
+// layout (docs/solver.md): which services, hardware type and image type each
+// node gets. It also adds services to, grows and shrinks a live layout. It is
+// pure: no I/O, clock, randomness or globals, and the same input always gives
+// the same output.
 package solver
 
 import (
@@ -29,7 +29,7 @@ const (
 	KindInvalidInput         Kind = "invalid_input"
 )
 
-// Code is the API error code of the kind (SPEC §0).
+// Code is the error code of the kind (docs/concepts.md#error-codes).
 func (k Kind) Code() string {
 	switch k {
 	case KindNoHardwareType:

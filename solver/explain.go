@@ -76,8 +76,9 @@ func (p *problem) quantityText(s int) string {
 	return fmt.Sprintf("%d..%s", p.min[s], hi)
 }
 
-// explain builds the LAYOUT_UNSATISFIABLE error of SPEC §3.7. candidates
-// returns, for a service with no home, the layouts that could have held it.
+// explain builds the LAYOUT_UNSATISFIABLE error (docs/solver.md#explanations).
+// candidates returns, for a service with no home, the layouts that could have
+// held it.
 func (p *problem) explain(k *counter, n int, candidates func(s int) []candidate, hws, imgs []string) *Error {
 	reasons := p.reasons(k, n, candidates, hws, imgs)
 	return &Error{Kind: KindNoLayout, Message: strings.Join(reasons, "; "), Reasons: reasons}

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// FirstNodeNum is the nodenum of a cluster's first node (SPEC §1.11).
+// FirstNodeNum is the nodenum of a cluster's first node (docs/catalog.md#node-numbers).
 const FirstNodeNum = 1000
 
 // Cluster identifies the cluster nodes are made for: its id and name feed
@@ -42,7 +42,7 @@ func NodeID(clusterID string, nodenum int) string {
 	return uuid.NewSHA1(nodeNamespace, []byte(clusterID+"/"+strconv.Itoa(nodenum))).String()
 }
 
-// Hostname builds <prefix><idnum>-<nodenum>.<suffix> (SPEC §1.11).
+// Hostname builds <prefix><idnum>-<nodenum>.<suffix> (docs/catalog.md#host-names).
 func Hostname(clusterName, clusterID string, nodenum int, dnsSuffix string) string {
 	return newHostnamer(clusterName, clusterID, dnsSuffix).name(nodenum)
 }
@@ -82,7 +82,7 @@ func (h hostnamer) name(nodenum int) string {
 }
 
 // materialize creates count nodes per layout entry, in order, numbered from
-// next (SPEC §3.5).
+// next (docs/solver.md#materialising-nodes).
 func materialize(entries []LayoutEntry, cl Cluster, next int, provider string, cat Catalog) []Node {
 	total := 0
 	for _, e := range entries {

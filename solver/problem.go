@@ -27,8 +27,9 @@ type LayoutEntry struct {
 	Count int `json:"count"`
 }
 
-// Less is the preference comparator of SPEC §3.4: more services first, then
-// hardware type, image type and the sorted service names, ascending.
+// Less is the preference comparator (docs/solver.md#preference-order): more
+// services first, then hardware type, image type and the sorted service names,
+// ascending.
 func (a NodeLayout) Less(b NodeLayout) bool { return compareLayouts(a, b, nil, nil) < 0 }
 
 func compareLayouts(a, b NodeLayout, hwRank, imgRank func(string) int) int {
@@ -80,7 +81,8 @@ type problem struct {
 	imgList       [][]string
 }
 
-// isConstrained reports whether the template constrains s (SPEC §1.5).
+// isConstrained reports whether the template constrains s
+// (docs/solver.md#constrained-services).
 func isConstrained(t *catalog.Template, s string) bool {
 	if _, ok := t.Constraints.Services[s]; ok {
 		return true
@@ -224,7 +226,8 @@ func (p *problem) names(m mask) []string {
 	return out
 }
 
-// validSet applies the coexistence rules of SPEC §3.3 to a constrained mask.
+// validSet applies the coexistence rules (docs/solver.md#valid-service-sets)
+// to a constrained mask.
 func (p *problem) validSet(m mask) bool {
 	for _, g := range p.cant {
 		if m.hasAll(g) {
@@ -240,7 +243,7 @@ func (p *problem) validSet(m mask) bool {
 }
 
 // allows reports whether a node of hardware hw and image img may hold every
-// constrained service of m (the whitelists of SPEC §3.3).
+// constrained service of m (the whitelists of docs/solver.md#node-layouts).
 func (p *problem) allows(m mask, hw, img string) bool {
 	for i := range p.constrained {
 		if !m.has(i) {
@@ -308,8 +311,9 @@ func (b *budget) step() bool {
 	return b.left >= 0
 }
 
-// validSets enumerates the valid constrained sets (SPEC §3.3) in a fixed
-// order. It returns false when the budget ran out.
+// validSets enumerates the valid constrained sets
+// (docs/solver.md#valid-service-sets) in a fixed order. It returns false when
+// the budget ran out.
 func (p *problem) validSets(b *budget) ([]mask, bool) {
 	atoms := p.atoms()
 	var out []mask
@@ -368,8 +372,9 @@ func (p *problem) newLayout(m mask, hw, img string) layout {
 }
 
 // narrowed returns, for each valid set, its preferred node layout (the
-// smallest hardware and image type allowed, SPEC §3.4), sorted into the
-// preference order. Sets that no hardware/image pair allows are dropped.
+// smallest hardware and image type allowed, docs/solver.md#preference-order),
+// sorted into the preference order. Sets that no hardware/image pair allows
+// are dropped.
 func (p *problem) narrowed(sets []mask, hw, img typeMap) []layout {
 	hws, imgs := hw.names(), img.names()
 	var out []layout

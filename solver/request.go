@@ -9,7 +9,7 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 )
 
-// DefaultMaxSteps is the default search budget (SPEC §3.6).
+// DefaultMaxSteps is the default search budget (docs/solver.md#bounded-search).
 const DefaultMaxSteps = 1_000_000
 
 // Catalog is what the solver needs of a tenant's catalog.
@@ -36,8 +36,8 @@ type Request struct {
 	MaxSteps     int // 0 = DefaultMaxSteps
 }
 
-// effective applies template defaults to the request (SPEC §2.1: request >
-// template defaults).
+// effective applies template defaults to the request
+// (docs/operations.md#create-request: request > template defaults).
 func (r Request) effective() Request {
 	t := r.Template
 	if r.Provider == "" {
@@ -59,8 +59,8 @@ func (r Request) effective() Request {
 	return r
 }
 
-// typeMap is the hardware or image map of SPEC §3.2: the usable types by name,
-// with the provider-specific value (flavor or image).
+// typeMap is the hardware or image map (docs/solver.md#pre-solve-checks): the
+// usable types by name, with the provider-specific value (flavor or image).
 type typeMap map[string]string
 
 func (m typeMap) names() []string {
@@ -189,7 +189,8 @@ func isAre(n int) string {
 	return "are"
 }
 
-// checkSize validates the requested size against the template (SPEC §2.2.4).
+// checkSize validates the requested size against the template
+// (docs/catalog.md#size).
 func checkSize(t *catalog.Template, n int) *Error {
 	lo := max(t.Constraints.Size.Min, 1)
 	hi := -1

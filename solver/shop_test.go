@@ -10,7 +10,7 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 )
 
-// shopCatalog is the worked example of SPEC §3.10.
+// shopCatalog is the shop of docs/solver.md#worked-examples.
 func shopCatalog(t testing.TB) (*catalog.Template, Catalog) {
 	t.Helper()
 	var tmpl catalog.Template

@@ -7,7 +7,7 @@ type Solution struct {
 	Services []string      `json:"-"` // cluster.services
 }
 
-// Solve computes the layout of a new cluster (SPEC §3.2-§3.5). Failures are
+// Solve computes the layout of a new cluster (docs/solver.md). Failures are
 // *Error values.
 func Solve(r Request, cl Cluster) (*Solution, error) {
 	if r.Template == nil {
@@ -66,8 +66,9 @@ func (p *problem) atomCandidates(s int) []candidate {
 	return nil
 }
 
-// solveLayouts runs the set enumeration, narrowing and count search of SPEC
-// §3.3-§3.6 over the given hardware and image types.
+// solveLayouts runs the set enumeration, narrowing and count search
+// (docs/solver.md#valid-service-sets to docs/solver.md#bounded-search) over
+// the given hardware and image types.
 func solveLayouts(p *problem, hws, imgs []string, n, maxSteps int) ([]LayoutEntry, error) {
 	b := &budget{left: maxSteps}
 	sets, ok := p.validSets(b)

@@ -17,9 +17,9 @@ func UnconstrainedServices(t *catalog.Template, services []string) []string {
 	return newProblem(t, services).unconstrained
 }
 
-// ValidServiceSets returns every valid service set (SPEC §3.3), each with the
-// unconstrained services added, sorted by the preference comparator of their
-// names.
+// ValidServiceSets returns every valid service set
+// (docs/solver.md#valid-service-sets), each with the unconstrained services
+// added, sorted by the preference comparator of their names.
 func ValidServiceSets(t *catalog.Template, services []string, maxSteps int) ([][]string, error) {
 	p := newProblem(t, services)
 	sets, ok := p.validSets(&budget{left: stepsOr(maxSteps)})
@@ -62,8 +62,9 @@ func SatisfiesServiceConstraints(t *catalog.Template, l NodeLayout) bool {
 	return p.allows(m, l.HardwareType, l.ImageType)
 }
 
-// NodeLayouts returns every candidate node layout (SPEC §3.3) over the given
-// hardware and image types, before narrowing, in preference order.
+// NodeLayouts returns every candidate node layout
+// (docs/solver.md#node-layouts) over the given hardware and image types,
+// before narrowing, in preference order.
 func NodeLayouts(t *catalog.Template, services, hws, imgs []string, maxSteps int) ([]NodeLayout, error) {
 	p := newProblem(t, services)
 	sets, ok := p.validSets(&budget{left: stepsOr(maxSteps)})
@@ -99,8 +100,8 @@ func PreferredNodeLayouts(t *catalog.Template, services, hws, imgs []string, max
 
 // Narrow keeps one layout per service set, the smallest under the comparator,
 // and returns them in preference order. hwPref and imgPref, when given, rank
-// types before their names do (listed types first, in list order); coopr's
-// own create passes none, so names decide (SPEC §3.4).
+// types before their names do (listed types first, in list order); coopr's own
+// create passes none, so names decide (docs/solver.md#preference-order).
 func Narrow(layouts []NodeLayout, hwPref, imgPref []string) []NodeLayout {
 	rank := func(pref []string) func(string) int {
 		if len(pref) == 0 {
@@ -146,7 +147,8 @@ func (p *problem) bind(layouts []NodeLayout) []layout {
 }
 
 // FindCounts returns the lexicographically greatest count vector for the
-// given node layouts, taken as already in preference order (SPEC §3.5).
+// given node layouts, taken as already in preference order
+// (docs/solver.md#counts).
 func FindCounts(t *catalog.Template, services []string, layouts []NodeLayout, n, maxSteps int) ([]int, error) {
 	p := newProblem(t, services)
 	ls := p.bind(layouts)
@@ -232,7 +234,7 @@ func joinNames(s []string) string {
 }
 
 // CheckServicesToAdd runs the pre-solve checks of an add-services request
-// (SPEC §3.2, last paragraph) without searching.
+// (docs/solver.md#pre-solve-checks) without searching.
 func CheckServicesToAdd(t *catalog.Template, cat map[string]*catalog.Service, existing, add []string) error {
 	for _, s := range add {
 		if slices.Contains(existing, s) {

@@ -72,7 +72,7 @@ func layoutOfGroups(gs []*group) []LayoutEntry {
 	return out
 }
 
-// AddRequest asks to add services to a live cluster (SPEC §3.8).
+// AddRequest asks to add services to a live cluster (docs/solver.md#adding-services).
 type AddRequest struct {
 	Template *catalog.Template // the cluster's snapshot
 	Catalog  Catalog
@@ -137,7 +137,7 @@ func (a *adder) setValid(m mask, hw, img string) bool {
 	return a.p.allows(m, hw, img)
 }
 
-// holds checks the whole cluster after a change (SPEC §3.8).
+// holds checks the whole cluster after a change (docs/solver.md#adding-services).
 func (a *adder) holds() bool {
 	count := make([]int, len(a.p.constrained))
 	for i, n := range a.nodes {
@@ -219,8 +219,9 @@ func (a *adder) expandable(gs []*group, s int) []*group {
 	return out
 }
 
-// candidates yields the candidate changes for service s in the order SPEC
-// §3.8 tries them: as many nodes as possible, preferred layouts first.
+// candidates yields the candidate changes for service s in the order
+// docs/solver.md#adding-services tries them: as many nodes as possible,
+// preferred layouts first.
 func (a *adder) candidates(s int, yield func(gs []*group, d []int) bool) bool {
 	gs := a.expandable(a.groups(nil), s)
 	caps := make([]int, len(gs))
@@ -422,7 +423,7 @@ func AddServiceChangeOrder(t *catalog.Template, nodes []ExistingNode, service st
 	return out
 }
 
-// ScaleRequest asks to grow or shrink a live cluster (SPEC §3.9).
+// ScaleRequest asks to grow or shrink a live cluster (docs/solver.md#scaling).
 type ScaleRequest struct {
 	Template     *catalog.Template // the cluster's snapshot
 	Catalog      Catalog

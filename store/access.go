@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// Roles of users (SPEC §8.1). The admin of the superadmin tenant is the
-// superadmin.
+// Roles of users (docs/operations.md#roles-and-visibility). The admin of the
+// superadmin tenant is the superadmin.
 const (
 	RoleUser  = "user"
 	RoleAdmin = "admin"

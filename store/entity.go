@@ -13,9 +13,10 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 )
 
-// Catalog entities are stored one row per version. The stored body carries
-// its own "version" field, set by the store: an input version is ignored
-// (SPEC §1.1), and keeping the number in the body makes Raw and Value agree.
+// Catalog entities are stored one row per version. The stored body carries its
+// own "version" field, set by the store: an input version is ignored
+// (docs/catalog.md#versions), and keeping the number in the body makes Raw and
+// Value agree.
 
 // CreateEntity validates raw as one entity of kind and stores it as version 1.
 // An existing entity of the same name → ErrConflict; validation errors → a

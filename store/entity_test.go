@@ -17,7 +17,7 @@ const (
 )
 
 // TestEntityLifecycle walks one entity through every write, checking the
-// versions SPEC §1.1 prescribes after each step.
+// versions docs/catalog.md#versions prescribes after each step.
 func TestEntityLifecycle(t *testing.T) {
 	t.Parallel()
 	s := storetest.New(t)

@@ -41,13 +41,14 @@ type importDoc struct {
 	force   bool           // write even if the body equals the newest version's
 }
 
-// ImportCatalog replaces the tenant's catalog with c (SPEC §1.10), in one
-// transaction: every tenant-owned entity absent from c is deleted, and every
-// entity of c is stored as a new version unless it equals the newest one
-// (ignoring "version"), so importing the same catalog twice writes nothing.
-// Shared kinds in c are upserted the same way under superadmin, but shared
-// entities absent from c are kept: one tenant's import must not remove the
-// descriptors every tenant relies on. A nil c empties the tenant's catalog.
+// ImportCatalog replaces the tenant's catalog with c
+// (docs/catalog.md#import-and-export), in one transaction: every tenant-owned
+// entity absent from c is deleted, and every entity of c is stored as a new
+// version unless it equals the newest one (ignoring "version"), so importing
+// the same catalog twice writes nothing. Shared kinds in c are upserted the
+// same way under superadmin, but shared entities absent from c are kept: one
+// tenant's import must not remove the descriptors every tenant relies on. A
+// nil c empties the tenant's catalog.
 //
 // Every entity is validated before anything is written; errors come back as
 // one *catalog.ValidationError. Cross-references are the caller's business

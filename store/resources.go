@@ -14,7 +14,8 @@ import (
 	"github.com/lib/pq"
 )
 
-// Plugin resource states (SPEC §7.8), from the live and slated flags.
+// Plugin resource states (docs/task-protocol.md#plugin-resources), from the
+// live and slated flags.
 const (
 	ResourceInactive = "inactive" // not live, not slated
 	ResourceStaged   = "staged"   // slated: live at the next sync
@@ -52,7 +53,7 @@ type Resource struct {
 	CreatedAt time.Time `db:"created_at"`
 }
 
-// State is the version's §7.8 state.
+// State is the version's state (docs/task-protocol.md#plugin-resources).
 func (r Resource) State() string {
 	switch {
 	case r.Live && r.Slated:

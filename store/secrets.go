@@ -17,11 +17,12 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 )
 
-// Providers' sensitive admin values (SPEC §1.2): an admin field that the
-// provider's type marks "sensitive" is sealed into provider_secrets, one row
-// per provider version, and the catalog row holds Redacted in its place.
-// Every read shows Redacted; writing Redacted back keeps the newest
-// version's value, so export → import round-trips within one installation.
+// Providers' sensitive admin values (docs/catalog.md#sensitive-admin-values):
+// an admin field that the provider's type marks "sensitive" is sealed into
+// provider_secrets, one row per provider version, and the catalog row holds
+// Redacted in its place. Every read shows Redacted; writing Redacted back
+// keeps the newest version's value, so export → import round-trips within one
+// installation.
 
 // Redacted stands in for a sensitive value in every catalog read and export.
 const Redacted = "__redacted__"

@@ -10,7 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// Tenant is an isolated user organisation (SPEC §1.9).
+// Tenant is an isolated user organisation (docs/catalog.md#tenants).
 type Tenant struct {
 	ID          string    `db:"id"` // a UUID; agents only ever see this
 	Name        string    `db:"name"`

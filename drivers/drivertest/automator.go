@@ -38,13 +38,14 @@ type AutomatorEnv struct {
 	Running func(t testing.TB, h *sshdtest.Host) bool
 }
 
-// Automator runs the conformance suite of role automator (SPEC §5.8,
-// §7.6) against drv. It checks: output is streamed line by line; START
-// starts the service and START again succeeds; STOP stops it and STOP
-// again succeeds; a failing action is a failure with a message; ending
-// ctx stops a running action promptly with a failure; a host showing
-// another key than the pinned one is a non-retryable failure naming both
-// fingerprints; an unreachable host is a retryable failure.
+// Automator runs the conformance suite of role automator
+// (docs/operations.md#idempotency, docs/task-protocol.md#progress-and-results)
+// against drv. It checks: output is streamed line by line; START starts the
+// service and START again succeeds; STOP stops it and STOP again succeeds; a
+// failing action is a failure with a message; ending ctx stops a running
+// action promptly with a failure; a host showing another key than the pinned
+// one is a non-retryable failure naming both fingerprints; an unreachable host
+// is a retryable failure.
 func Automator(t *testing.T, drv drivers.Driver, env AutomatorEnv) {
 	t.Helper()
 	c := env.Cluster

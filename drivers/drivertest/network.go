@@ -18,15 +18,16 @@ type NetworkEnv struct {
 	Cluster *Cluster
 }
 
-// Network runs the conformance suite of role network (SPEC §4.2, §5.8)
-// against drv. It checks: NETWORK_ALLOCATE (cluster-scoped) succeeds and
-// succeeds again; after NETWORK_CONFIGURE of every node, each node resolves
-// every node's hostname to one of that node's addresses; configuring again
-// changes nothing; NETWORK_UNCONFIGURE succeeds, twice, and the names no
-// longer resolve; NETWORK_UNCONFIGURE of a node never given an address
-// succeeds; NETWORK_RELEASE succeeds twice; a host showing another key than
-// the pinned one is a non-retryable failure naming both fingerprints; an
-// unreachable node is a retryable failure within the task's time.
+// Network runs the conformance suite of role network (docs/planner.md#actions,
+// docs/operations.md#idempotency) against drv. It checks: NETWORK_ALLOCATE
+// (cluster-scoped) succeeds and succeeds again; after NETWORK_CONFIGURE of
+// every node, each node resolves every node's hostname to one of that node's
+// addresses; configuring again changes nothing; NETWORK_UNCONFIGURE succeeds,
+// twice, and the names no longer resolve; NETWORK_UNCONFIGURE of a node never
+// given an address succeeds; NETWORK_RELEASE succeeds twice; a host showing
+// another key than the pinned one is a non-retryable failure naming both
+// fingerprints; an unreachable node is a retryable failure within the task's
+// time.
 func Network(t *testing.T, drv drivers.Driver, env NetworkEnv) {
 	t.Helper()
 	c := env.Cluster

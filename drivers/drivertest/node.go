@@ -26,16 +26,16 @@ type NodeEnv struct {
 	Cluster *Cluster
 }
 
-// Node runs the conformance suite of role node (BOOTSTRAP, SPEC §5.8, §7.1,
-// docs/drivers.md) against drv. It checks: first contact pins the key the
-// host shows (node.hostKeys); the hostname is set (kernel and
-// /etc/hostname); facts os, arch, cpus, memoryMB, disks, interfaces and
-// hostname are reported, JSON-clean and true of the host; BOOTSTRAP again
-// succeeds and keeps the pin; a vm.hostKeys pin is verified and kept; a
-// host showing another key is a non-retryable failure naming both
-// fingerprints, with the pin left as it was; BOOTSTRAP waits for a host
-// whose sshd is not up yet; when ctx ends while waiting it returns
-// promptly with a failure.
+// Node runs the conformance suite of role node (BOOTSTRAP,
+// docs/operations.md#idempotency, docs/task-protocol.md#agents-and-slots,
+// docs/drivers.md) against drv. It checks: first contact pins the key the host
+// shows (node.hostKeys); the hostname is set (kernel and /etc/hostname); facts
+// os, arch, cpus, memoryMB, disks, interfaces and hostname are reported,
+// JSON-clean and true of the host; BOOTSTRAP again succeeds and keeps the pin;
+// a vm.hostKeys pin is verified and kept; a host showing another key is a
+// non-retryable failure naming both fingerprints, with the pin left as it was;
+// BOOTSTRAP waits for a host whose sshd is not up yet; when ctx ends while
+// waiting it returns promptly with a failure.
 func Node(t *testing.T, drv drivers.Driver, env NodeEnv) {
 	t.Helper()
 	c := env.Cluster

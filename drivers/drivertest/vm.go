@@ -1,5 +1,6 @@
-// Package drivertest holds one conformance suite per driver role (SPEC
-// §5.8, docs/drivers.md), run against every driver of the role.
+// Package drivertest holds one conformance suite per driver role
+// (docs/operations.md#idempotency, docs/drivers.md), run against every driver
+// of the role.
 package drivertest
 
 import (

@@ -108,7 +108,7 @@ type ClusterConnection struct {
 	HasNextPage bool    `json:"hasNextPage"`
 }
 
-// A create request, with Coopr's field names (SPEC §2.1).
+// A create request, with Coopr's field names (docs/operations.md#create-request).
 type ClusterInput struct {
 	// 1–255 printable characters; need not be unique.
 	Name            string  `json:"name"`
@@ -346,7 +346,7 @@ type TaskAssignment struct {
 	ClaimToken     string    `json:"claimToken"`
 	LeaseExpiresAt time.Time `json:"leaseExpiresAt"`
 	TimeoutAt      time.Time `json:"timeoutAt"`
-	// The task payload (SPEC §7.5).
+	// The task payload (docs/task-protocol.md#payload).
 	Payload any `json:"payload"`
 }
 
@@ -946,7 +946,7 @@ func (e PluginType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// SPEC §7.8: staged and recalled versions change at the next sync.
+// Plugin resource states (docs/task-protocol.md#plugin-resources): staged and recalled versions change at the next sync.
 type ResourceState string
 
 const (

@@ -30,7 +30,7 @@ import (
 	"github.com/cooprhq/coopr/store"
 )
 
-// DefaultMaxClusterSize caps numMachines (SPEC §2.2).
+// DefaultMaxClusterSize caps numMachines (docs/operations.md#create-checks).
 const DefaultMaxClusterSize = 10000
 
 // Errors callers classify with errors.Is / errors.As.
@@ -62,7 +62,7 @@ type Service struct {
 
 // New returns the control plane over a migrated store, an engine and the
 // credential store. The store gets the credential key too: it seals the
-// providers' sensitive admin values (SPEC §1.2).
+// providers' sensitive admin values (docs/catalog.md#sensitive-admin-values).
 func New(st *store.Store, eng *engine.Engine, creds *credentials.Store) *Service {
 	if creds != nil {
 		st.SetSealer(creds)
@@ -71,9 +71,10 @@ func New(st *store.Store, eng *engine.Engine, creds *credentials.Store) *Service
 }
 
 // Credential namespaces of a cluster's provider values: the user's
-// sensitive providerFields (SPEC §2.4), and the provider's sensitive admin
-// values copied at create (§1.2), so the cluster keeps them whatever later
-// happens to the provider.
+// sensitive providerFields (docs/operations.md#provider-fields), and the
+// provider's sensitive admin values copied at create
+// (docs/catalog.md#sensitive-admin-values), so the cluster keeps them
+// whatever later happens to the provider.
 const (
 	nsProviderFields = "provider"
 	nsProviderAdmin  = "provider-admin"
@@ -102,8 +103,9 @@ func (s *Service) ClaimContext(ctx context.Context, clusterID string) (map[strin
 			prov = map[string]any{}
 		}
 		// The provider's sensitive admin values replace their placeholders;
-		// the user's sensitive fields take precedence over both (§2.4). A
-		// placeholder with no stored value is left out, never handed on.
+		// the user's sensitive fields take precedence over both
+		// (docs/operations.md#provider-fields). A placeholder with no stored
+		// value is left out, never handed on.
 		for k, v := range secrets[nsProviderAdmin] {
 			if x, ok := prov[k]; !ok || x == store.Redacted {
 				prov[k] = v
@@ -121,7 +123,7 @@ func (s *Service) ClaimContext(ctx context.Context, clusterID string) (map[strin
 	return provider, secrets, nil
 }
 
-// CreateRequest asks for a cluster (SPEC §2.1).
+// CreateRequest asks for a cluster (docs/operations.md#create-request).
 type CreateRequest struct {
 	Name, Template, Description       string
 	Size                              int
@@ -286,7 +288,7 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 	return out, nil
 }
 
-// initialLease applies SPEC §2.3.
+// initialLease applies docs/operations.md#initial-lease.
 func initialLease(t *catalog.Template, given string) (time.Duration, error) {
 	var initial int64
 	if t.Administration != nil {
@@ -337,7 +339,7 @@ func checkMacros(path string, v any) error {
 }
 
 // macroWarnings names macros of services the cluster does not have: not an
-// error, they may be added later (SPEC §6).
+// error, they may be added later (docs/macros.md#validation).
 func macroWarnings(cfg map[string]any, services []string) []string {
 	var out []string
 	var walk func(path string, v any)
@@ -392,9 +394,10 @@ func (s *Service) Preview(ctx context.Context, p store.Principal, req CreateRequ
 // quotaLockClass namespaces the per-tenant quota lock.
 const quotaLockClass = 0x71756f74 // "quot"
 
-// checkQuota checks SPEC §8.2 for adding nodes (and a cluster when
-// newCluster). Inside a transaction it first takes the tenant's quota
-// lock, held until commit, so two creates cannot both take the last room.
+// checkQuota checks the quotas (docs/operations.md#quotas) for adding nodes
+// (and a cluster when newCluster). Inside a transaction it first takes the
+// tenant's quota lock, held until commit, so two creates cannot both take the
+// last room.
 func (s *Service) checkQuota(ctx context.Context, q sqlx.ExtContext, p store.Principal, nodes int, newCluster bool) error {
 	if _, ok := q.(*sqlx.Tx); ok {
 		if _, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, quotaLockClass, p.TenantID); err != nil {

@@ -10,8 +10,9 @@ import (
 	"github.com/cooprhq/coopr/store"
 )
 
-// MissingFieldsError is a provider field set not fully given (SPEC §2.4):
-// one entry per unmet alternative, mapping each absent field to its schema.
+// MissingFieldsError is a provider field set not fully given
+// (docs/operations.md#provider-fields): one entry per unmet alternative,
+// mapping each absent field to its schema.
 type MissingFieldsError struct {
 	Section string // "user" or "admin"
 	Sets    []map[string]catalog.FieldSchema
@@ -112,7 +113,8 @@ func withPublic(p *catalog.Provider, public map[string]any) *catalog.Provider {
 
 // withoutLost returns p without the placeholders of sensitive admin values
 // that have no stored value (a key change lost them), so the required
-// check reports them missing (SPEC §2.4); p itself is left as it was.
+// check reports them missing (docs/operations.md#provider-fields); p itself
+// is left as it was.
 func withoutLost(p *catalog.Provider, stored map[string]any) *catalog.Provider {
 	var lost []string
 	for k, v := range p.Provisioner {

@@ -14,7 +14,7 @@ import (
 	"github.com/cooprhq/coopr/store"
 )
 
-// SetExpireTime moves a cluster's lease end (SPEC §8.3).
+// SetExpireTime moves a cluster's lease end (docs/operations.md#cluster-leases).
 func (s *Service) SetExpireTime(ctx context.Context, p store.Principal, id string, t time.Time) (*Cluster, error) {
 	if _, err := s.Get(ctx, p, id); err != nil {
 		return nil, err
@@ -59,10 +59,10 @@ func (s *Service) SetExpireTime(ctx context.Context, p store.Principal, id strin
 	return s.Get(ctx, p, id)
 }
 
-// ExpireDue requests the deletion of every cluster whose lease has ended,
-// as its owner would (SPEC §8.3), and returns how many it started. PENDING
-// clusters wait for their job; a cluster another server is deleting at the
-// same moment is skipped.
+// ExpireDue requests the deletion of every cluster whose lease has ended, as
+// its owner would (docs/operations.md#cluster-leases), and returns how many it
+// started. PENDING clusters wait for their job; a cluster another server is
+// deleting at the same moment is skipped.
 func (s *Service) ExpireDue(ctx context.Context, log *slog.Logger) (int, error) {
 	var due []struct {
 		ID     string `db:"id"`

@@ -20,7 +20,7 @@ import (
 // Operation names the operations on a live cluster.
 type Operation string
 
-// Operations (SPEC §4.1).
+// Operations (docs/planner.md#cluster-operations).
 const (
 	OpConfigure            Operation = "CONFIGURE"
 	OpConfigureWithRestart Operation = "CONFIGURE_WITH_RESTART"
@@ -38,7 +38,7 @@ type OpRequest struct {
 	Config           map[string]any // CONFIGURE: replaces the config
 	Size             int            // SCALE: the new node count
 	ExpectedPlanHash string
-	ProviderFields   map[string]any // SPEC §2.4, as on create
+	ProviderFields   map[string]any // as on create: docs/operations.md#provider-fields
 }
 
 // OpPlan is what an operation will do.
@@ -164,7 +164,7 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 		out.Added, out.Removed, out.Changed, out.services = u.Added, u.Removed, u.Changed, u.Services
 		if len(u.Added) > 0 {
 			// A scale-out reserves its new size when accepted; a scale-in
-			// lowers it when its job completes (SPEC §8.2).
+			// lowers it when its job completes (docs/operations.md#quotas).
 			out.size = req.Size
 		}
 		svcs := map[string]*catalog.Service{}
@@ -282,10 +282,11 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 	return s.Job(ctx, p, jobID)
 }
 
-// opFields applies an operation's provider fields (SPEC §2.4): they are
-// filtered and checked like a create's, with the stored sensitive fields
-// counting when the request gives none; accepted public fields join the
-// cluster's copy of the provider, sensitive ones replace the stored ones.
+// opFields applies an operation's provider fields
+// (docs/operations.md#provider-fields): they are filtered and checked like a
+// create's, with the stored sensitive fields counting when the request gives
+// none; accepted public fields join the cluster's copy of the provider,
+// sensitive ones replace the stored ones.
 func (s *Service) opFields(ctx context.Context, tx *sqlx.Tx, p store.Principal, id string, snap *snapshot, given map[string]any, out *OpPlan) error {
 	if snap.Provider == nil {
 		return nil

@@ -47,8 +47,9 @@ func (c *Cluster) Config() (map[string]any, error) {
 const clusterColumns = `id, tenant_id, name, description, owner, status, message, template, provider, services, size,
 	dns_suffix, config, latest_job_id, expire_at, created_at, updated_at`
 
-// visible is the SQL condition for clusters the caller may see: its
-// tenant's, and only its own unless it is an admin (SPEC §8.1).
+// visible is the SQL condition for clusters the caller may see: its tenant's,
+// and only its own unless it is an admin
+// (docs/operations.md#roles-and-visibility).
 func visible(p store.Principal) (string, []any) {
 	owner := p.User
 	if p.Admin() {
@@ -223,10 +224,11 @@ func (s *Service) Counts(ctx context.Context, jobID string) (map[string]int, err
 	return out, nil
 }
 
-// Delete plans and submits CLUSTER_DELETE. A TERMINATED cluster is left
-// as it is (nil job); a cluster with a job in flight is ErrConflict.
-// providerFields, when given, replace the cluster's stored ones as on any
-// other operation (SPEC §2.4): a delete may need credentials that changed.
+// Delete plans and submits CLUSTER_DELETE. A TERMINATED cluster is left as it
+// is (nil job); a cluster with a job in flight is ErrConflict. providerFields,
+// when given, replace the cluster's stored ones as on any other operation
+// (docs/operations.md#provider-fields): a delete may need credentials that
+// changed.
 func (s *Service) Delete(ctx context.Context, p store.Principal, id, expectedPlanHash string, providerFields map[string]any) (*Job, error) {
 	c, err := s.Get(ctx, p, id)
 	if err != nil {
@@ -306,7 +308,8 @@ func (s *Service) loadForPlan(ctx context.Context, tx *sqlx.Tx, id string) (*sna
 // JobControl is a change of a running or failed job.
 type JobControl int
 
-// Job controls (SPEC §5.5, §5.6).
+// Job controls (docs/operations.md#pause-resume-and-abort,
+// docs/operations.md#retrying-a-failed-job).
 const (
 	Pause JobControl = iota
 	Resume

@@ -97,7 +97,7 @@ func (s *Store) Put(ctx context.Context, tx *sqlx.Tx, cluster, ns string, values
 
 // Get opens a cluster's secrets by namespace. Secrets that no longer open
 // (the key changed) are left out: the next operation needing them asks
-// the user again (SPEC §2.4).
+// the user again (docs/operations.md#provider-fields).
 func (s *Store) Get(ctx context.Context, db sqlx.QueryerContext, cluster string) (map[string]map[string]any, error) {
 	var rows []struct {
 		NS     string `db:"namespace"`

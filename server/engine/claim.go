@@ -352,7 +352,7 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 				}
 			}
 			// Service tasks see the config expanded for their node, over the
-			// node records as they are now (SPEC §6).
+			// node records as they are now (docs/macros.md#when-macros-expand).
 			cfg, err := cv.env(r.Node).ExpandJSON(cv.config)
 			if err != nil {
 				e.failClaimed(ctx, a, fmt.Sprintf("cluster config: %v", err))
@@ -411,10 +411,10 @@ const claimSQL = `WITH i AS (
 // statistics, Postgres chose to scan every task of the job per claim.
 
 // The claim sessions run with synchronous_commit off: a claim does not wait
-// for the disk. Postgres crashing in the moment after can lose a claim,
-// never a finish: the task is QUEUED again, the reconciler re-publishes it,
-// the agent's finish is refused as stale, and the task runs again, which
-// every task must tolerate (SPEC §5.8). A finish always commits
+// for the disk. Postgres crashing in the moment after can lose a claim, never
+// a finish: the task is QUEUED again, the reconciler re-publishes it, the
+// agent's finish is refused as stale, and the task runs again, which every
+// task must tolerate (docs/operations.md#idempotency). A finish always commits
 // synchronously, which flushes every claim before it.
 var claimSetup = []string{`SET synchronous_commit = off`, `SET plan_cache_mode = force_generic_plan`, `SET coopr.quiet_events = on`}
 

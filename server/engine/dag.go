@@ -63,7 +63,7 @@ func decodeEdges(buf []byte, n int) ([][2]int32, error) {
 	return edges, nil
 }
 
-// Task states (SPEC §5.1).
+// Task states (docs/operations.md#job-and-task-states).
 const (
 	NotSubmitted = "NOT_SUBMITTED"
 	Queued       = "QUEUED"
@@ -172,9 +172,10 @@ func newJobState(id, tenant, cluster, state string, settled bool, tasks []*taskS
 	return js
 }
 
-// ready lists the tasks to queue now, in plan order (SPEC §4.7): all
-// predecessors complete, the node idle, the address gate open, and any
-// retry backoff over. At most one task per idle node is returned.
+// ready lists the tasks to queue now, in plan order
+// (docs/planner.md#dag-driven-execution): all predecessors complete, the node
+// idle, the address gate open, and any retry backoff over. At most one task
+// per idle node is returned.
 func (js *jobState) ready(now time.Time) []*taskState {
 	if js.state != JobRunning {
 		return nil

@@ -1,7 +1,7 @@
 // Package engine runs jobs: it turns a plan into task rows, queues each task
-// the moment it is ready, hands tasks to agents under leases, and settles
-// jobs and clusters (SPEC §5, §7.4–§7.6). Postgres holds every decision;
-// Redis streams only wake agents.
+// the moment it is ready, hands tasks to agents under leases, and settles jobs
+// and clusters (docs/operations.md, docs/task-protocol.md). Postgres holds
+// every decision; Redis streams only wake agents.
 package engine
 
 import (
@@ -32,7 +32,7 @@ type Queue interface {
 	Pending(ctx context.Context, tenant string) (map[queue.Item]int, error)
 }
 
-// Config tunes the engine; zero fields take SPEC defaults.
+// Config tunes the engine; zero fields take the defaults of docs/operations.md.
 type Config struct {
 	LeaseTTL          time.Duration // 30 s
 	ReapInterval      time.Duration // 5 s
@@ -40,7 +40,7 @@ type Config struct {
 	BackoffBase       time.Duration // 5 s: attempt n waits base·2^(n−1)
 	BackoffMax        time.Duration // 2 min
 	MaxAttempts       int           // 3
-	// Timeouts per action override SPEC §5.7's defaults.
+	// Timeouts per action override the defaults (docs/operations.md#timeouts).
 	Timeouts map[planner.Action]time.Duration
 	Logger   *slog.Logger
 	// SealSecrets stores a result's driver secrets in the finish's
@@ -209,7 +209,8 @@ type JobSpec struct {
 }
 
 // statuses gives the cluster status after success and after failure
-// (SPEC §4.1, §5.2).
+// (docs/planner.md#cluster-operations,
+// docs/operations.md#cluster-transitions).
 func statuses(a planner.ClusterAction) (success, failure string) {
 	switch a {
 	case planner.ClusterCreate:
@@ -243,7 +244,7 @@ func (e *Engine) limits(t planner.Task, services map[string]*catalog.Service) (a
 
 // Submit writes a job and its tasks and makes the cluster PENDING, in one
 // transaction. A plan with no task completes at once and leaves the cluster
-// as it was (SPEC §4.6).
+// as it was (docs/planner.md#stages).
 func (e *Engine) Submit(ctx context.Context, spec JobSpec) (string, error) {
 	var jobID string
 	err := e.tx(ctx, func(tx *sqlx.Tx) error {
@@ -400,7 +401,8 @@ func (e *Engine) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {
 	return tx.Commit()
 }
 
-// backoff is min(base·2^(n−1), max) ± 20% (SPEC §5.3), n the failures so far.
+// backoff is min(base·2^(n−1), max) ± 20% (docs/operations.md#retries), n the
+// failures so far.
 func (e *Engine) backoff(n int) time.Duration {
 	d := e.cfg.BackoffBase
 	for i := 1; i < n && d < e.cfg.BackoffMax; i++ {

@@ -700,8 +700,8 @@ func TestTaskTimeout(t *testing.T) {
 	}
 }
 
-// Ids follow SPEC §1.11: an 8-digit cluster number, <clusterId>-<n> per
-// job, <jobId>-<m> per task.
+// Ids follow docs/catalog.md#identifiers: an 8-digit cluster number,
+// <clusterId>-<n> per job, <jobId>-<m> per task.
 func TestSpecIDs(t *testing.T) {
 	h := newHarness(t, fast)
 	if len(h.cluster) != 8 || strings.Trim(h.cluster, "0123456789") != "" {

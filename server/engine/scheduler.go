@@ -312,7 +312,8 @@ func (s *scheduler) finishJob(ctx context.Context, js *jobState) {
 	js.state = JobComplete
 }
 
-// nothingCreatedMessage is SPEC §5.2's message for a create that made nothing.
+// nothingCreatedMessage is the message for a create that made nothing
+// (docs/operations.md#nothing-created).
 const nothingCreatedMessage = "Unable to create nodes, please check your provider settings"
 
 // settle sets the cluster status for an ended job with nothing in flight.
@@ -365,7 +366,7 @@ func (s *scheduler) settle(ctx context.Context, js *jobState) {
 		}
 		if j.Action == string(planner.ScaleIn) && j.State == JobComplete {
 			// A scale-in lowers the cluster's size when it completes
-			// (SPEC §8.2): until then the nodes still count.
+			// (docs/operations.md#quotas): until then the nodes still count.
 			if _, err := tx.ExecContext(ctx, `UPDATE clusters SET size = (SELECT count(*) FROM nodes WHERE cluster_id = $1)
 				WHERE id = $1`, js.cluster); err != nil {
 				return err
@@ -381,7 +382,7 @@ func (s *scheduler) settle(ctx context.Context, js *jobState) {
 }
 
 // nothingCreated: no CREATE or NETWORK_ALLOCATE ever succeeded and every
-// failed attempt reported a 200–299 status (SPEC §5.2).
+// failed attempt reported a 200–299 status (docs/operations.md#nothing-created).
 func nothingCreated(ctx context.Context, tx *sqlx.Tx, job string) (bool, error) {
 	var bad int
 	err := tx.GetContext(ctx, &bad, `SELECT count(*) FROM task_attempts a JOIN tasks t ON t.id = a.task_id

@@ -12,9 +12,9 @@ import (
 )
 
 // clusterView is what payloads carry of a cluster: its identity, its raw
-// config and every node without its facts (SPEC §7.5: facts are the task's
-// own node's; all of them in every payload would grow with the square of
-// the cluster's size).
+// config and every node without its facts (docs/task-protocol.md#payload:
+// facts are the task's own node's; all of them in every payload would grow
+// with the square of the cluster's size).
 type clusterView struct {
 	key         string
 	name, owner string

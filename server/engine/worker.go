@@ -63,7 +63,8 @@ type Assignment struct {
 	// claim time.
 	Nodes map[string]*NodePayload `json:"nodes"`
 	// ResourceGeneration is the tenant's plugin resource generation the
-	// job pinned (SPEC §7.8); the API lists the resources in the payload.
+	// job pinned (docs/task-protocol.md#plugin-resources); the API lists the
+	// resources in the payload.
 	ResourceGeneration int `json:"-"`
 }
 
@@ -97,7 +98,7 @@ type NodePayload struct {
 	Facts        map[string]any    `json:"facts,omitempty"`
 }
 
-// Result is how an attempt ended (SPEC §7.6).
+// Result is how an attempt ended (docs/task-protocol.md#results).
 type Result struct {
 	Status      int               `json:"status"` // 0 success; 200–299 failed and nothing created
 	Message     string            `json:"message"`
@@ -125,9 +126,10 @@ func mustHex(s string) []byte {
 	return b
 }
 
-// unclaimable handles an entry whose task cannot be claimed (SPEC §7.4): a
-// task of a paused job goes back to NOT_SUBMITTED, one of a failed job is
-// DROPPED, and a stale entry (finished task, older attempt) is skipped.
+// unclaimable handles an entry whose task cannot be claimed
+// (docs/task-protocol.md#queues-and-claims): a task of a paused job goes back
+// to NOT_SUBMITTED, one of a failed job is DROPPED, and a stale entry
+// (finished task, older attempt) is skipped.
 func (e *Engine) unclaimable(ctx context.Context, tx *sqlx.Tx, tenant string, it queue.Item) (*taskChange, string, error) {
 	var r struct {
 		State    string `db:"state"`
@@ -180,7 +182,8 @@ type attemptRow struct {
 }
 
 // namespace is where the attempt's facts and secrets go: the driver role
-// for node-level tasks, service:<name> for service tasks (SPEC §7.5).
+// for node-level tasks, service:<name> for service tasks
+// (docs/task-protocol.md#facts).
 func (row attemptRow) namespace() string {
 	if row.Service != "" {
 		return "service:" + row.Service
@@ -350,7 +353,8 @@ const finishSQL = `WITH i AS (
 		SELECT id, job_id FROM t`
 
 // closeAttempt ends an IN_PROGRESS attempt and decides what follows: done,
-// retry after backoff, CONFIRM rollback, or a failed job (SPEC §5.3, §5.4).
+// retry after backoff, CONFIRM rollback, or a failed job
+// (docs/operations.md#retries, docs/operations.md#confirm-rollback).
 func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) (*taskChange, bool, error) {
 	ev := func(kind, state, msg string) event {
 		return event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, task: row.ID, kind: kind, state: state, attempt: row.Attempt, message: msg}
@@ -429,7 +433,7 @@ func failTask(ctx context.Context, tx *sqlx.Tx, id string, failures int, msg str
 }
 
 // failJob fails a live job: nothing new is dispatched and queued tasks are
-// dropped; in-flight tasks finish (SPEC §5.1).
+// dropped; in-flight tasks finish (docs/operations.md#job-and-task-states).
 func failJob(ctx context.Context, tx *sqlx.Tx, job, msg string) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'FAILED', message = $2, updated_at = now()
 		WHERE id = $1 AND state IN ('RUNNING', 'PAUSED')`, job, msg); err != nil {
@@ -467,7 +471,7 @@ func (e *Engine) addRollback(ctx context.Context, tx *sqlx.Tx, row attemptRow) e
 }
 
 // mergeFacts applies a result's facts, hostname and addresses to the node
-// (SPEC §7.5: facts on success and failure alike).
+// (docs/task-protocol.md#facts: facts on success and failure alike).
 func mergeFacts(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) error {
 	if row.Node == "" || (len(r.Facts) == 0 && (r.Status != 0 || (r.Hostname == "" && r.IPAddresses == nil))) {
 		return nil
@@ -501,7 +505,7 @@ func mergeFacts(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) erro
 	return err
 }
 
-// tail keeps the last 2048 characters of output (SPEC §7.6).
+// tail keeps the last 2048 characters of output (docs/task-protocol.md#results).
 func tail(s string) string {
 	const keep = 2048
 	if len(s) <= keep {
@@ -557,7 +561,8 @@ func (e *Engine) Heartbeat(ctx context.Context, agentID string, claims []ClaimRe
 }
 
 // reap fails attempts whose lease expired (lost agent) or whose timeout
-// passed; each counts as an attempt and is retried (SPEC §5.7).
+// passed; each counts as an attempt and is retried
+// (docs/operations.md#timeouts, docs/operations.md#lost-agents).
 func (s *scheduler) reap(ctx context.Context) {
 	for {
 		var changed bool
@@ -626,7 +631,7 @@ func (e *Engine) Abort(ctx context.Context, jobID string) error {
 }
 
 // RetryJob runs a failed job again from its unfinished tasks, with fresh
-// attempt budgets (SPEC §5.6).
+// attempt budgets (docs/operations.md#retrying-a-failed-job).
 func (e *Engine) RetryJob(ctx context.Context, jobID string) error {
 	return e.control(ctx, jobID, []string{JobFailed}, JobRunning, "", func(tx *sqlx.Tx) error {
 		var r struct {
@@ -718,11 +723,11 @@ func (e *Engine) CheckClaim(ctx context.Context, taskID string, attempt int, tok
 	return cluster, err
 }
 
-// Abandon fails the IN_PROGRESS claims of an agent that it no longer
-// holds: those not in keep and claimed at least olderThan ago (0: all).
-// A heartbeat that omits a claim older than one interval, and a new
-// incarnation registering, both mean the agent lost it (SPEC §7.2). The
-// attempts count and are retried like a lost lease.
+// Abandon fails the IN_PROGRESS claims of an agent that it no longer holds:
+// those not in keep and claimed at least olderThan ago (0: all). A heartbeat
+// that omits a claim made long enough before it, and a new incarnation
+// registering, both mean the agent lost it (docs/task-protocol.md#heartbeat).
+// The attempts count and are retried like a lost lease.
 func (e *Engine) Abandon(ctx context.Context, agentID string, keep []string, olderThan time.Duration) (int, error) {
 	if keep == nil {
 		// A nil slice goes to SQL as NULL, and id = ANY(NULL) keeps all.

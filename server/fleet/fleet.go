@@ -1,5 +1,6 @@
 // Package fleet keeps the agents: their registrations, liveness and the
-// task slots each tenant gets on them (SPEC §7.2, §7.3).
+// task slots each tenant gets on them (docs/task-protocol.md#registration,
+// docs/task-protocol.md#slot-assignment).
 package fleet
 
 import (

@@ -4,7 +4,7 @@ CREATE TABLE tenants (
     name         text        NOT NULL UNIQUE CHECK (name <> ''),
     description  text        NOT NULL DEFAULT '',
     workers      integer     NOT NULL DEFAULT 0 CHECK (workers >= 0),
-    -- NULL quotas mean unlimited (SPEC §1.9).
+    -- NULL quotas mean unlimited (docs/catalog.md#tenants).
     max_clusters integer     CHECK (max_clusters >= 0),
     max_nodes    integer     CHECK (max_nodes >= 0),
     created_at   timestamptz NOT NULL DEFAULT now()

@@ -21,7 +21,8 @@ CREATE TABLE nodes (
     hostname    text        NOT NULL DEFAULT '',
     services    text[]      NOT NULL DEFAULT '{}',
     ipaddresses jsonb       NOT NULL DEFAULT '{}',
-    -- Driver facts by namespace (vm, network, node, service:<name>), SPEC §7.5.
+    -- Driver facts by namespace (vm, network, node, service:<name>),
+    -- docs/task-protocol.md#facts.
     facts       jsonb       NOT NULL DEFAULT '{}',
     UNIQUE (cluster_id, nodenum)
 );
@@ -68,8 +69,9 @@ CREATE TABLE tasks (
     failures         integer     NOT NULL DEFAULT 0,
     max_attempts     integer     NOT NULL CHECK (max_attempts >= 1),
     timeout_seconds  integer     NOT NULL CHECK (timeout_seconds >= 1),
-    -- A CONFIRM rollback task (SPEC §5.4) runs before the CONFIRM at index
-    -- rollback_of, after the rollback task at index after_idx.
+    -- A CONFIRM rollback task (docs/operations.md#confirm-rollback) runs
+    -- before the CONFIRM at index rollback_of, after the rollback task at
+    -- index after_idx.
     rollback_of      integer,
     after_idx        integer,
     claim_token      bytea,

@@ -1,8 +1,8 @@
 -- +goose Up
--- SPEC §1.11: a cluster id is a sequence number of at least 8 digits
--- (00000412), a job id <clusterId>-<n> with n counted per cluster, a task id
--- <jobId>-<m> with m counted per job, each at least 3 digits. The cluster
--- number also goes into hostnames.
+-- docs/catalog.md#identifiers: a cluster id is a sequence number of at
+-- least 8 digits (00000412), a job id <clusterId>-<n> with n counted per
+-- cluster, a task id <jobId>-<m> with m counted per job, each at least 3
+-- digits. The cluster number also goes into hostnames.
 -- lpad alone would cut numbers wider than the width.
 -- +goose StatementBegin
 CREATE FUNCTION coopr_pad(n bigint, width integer) RETURNS text

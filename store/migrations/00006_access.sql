@@ -1,6 +1,7 @@
 -- +goose Up
--- Users and API tokens (SPEC §8.1). Every tenant has an "admin" user with
--- the tenant-admin role; "admin" of the superadmin tenant is the superadmin.
+-- Users and API tokens (docs/operations.md#roles-and-visibility). Every
+-- tenant has an "admin" user with the tenant-admin role; "admin" of the
+-- superadmin tenant is the superadmin.
 CREATE TABLE users (
     tenant_id  uuid        NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     name       text        NOT NULL CHECK (name ~ '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$'),

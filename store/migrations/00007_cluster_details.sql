@@ -1,5 +1,6 @@
 -- +goose Up
--- What the control plane records of a cluster and its nodes (SPEC §1.11).
+-- What the control plane records of a cluster and its nodes
+-- (docs/catalog.md#clusters-and-nodes).
 ALTER TABLE clusters
     ADD COLUMN description text        NOT NULL DEFAULT '',
     ADD COLUMN template    text        NOT NULL DEFAULT '',

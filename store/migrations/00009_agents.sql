@@ -1,6 +1,7 @@
 -- +goose Up
--- Agents (SPEC §7.2): an id stable across restarts, an incarnation per
--- process start, and when it was last heard from.
+-- Agents (docs/task-protocol.md#registration): an id stable across
+-- restarts, an incarnation per process start, and when it was last heard
+-- from.
 CREATE TABLE agents (
     id            text        PRIMARY KEY CHECK (id <> ''),
     incarnation   text        NOT NULL,

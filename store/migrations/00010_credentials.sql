@@ -1,7 +1,7 @@
 -- +goose Up
--- Sensitive provider fields and driver secrets (SPEC §7.7), sealed with
--- AES-256-GCM under the server's credential key: never in cluster rows,
--- plans, queues or logs.
+-- Sensitive provider fields and driver secrets
+-- (docs/task-protocol.md#secrets), sealed with AES-256-GCM under the
+-- server's credential key: never in cluster rows, plans, queues or logs.
 CREATE TABLE credentials (
     cluster_id text        NOT NULL REFERENCES clusters (id) ON DELETE CASCADE,
     namespace  text        NOT NULL,

@@ -1,6 +1,7 @@
 -- +goose Up
--- Agents hold a websocket session open while they run (SPEC §7.2 leaves
--- liveness to leases; the session finds a dead agent in seconds). sessions
+-- Agents hold a websocket session open while they run (leases alone take
+-- 30 s to notice a dead agent, docs/operations.md#lost-agents; the session
+-- finds one in seconds). sessions
 -- counts the open ones over every server; disconnected_at is when it fell
 -- to zero.
 ALTER TABLE agents

@@ -1,8 +1,9 @@
 -- +goose Up
--- Sensitive admin values of providers (SPEC §1.2, §7.7): the catalog row
--- holds "__redacted__" in their place, the values live here sealed with
--- AES-256-GCM under the server's credential key, one row per provider
--- version (tenant, name and version are bound into the seal).
+-- Sensitive admin values of providers
+-- (docs/catalog.md#sensitive-admin-values, docs/task-protocol.md#secrets):
+-- the catalog row holds "__redacted__" in their place, the values live here
+-- sealed with AES-256-GCM under the server's credential key, one row per
+-- provider version (tenant, name and version are bound into the seal).
 CREATE TABLE provider_secrets (
     tenant_id  uuid        NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     name       text        NOT NULL,

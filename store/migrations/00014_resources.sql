@@ -1,6 +1,7 @@
 -- +goose Up
--- Plugin resources (SPEC §7.8): per-tenant versioned blobs for drivers.
--- live and slated give the state (inactive, staged, active, recalled);
+-- Plugin resources (docs/task-protocol.md#plugin-resources): per-tenant
+-- versioned blobs for drivers. live and slated give the state (inactive,
+-- staged, active, recalled);
 -- sync makes the slated set live and records it as the tenant's next
 -- resource generation in resource_generation_members, which jobs pin.
 CREATE TABLE resources (

@@ -23,9 +23,9 @@
 // Its stdout and stderr stream to the task's output line by line. Exit 0 is
 // success. Exit 100 (TerminalExitCode) is a failure a retry cannot fix
 // (Retryable false): a script uses it for, say, an unsupported OS. Any other
-// exit is a retryable failure whose message names the code and the last
-// stderr line. Scripts must converge (SPEC §5.8): START of a running
-// service and STOP of a stopped one succeed.
+// exit is a retryable failure whose message names the code and the last stderr
+// line. Scripts must converge (docs/operations.md#idempotency): START of a
+// running service and STOP of a stopped one succeed.
 package shell
 
 import (
@@ -97,7 +97,7 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		return failure(fmt.Errorf("service %s action %s has no script", t.Service.Name, t.TaskName), false)
 	}
 	// A script naming a "scripts" resource of the payload runs that
-	// resource's content (SPEC §7.8).
+	// resource's content (docs/task-protocol.md#plugin-resources).
 	if r, ok := t.Resource("scripts", strings.TrimSpace(script)); ok && r.PluginType == "automatortypes" && r.Plugin == "shell" {
 		path, err := t.FetchResource(ctx, r)
 		if err != nil {

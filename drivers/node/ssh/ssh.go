@@ -1,9 +1,10 @@
-// Package sshnode is the node driver "ssh": BOOTSTRAP over SSH (SPEC §7.1).
-// It waits until the node answers SSH, verifies the pinned host key (or
-// pins the one the host shows at first contact), sets the hostname and
-// gathers facts into the node namespace: hostKeys, os, arch, cpus,
-// memoryMB, disks, interfaces and hostname (docs/drivers.md). Running it
-// again verifies the pin, sets the same hostname and gathers facts anew.
+// Package sshnode is the node driver "ssh": BOOTSTRAP over SSH
+// (docs/task-protocol.md#agents-and-slots). It waits until the node answers
+// SSH, verifies the pinned host key (or pins the one the host shows at first
+// contact), sets the hostname and gathers facts into the node namespace:
+// hostKeys, os, arch, cpus, memoryMB, disks, interfaces and hostname
+// (docs/drivers.md). Running it again verifies the pin, sets the same hostname
+// and gathers facts anew.
 package sshnode
 
 import (
@@ -83,8 +84,8 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		log.Info("pinned host key at first contact", "hostKey", ssh.FingerprintSHA256(key))
 	}
 	tg.HostKeys = hostKeys
-	// Facts merge on failure too (SPEC §7.5): a pin taken here holds even
-	// if a later step fails.
+	// Facts merge on failure too (docs/task-protocol.md#facts): a pin taken
+	// here holds even if a later step fails.
 	facts := map[string]any{"hostKeys": hostKeys}
 
 	if n.Hostname != "" {

@@ -403,9 +403,9 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 	own := owner(t)
 	id := providerID(t.Node)
 	if id == "" {
-		// A CREATE whose result was lost may hold a host no fact names.
-		// Hosts that do not answer are passed over: with no providerId
-		// the node is gone as far as the server knows (SPEC §5.8).
+		// A CREATE whose result was lost may hold a host no fact names. Hosts
+		// that do not answer are passed over: with no providerId the node is
+		// gone as far as the server knows (docs/operations.md#idempotency).
 		found, err := d.sharedScan(ctx, s)
 		if err != nil {
 			return failure(statusFailed, fmt.Errorf("looking for the node's host: %w", err), nil)

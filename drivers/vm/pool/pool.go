@@ -9,11 +9,11 @@
 // because a lease exists, in one step: two agents never both take a host,
 // and no crash can leave a lease that names nobody.
 //
-// CREATE first looks for a host already leased to the node (a retried
-// CREATE adopts it, SPEC §5.8), else leases a free one, trying hosts in an
-// order spread by node id so that concurrent CREATEs start on different
-// hosts. It pins the host key at first contact and hands the provider's
-// ssh_key back as the vm secret privateKey: the node, network and
+// CREATE first looks for a host already leased to the node (a retried CREATE
+// adopts it, docs/operations.md#idempotency), else leases a free one, trying
+// hosts in an order spread by node id so that concurrent CREATEs start on
+// different hosts. It pins the host key at first contact and hands the
+// provider's ssh_key back as the vm secret privateKey: the node, network and
 // automator drivers log in with it (remote.TargetOf). With no free host it
 // ends with status 200 (nothing created).
 //
