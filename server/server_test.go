@@ -34,7 +34,8 @@ func TestEndpoints(t *testing.T) {
 	}{
 		{"/healthz", "ok"},
 		{"/readyz", "ready"},
-		{"/", "GraphiQL"},
+		{"/", `<div id="graphiql">`}, // by a redirect to the playground
+		{"/playground", `<div id="graphiql">`},
 	} {
 		code, body := get(t, s.URL+tt.path)
 		if code != http.StatusOK || !strings.Contains(body, tt.want) {
