@@ -20,7 +20,9 @@ dev: build
 
 # Every test, against a real Postgres, Redis, sshd hosts and containers.
 # test-prereqs installs and starts what is missing first (as root), or
-# stops with the command that would.
+# stops with the command that would. The Coopr compatibility tests read
+# COOPR_COMPAT_DIR (make test COOPR_COMPAT_DIR=DIR, or from the
+# environment; default ../shared) and skip where it does not exist.
 test: test-prereqs
 	$(GO) test -count=1 ./...
 

@@ -53,19 +53,20 @@ type env struct {
 func setup(t testing.TB) *env {
 	t.Helper()
 	s := servertest.Start(t)
-	for _, dir := range []string{"../../shared/catalogs/coopr-plugin-types", "../../shared/catalogs/coopr-templates"} {
-		c, is, err := catalog.LoadPath(dir)
+	// The test catalog: its driver types are the superadmin's, its
+	// templates acme's.
+	for _, part := range []struct{ dir, tenant string }{
+		{"../testdata/catalog/types", "superadmin"},
+		{"../testdata/catalog/templates", "acme"},
+	} {
+		c, is, err := catalog.LoadPath(part.dir)
 		if err != nil || is.HasErrors() {
-			t.Fatalf("%s: %v %v", dir, err, is.Errors())
+			t.Fatalf("%s: %v %v", part.dir, err, is.Errors())
 		}
-		tenant := "superadmin"
-		if dir != "../../shared/catalogs/coopr-plugin-types" {
-			tenant = "acme"
-			if _, err := s.Srv.Store().EnsureTenant(context.Background(), tenant); err != nil {
-				t.Fatal(err)
-			}
+		if _, err := s.Srv.Store().EnsureTenant(context.Background(), part.tenant); err != nil {
+			t.Fatal(err)
 		}
-		if _, err := s.Srv.Store().ImportCatalog(context.Background(), tenant, c); err != nil {
+		if _, err := s.Srv.Store().ImportCatalog(context.Background(), part.tenant, c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"flag"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 )
 
 // strictFuzz adds properties that known bugs break (see validate_test.go,
@@ -17,17 +21,22 @@ import (
 // value that validates again. Off by default so that `go test` stays green.
 var strictFuzz = flag.Bool("catalog.strictfuzz", false, "fuzz targets also check the checker agrees with the model")
 
-// seedFiles returns every *.json file of the shared catalogs and of
-// testdata/partials.
+// seedDirs are the catalogs whose files seed the fuzzers: the repository's
+// own, and Coopr's where COOPR_COMPAT_DIR holds them (the fuzzers run
+// without, on fewer seeds).
+func seedDirs() []string {
+	dirs := slices.Sorted(maps.Values(ownCatalogs))
+	if d, ok := cooprcompat.Dir(); ok {
+		dirs = append(dirs, filepath.Join(d, "catalogs", "coopr-templates"), filepath.Join(d, "catalogs", "coopr-plugin-types"))
+	}
+	return dirs
+}
+
+// seedFiles returns every *.json file of the seed catalogs.
 func seedFiles(f *testing.F) [][]byte {
 	f.Helper()
 	var out [][]byte
-	roots := []string{
-		sharedDir(f, filepath.Join("catalogs", "coopr-templates")),
-		sharedDir(f, filepath.Join("catalogs", "coopr-plugin-types")),
-		filepath.Join("testdata", "partials"),
-	}
-	for _, root := range roots {
+	for _, root := range seedDirs() {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
 				return err
@@ -40,7 +49,7 @@ func seedFiles(f *testing.F) [][]byte {
 			f.Fatal(err)
 		}
 	}
-	if len(out) < 100 {
+	if len(out) < 50 {
 		f.Fatalf("only %d seed files", len(out))
 	}
 	return out
@@ -152,10 +161,7 @@ func FuzzParseEntity(f *testing.F) {
 }
 
 func FuzzAddDocument(f *testing.F) {
-	for _, dir := range []string{
-		sharedDir(f, filepath.Join("catalogs", "coopr-plugin-types")),
-		filepath.Join("testdata", "partials"),
-	} {
+	for _, dir := range seedDirs() {
 		c, _, err := LoadPath(dir)
 		if err != nil {
 			f.Fatal(err)
@@ -166,7 +172,7 @@ func FuzzAddDocument(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	// Each shared file wrapped in a bundle under a kind it could be.
+	// Each seed file wrapped in a bundle under a kind it could be.
 	for i, data := range seedFiles(f) {
 		k := Kinds[i%len(Kinds)]
 		f.Add([]byte(`{"` + string(k) + `":[` + string(data) + `]}`))

@@ -3,20 +3,22 @@ package catalog
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 )
 
-func sharedDir(t testing.TB, p string) string {
-	t.Helper()
-	d, err := filepath.Abs(filepath.Join("..", "..", "shared", p))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+// ownCatalogs are the repository's catalogs by name: the example one, the
+// test catalog's two halves and the partial templates of testdata.
+var ownCatalogs = map[string]string{
+	"examples":       filepath.Join("..", "examples", "catalog"),
+	"test-types":     filepath.Join("..", "testdata", "catalog", "types"),
+	"test-templates": filepath.Join("..", "testdata", "catalog", "templates"),
+	"partials":       filepath.Join("testdata", "partials"),
 }
 
 func TestLoadCooprCatalog(t *testing.T) {
-	for _, dir := range []string{"catalogs/coopr-templates", "catalogs/coopr-plugin-types"} {
-		c, issues, err := LoadPath(sharedDir(t, dir))
+	for _, name := range []string{"coopr-templates", "coopr-plugin-types"} {
+		c, issues, err := LoadPath(cooprcompat.Catalog(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -24,8 +26,25 @@ func TestLoadCooprCatalog(t *testing.T) {
 			t.Log(i)
 		}
 		if issues.HasErrors() {
-			t.Fatalf("%s: %d errors", dir, len(issues.Errors()))
+			t.Fatalf("%s: %d errors", name, len(issues.Errors()))
 		}
-		t.Logf("%s: %d entities", dir, c.Len())
+		t.Logf("%s: %d entities", name, c.Len())
+	}
+}
+
+// TestLoadOwnCatalogs: the repository's catalogs load without errors, and
+// all but the deliberately odd partials without warnings.
+func TestLoadOwnCatalogs(t *testing.T) {
+	for name, dir := range ownCatalogs {
+		c, issues, err := LoadPath(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if issues.HasErrors() || len(issues) > 0 && name != "partials" {
+			t.Errorf("%s: %v", dir, issues)
+		}
+		if c.Len() == 0 {
+			t.Errorf("%s is empty", dir)
+		}
 	}
 }

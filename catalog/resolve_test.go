@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -545,7 +547,22 @@ func TestResolveGolden(t *testing.T) {
 
 // TestResolveCooprCatalog resolves every template of Coopr's public catalog.
 func TestResolveCooprCatalog(t *testing.T) {
-	c, issues, err := LoadPath(sharedDir(t, filepath.Join("catalogs", "coopr-templates")))
+	resolveEvery(t, cooprcompat.Catalog(t, "coopr-templates"))
+}
+
+// TestResolveOwnCatalogs resolves every template of the repository's
+// catalogs.
+func TestResolveOwnCatalogs(t *testing.T) {
+	for name, dir := range ownCatalogs {
+		t.Run(name, func(t *testing.T) { resolveEvery(t, dir) })
+	}
+}
+
+// resolveEvery resolves every cluster template of the catalog in dir, and
+// checks that a template without extends or includes resolves to itself.
+func resolveEvery(t *testing.T, dir string) {
+	t.Helper()
+	c, issues, err := LoadPath(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,15 +10,21 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 )
 
-// roundTripDirs are the catalogs the round-trip tests import and export.
-func roundTripDirs(t *testing.T) []string {
-	return []string{
-		sharedDir(t, filepath.Join("catalogs", "coopr-templates")),
-		sharedDir(t, filepath.Join("catalogs", "coopr-plugin-types")),
-		filepath.Join("testdata", "partials"),
+// roundTrips are the catalogs the round-trip tests import and export, by
+// subtest name: the repository's own, and Coopr's (skipped where absent).
+func roundTrips() map[string]func(t *testing.T) string {
+	m := map[string]func(t *testing.T) string{}
+	for name, dir := range ownCatalogs {
+		m[name] = func(*testing.T) string { return dir }
 	}
+	for _, name := range []string{"coopr-templates", "coopr-plugin-types"} {
+		m[name] = func(t *testing.T) string { return cooprcompat.Catalog(t, name) }
+	}
+	return m
 }
 
 // semantic decodes JSON keeping numbers exact, so two documents compare equal
@@ -89,8 +95,9 @@ func sameCatalogs(t *testing.T, a, b *Catalog) {
 }
 
 func TestRoundTripExport(t *testing.T) {
-	for _, dir := range roundTripDirs(t) {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
+	for name, dir := range roundTrips() {
+		t.Run(name, func(t *testing.T) {
+			dir := dir(t)
 			c1, is1 := mustLoad(t, dir)
 			if c1.Len() == 0 {
 				t.Fatal("empty catalog")
@@ -192,8 +199,9 @@ func sameTrees(t *testing.T, a, b string) {
 }
 
 func TestRoundTripBundle(t *testing.T) {
-	for _, dir := range roundTripDirs(t) {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
+	for name, dir := range roundTrips() {
+		t.Run(name, func(t *testing.T) {
+			dir := dir(t)
 			c1, is1 := mustLoad(t, dir)
 			b1, err := c1.Bundle()
 			if err != nil {

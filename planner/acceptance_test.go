@@ -12,10 +12,12 @@ import (
 	"testing"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 )
 
-// acceptanceCase is one case of ../shared/acceptance/planner (format in its
-// README). Cases without a kind are cluster operations.
+// acceptanceCase is one case of Coopr's planner suite, acceptance/planner
+// of COOPR_COMPAT_DIR (format in its README). Cases without a kind are
+// cluster operations.
 type acceptanceCase struct {
 	Name               string            `json:"name"`
 	Kind               string            `json:"kind"`
@@ -56,12 +58,8 @@ type caseActionDep struct {
 
 func loadCases(t *testing.T) []acceptanceCase {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "shared", "acceptance", "planner", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no acceptance cases under ../../shared/acceptance/planner (err %v)", err)
-	}
 	var out []acceptanceCase
-	for _, f := range files {
+	for _, f := range cooprcompat.Cases(t, "planner") {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

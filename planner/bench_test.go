@@ -5,10 +5,11 @@ import (
 	"testing"
 )
 
-// BenchmarkPlanHadoop plans CLUSTER_CREATE of Coopr's hadoop-distributed
-// template, as the solver lays it out. Target: ≤ 200 ms at 1,000 nodes.
+// BenchmarkPlanHadoop plans CLUSTER_CREATE of the test catalog's
+// hadoop-distributed template (testdata/catalog), as the solver lays it
+// out. Target: ≤ 200 ms at 1,000 nodes.
 func BenchmarkPlanHadoop(b *testing.B) {
-	c := loadShared(b)
+	c := testCatalog(b)
 	services := c.Services()
 	for _, n := range []int{10, 100, 1000} {
 		nodes, err := solvedNodes(b, c, "hadoop-distributed", n)

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 	"github.com/cooprhq/coopr/solver"
 )
 
-func loadShared(t testing.TB) *catalog.Catalog {
+func load(t testing.TB, dir string) *catalog.Catalog {
 	t.Helper()
-	c, issues, err := catalog.LoadPath(filepath.Join("..", "..", "shared", "catalogs", "coopr-templates"))
+	c, issues, err := catalog.LoadPath(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +22,13 @@ func loadShared(t testing.TB) *catalog.Catalog {
 	return c
 }
 
-// solvedNodes solves a template of Coopr's public catalog at size n.
+// testCatalog is the repository's test catalog (lamp, hadoop-distributed).
+func testCatalog(t testing.TB) *catalog.Catalog {
+	t.Helper()
+	return load(t, filepath.Join("..", "testdata", "catalog", "templates"))
+}
+
+// solvedNodes solves a template of c at size n.
 func solvedNodes(t testing.TB, c *catalog.Catalog, template string, n int) ([]Node, error) {
 	t.Helper()
 	tmpl, err := catalog.Resolve(template, c.ClusterTemplates(), c.PartialTemplates())
@@ -42,7 +49,34 @@ func solvedNodes(t testing.TB, c *catalog.Catalog, template string, n int) ([]No
 // TestCooprCatalog plans every operation for every template of Coopr's
 // public catalog that solves at 5 nodes, and checks the invariants.
 func TestCooprCatalog(t *testing.T) {
-	c := loadShared(t)
+	if n := planEvery(t, load(t, cooprcompat.Catalog(t, "coopr-templates"))); n < 50 {
+		t.Errorf("only %d plans", n)
+	}
+}
+
+// TestOwnCatalogs does the same for the repository's catalogs.
+func TestOwnCatalogs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    *catalog.Catalog
+		want int // every operation of every template, but scaling single
+	}{
+		{"examples", load(t, filepath.Join("..", "examples", "catalog")), 2*len(ClusterActions) - 2},
+		{"testdata", testCatalog(t), 2 * len(ClusterActions)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if n := planEvery(t, tc.c); n != tc.want {
+				t.Errorf("%d plans, want %d", n, tc.want)
+			}
+		})
+	}
+}
+
+// planEvery plans every operation for every template of c that solves at
+// 5 nodes (or else 1), checks the invariants and returns how many plans it
+// made.
+func planEvery(t *testing.T, c *catalog.Catalog) int {
+	t.Helper()
 	services := c.Services()
 	planned := 0
 	for _, name := range c.Names(catalog.KindClusterTemplate) {
@@ -80,7 +114,5 @@ func TestCooprCatalog(t *testing.T) {
 			})
 		}
 	}
-	if planned < 50 {
-		t.Errorf("only %d plans", planned)
-	}
+	return planned
 }

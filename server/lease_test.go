@@ -15,7 +15,7 @@ func TestLeaseRules(t *testing.T) {
 	w := newWorld(t)
 	s := w.s
 	// A template like lamp with a lease of 2h, at most 1d, steps of 4h.
-	raw, err := os.ReadFile("../../shared/catalogs/coopr-templates/clustertemplates/lamp.json")
+	raw, err := os.ReadFile(templatesDir + "/clustertemplates/lamp.json")
 	if err != nil {
 		t.Fatal(err)
 	}

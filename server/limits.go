@@ -50,10 +50,17 @@ func depth(ss ast.SelectionSet, frags ast.FragmentDefinitionList, seen int) int 
 		var d int
 		switch s := s.(type) {
 		case *ast.Field:
-			if len(s.SelectionSet) > 0 {
-				d = 1 + depth(s.SelectionSet, frags, seen+1)
-			} else {
+			switch {
+			case len(s.SelectionSet) == 0:
 				d = 1
+			case s.Name == "ofType" && s.Definition != nil && s.Definition.Type.Name() == "__Type":
+				// Introspection unwraps list and non-null types through a
+				// chain of ofType, nine deep in the standard introspection
+				// query (GraphiQL's): one type each, no fan-out, so the
+				// chain does not count.
+				d = depth(s.SelectionSet, frags, seen+1)
+			default:
+				d = 1 + depth(s.SelectionSet, frags, seen+1)
 			}
 		case *ast.InlineFragment:
 			d = depth(s.SelectionSet, frags, seen+1)

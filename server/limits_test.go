@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -57,5 +58,29 @@ func TestRequestLimits(t *testing.T) {
 	}
 	if r.Code() != "RATE_LIMITED" {
 		t.Errorf("request over the rate: %+v, want RATE_LIMITED", r.Errors)
+	}
+}
+
+// The standard introspection query, which GraphiQL (the playground) sends
+// on load, fits the default depth limit: its chain of ofType does not
+// count. Lists of fields nested as deep are still refused (by gqlparser's
+// introspection depth rule before ours).
+func TestIntrospectionWithinDepthLimit(t *testing.T) {
+	s := servertest.Start(t)
+	q, err := os.ReadFile("testdata/introspection.graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Schema struct{ Types []struct{ Name string } } `json:"__schema"`
+	}
+	s.Must(s.Super, string(q), nil, &out)
+	if len(out.Schema.Types) < 20 {
+		t.Errorf("introspection lists %d types", len(out.Schema.Types))
+	}
+	// __schema, types, then fields and type five times, then name: 13.
+	deep := "{ __schema { types { " + strings.Repeat("fields { type { ", 5) + "name" + strings.Repeat(" }", 13)
+	if r := s.Do(s.Super, deep, nil); r.Code() == "" {
+		t.Errorf("fields nested 13 deep: %+v, want it refused", r.Errors)
 	}
 }

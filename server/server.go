@@ -16,7 +16,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	coderws "github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -34,6 +33,7 @@ import (
 	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/server/gqlws"
+	"github.com/cooprhq/coopr/server/playground"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -196,7 +196,11 @@ func (s *Server) Handler() http.Handler {
 	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
 	mux.Handle("/graphql", s.instrument("graphql", limitBody(s.cfg.MaxRequestBytes,
 		auth.Middleware(s.store, limiter.middleware(s.endOnShutdown(gql))))))
-	mux.Handle("GET /{$}", s.instrument("playground", playground.Handler("coopr", "/graphql")))
+	// The playground, its files built in; / leads to it until a web UI
+	// takes that place.
+	mux.Handle("GET "+playground.Path, s.instrument("playground", playground.Handler()))
+	mux.Handle("GET "+playground.AssetsPath, s.instrument("playground", playground.Handler()))
+	mux.Handle("GET /{$}", s.instrument("playground", http.RedirectHandler(playground.Path, http.StatusFound)))
 	mux.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 	"github.com/cooprhq/coopr/server"
 	"github.com/cooprhq/coopr/server/servertest"
 )
@@ -33,7 +34,8 @@ func TestEndpoints(t *testing.T) {
 	}{
 		{"/healthz", "ok"},
 		{"/readyz", "ready"},
-		{"/", "GraphiQL"},
+		{"/", `<div id="graphiql">`}, // by a redirect to the playground
+		{"/playground", `<div id="graphiql">`},
 	} {
 		code, body := get(t, s.URL+tt.path)
 		if code != http.StatusOK || !strings.Contains(body, tt.want) {
@@ -114,18 +116,37 @@ func loadBundle(t testing.TB, dir string) map[string]any {
 	return doc
 }
 
+// The test catalog's two halves, driver types and templates.
+const (
+	typesDir     = "../testdata/catalog/types"
+	templatesDir = "../testdata/catalog/templates"
+)
+
 func TestCatalogOverGraphQL(t *testing.T) {
+	catalogOverGraphQL(t, typesDir, templatesDir)
+}
+
+// TestCooprCatalogOverGraphQL: Coopr's whole published catalog goes in and
+// comes out over the API as the test catalog does.
+func TestCooprCatalogOverGraphQL(t *testing.T) {
+	catalogOverGraphQL(t, cooprcompat.Catalog(t, "coopr-plugin-types"), cooprcompat.Catalog(t, "coopr-templates"))
+}
+
+// catalogOverGraphQL imports the driver types in typesDir and the
+// templates in templatesDir, which hold hadoop-distributed, and reads,
+// changes and exports them over GraphQL.
+func catalogOverGraphQL(t *testing.T, typesDir, templatesDir string) {
 	s := servertest.Start(t)
 	// The shared driver descriptors go in as superadmin; a tenant imports
 	// the templates.
 	var imp struct{ ImportCatalog struct{ Created int } }
 	s.Must(s.Super, `mutation($d: JSON!) { importCatalog(document: $d) { created } }`,
-		map[string]any{"d": loadBundle(t, "../../shared/catalogs/coopr-plugin-types")}, &imp)
+		map[string]any{"d": loadBundle(t, typesDir)}, &imp)
 	if imp.ImportCatalog.Created == 0 {
 		t.Fatal("plugin types: nothing created")
 	}
 	adminTok, userTok := tenantTokens(t, s, "acme")
-	doc := loadBundle(t, "../../shared/catalogs/coopr-templates")
+	doc := loadBundle(t, templatesDir)
 	s.Must(adminTok, `mutation($d: JSON!) { importCatalog(document: $d) { created } }`, map[string]any{"d": doc}, &imp)
 	if imp.ImportCatalog.Created == 0 {
 		t.Fatal("templates: nothing created")

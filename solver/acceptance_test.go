@@ -4,17 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 )
 
-// acceptanceCase is one case of ../shared/acceptance/solver (format in its
-// README).
+// acceptanceCase is one case of Coopr's solver suite, acceptance/solver of
+// COOPR_COMPAT_DIR (format in its README).
 type acceptanceCase struct {
 	Name                string            `json:"name"`
 	Kind                string            `json:"kind"`
@@ -64,14 +64,10 @@ type caseExpected struct {
 	Changes     [][]LayoutChange `json:"changes"`
 }
 
-func loadCases(t *testing.T, dir string) []acceptanceCase {
+func loadCases(t *testing.T, suite string) []acceptanceCase {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "shared", "acceptance", dir, "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no acceptance cases found under ../../shared/acceptance/%s (err %v)", dir, err)
-	}
 	var out []acceptanceCase
-	for _, f := range files {
+	for _, f := range cooprcompat.Cases(t, suite) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -8,8 +8,11 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 )
 
+// BenchmarkHadoopDistributed solves the test catalog's hadoop-distributed
+// template (testdata/catalog): a master node and workers under layout and
+// quantity constraints.
 func BenchmarkHadoopDistributed(b *testing.B) {
-	c := loadShared(b, "coopr-templates")
+	c := testCatalog(b)
 	cat := FromCatalog(c)
 	tmpl, err := catalog.Resolve("hadoop-distributed", c.ClusterTemplates(), c.PartialTemplates())
 	must(b, err)

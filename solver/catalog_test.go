@@ -8,25 +8,44 @@ import (
 	"testing"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 )
 
-func loadShared(t testing.TB, name string) *catalog.Catalog {
+func load(t testing.TB, dir string) *catalog.Catalog {
 	t.Helper()
-	c, issues, err := catalog.LoadPath(filepath.Join("..", "..", "shared", "catalogs", name))
+	c, issues, err := catalog.LoadPath(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if issues.HasErrors() {
-		t.Fatalf("%s: %v", name, issues.Err())
+		t.Fatalf("%s: %v", dir, issues.Err())
 	}
 	return c
+}
+
+// testCatalog is the repository's test catalog (lamp, hadoop-distributed).
+func testCatalog(t testing.TB) *catalog.Catalog {
+	t.Helper()
+	return load(t, filepath.Join("..", "testdata", "catalog", "templates"))
 }
 
 // TestCooprCatalogTemplates solves every template of Coopr's public catalog
 // at sizes 1, 3 and 10 and checks each result against the rules, or that the
 // failure is the one the template's own constraints call for.
 func TestCooprCatalogTemplates(t *testing.T) {
-	c := loadShared(t, "coopr-templates")
+	solveEvery(t, load(t, cooprcompat.Catalog(t, "coopr-templates")))
+}
+
+// TestOwnCatalogTemplates does the same for the repository's catalogs.
+func TestOwnCatalogTemplates(t *testing.T) {
+	t.Run("examples", func(t *testing.T) { solveEvery(t, load(t, filepath.Join("..", "examples", "catalog"))) })
+	t.Run("testdata", func(t *testing.T) { solveEvery(t, testCatalog(t)) })
+}
+
+// solveEvery solves every template of c at sizes 1, 3 and 10 and checks
+// each result against the rules, or that the failure is the one the
+// template's own constraints call for.
+func solveEvery(t *testing.T, c *catalog.Catalog) {
 	cat := FromCatalog(c)
 	for _, name := range c.Names(catalog.KindClusterTemplate) {
 		tmpl, err := catalog.Resolve(name, c.ClusterTemplates(), c.PartialTemplates())

@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/cooprhq/coopr/catalog"
@@ -224,7 +225,7 @@ func TestSharedKinds(t *testing.T) {
 	s := storetest.New(t)
 	ctx := t.Context()
 	ensure(t, s, "acme", "other")
-	shell, err := os.ReadFile(sharedDir(t, "catalogs", "coopr-plugin-types", "plugins", "automatortypes", "shell.json"))
+	shell, err := os.ReadFile(filepath.Join("..", "examples", "catalog", "automatortypes", "shell.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,22 @@ import (
 
 func TestImportExportRoundTrip(t *testing.T) {
 	t.Parallel()
+	importExportRoundTrip(t, testCatalog(t))
+}
+
+// TestImportCooprCatalog: Coopr's whole published catalog imports, exports
+// and imports again unchanged.
+func TestImportCooprCatalog(t *testing.T) {
+	t.Parallel()
+	importExportRoundTrip(t, cooprCatalog(t))
+}
+
+// importExportRoundTrip imports c into a tenant, exports it and imports
+// the export and c again: nothing changes and nothing is lost.
+func importExportRoundTrip(t *testing.T, c *catalog.Catalog) {
+	t.Helper()
 	s := storetest.New(t)
 	ensure(t, s, "acme")
-	c := realCatalog(t)
 	total := c.Len()
 
 	if got, want := mustImport(t, s, "acme", c), (store.ImportResult{Created: total}); got != want {
@@ -71,7 +84,7 @@ func TestImportChanges(t *testing.T) {
 	s := storetest.New(t)
 	ensure(t, s, "acme")
 	ctx := t.Context()
-	c := realCatalog(t)
+	c := testCatalog(t)
 	total := c.Len()
 	mustImport(t, s, "acme", c)
 
@@ -147,7 +160,7 @@ func mustGet(t testing.TB, c *catalog.Catalog, k catalog.Kind, name string) *cat
 // of, their transaction and checks that everything stored is as before.
 func TestImportFailureStoresNothing(t *testing.T) {
 	t.Parallel()
-	real := realCatalog(t)
+	real := testCatalog(t)
 	// A valid document Postgres refuses: jsonb cannot hold NUL. Named to
 	// sort late, and a service, so the delete and part of the work precede
 	// the failure.
@@ -245,7 +258,7 @@ func TestTenantsIsolated(t *testing.T) {
 	s := storetest.New(t)
 	ctx := t.Context()
 	ensure(t, s, "a", "b")
-	real := realCatalog(t)
+	real := testCatalog(t)
 	mustImport(t, s, "a", real)
 
 	// b has its own entity of a name a also uses, and sees only the shared
@@ -293,7 +306,7 @@ func TestConcurrentImports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a deadlock fails, not hangs
 	defer cancel()
 
-	ca := realCatalog(t)
+	ca := testCatalog(t)
 	svcs := ca.Names(catalog.KindService)
 	cb := without(withDescription(t, ca, catalog.KindService, svcs[0], "B"), catalog.KindService, svcs[1])
 	n := ca.Len()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 	"github.com/cooprhq/coopr/store"
 	"github.com/cooprhq/coopr/store/storetest"
 )
@@ -103,22 +104,12 @@ func TestTenants(t *testing.T) {
 	}
 }
 
-// sharedDir locates a directory of /work/shared from the package directory.
-func sharedDir(t testing.TB, p ...string) string {
-	t.Helper()
-	d, err := filepath.Abs(filepath.Join(append([]string{"..", "..", "shared"}, p...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-// realCatalog is Coopr's published templates and plugin types, merged.
-func realCatalog(t testing.TB) *catalog.Catalog {
+// load reads and merges the catalogs in dirs.
+func load(t testing.TB, dirs ...string) *catalog.Catalog {
 	t.Helper()
 	c := catalog.New()
-	for _, dir := range []string{"coopr-templates", "coopr-plugin-types"} {
-		part, issues, err := catalog.LoadPath(sharedDir(t, "catalogs", dir))
+	for _, dir := range dirs {
+		part, issues, err := catalog.LoadPath(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,9 +119,22 @@ func realCatalog(t testing.TB) *catalog.Catalog {
 		c.Merge(part)
 	}
 	if c.Len() == 0 {
-		t.Fatal("the real catalog is empty")
+		t.Fatalf("%v hold no catalog", dirs)
 	}
 	return c
+}
+
+// testCatalog is the repository's test catalog, driver types and
+// templates merged.
+func testCatalog(t testing.TB) *catalog.Catalog {
+	t.Helper()
+	return load(t, filepath.Join("..", "testdata", "catalog", "types"), filepath.Join("..", "testdata", "catalog", "templates"))
+}
+
+// cooprCatalog is Coopr's published templates and plugin types, merged.
+func cooprCatalog(t testing.TB) *catalog.Catalog {
+	t.Helper()
+	return load(t, cooprcompat.Catalog(t, "coopr-templates"), cooprcompat.Catalog(t, "coopr-plugin-types"))
 }
 
 // without returns a copy of c lacking the named entity.

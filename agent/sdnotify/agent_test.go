@@ -35,8 +35,8 @@ func TestAgentNotifiesSystemd(t *testing.T) {
 	ch := listen(t)
 	s := servertest.Start(t)
 	for _, c := range []struct{ dir, tenant string }{
-		{"../../../shared/catalogs/coopr-plugin-types", "superadmin"},
-		{"../../../shared/catalogs/coopr-templates", "acme"},
+		{"../../testdata/catalog/types", "superadmin"},
+		{"../../testdata/catalog/templates", "acme"},
 	} {
 		cat, is, err := catalog.LoadPath(c.dir)
 		if err != nil || is.HasErrors() {

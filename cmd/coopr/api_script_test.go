@@ -2,31 +2,38 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/servertest"
 )
 
-// examples/api.sh imports Coopr's catalog, previews and creates a cluster
+// examples/api.sh imports examples/catalog, previews and creates a cluster
 // and watches it to ACTIVE, with curl and `coopr watch` only; an
-// in-process agent does the tasks.
+// in-process agent does the tasks. The superadmin imports the catalog's
+// driver types first, from `coopr catalog bundle --only shared`.
 func TestAPIScript(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("curl is needed: .ci/run installs it")
 	}
 	s := servertest.Start(t)
-	c, _, err := catalog.LoadPath("../../../shared/catalogs/coopr-plugin-types")
+	bin := filepath.Join(t.TempDir(), "coopr")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	types, err := exec.Command(bin, "catalog", "bundle", "--only", "shared", "../../examples/catalog").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Srv.Store().ImportCatalog(context.Background(), "superadmin", c); err != nil {
-		t.Fatal(err)
+	var imp struct{ ImportCatalog struct{ Created int } }
+	s.Must(s.Super, `mutation($d: JSON!) { importCatalog(document: $d) { created } }`, map[string]any{"d": json.RawMessage(types)}, &imp)
+	if imp.ImportCatalog.Created != 4 {
+		t.Fatalf("%d driver types imported, want examples/catalog's 4", imp.ImportCatalog.Created)
 	}
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	s.Must(s.Super, `mutation { createTenant(input: {name: "demo"}) { id } }`, nil, &struct{}{})
@@ -36,10 +43,6 @@ func TestAPIScript(t *testing.T) {
 	}
 	s.Must(tok.CreateAPIToken.Secret, `{ me { tenant { id } } }`, nil, &me)
 
-	bin := filepath.Join(t.TempDir(), "coopr")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	go func() {
@@ -52,7 +55,7 @@ func TestAPIScript(t *testing.T) {
 			_ = eng.Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, engine.Result{IPAddresses: map[string]string{"bind_v4": "10.1.0.1"}})
 		}
 	}()
-	cmd := exec.CommandContext(ctx, "../../examples/api.sh", "lamp", "2")
+	cmd := exec.CommandContext(ctx, "../../examples/api.sh") // web-cluster, 3 nodes
 	cmd.Env = append(cmd.Environ(), "COOPR_SERVER="+s.URL, "COOPR_TOKEN="+tok.CreateAPIToken.Secret, "COOPR="+bin)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

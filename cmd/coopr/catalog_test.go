@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,14 +13,23 @@ import (
 	_ "github.com/lib/pq"
 )
 
-var pluginTypesDir = filepath.Join("..", "..", "..", "shared", "catalogs", "coopr-plugin-types")
-
 func TestCatalogValidate(t *testing.T) {
-	out, _, code := runCLI(t, "catalog", "validate", templatesDir)
-	if code != 0 || !strings.Contains(out, "92 entities, 0 errors") {
-		t.Fatalf("exit %d: %s", code, out)
+	for _, args := range [][]string{{templatesDir}, {"--strict", templatesDir}} {
+		out, _, code := runCLI(t, append([]string{"catalog", "validate"}, args...)...)
+		if code != 0 || out != "23 entities, 0 errors, 0 warnings\n" {
+			t.Fatalf("validate %s: exit %d: %s", args, code, out)
+		}
 	}
-	if _, _, code := runCLI(t, "catalog", "validate", "--strict", templatesDir); code != 1 {
+	// A warning fails only --strict.
+	warned := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(warned, "services"), 0o755))
+	must(t, os.WriteFile(filepath.Join(warned, "services", "web.json"), []byte(`{"name": "web",
+  "dependencies": {"runtime": {"uses": ["cache"]}}}`), 0o644))
+	out, _, code := runCLI(t, "catalog", "validate", warned)
+	if want := `services/web.json: dependencies.runtime.uses[0]: warning: "cache" is not a service and no service provides it`; code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d: %s, want exit 0 and %s", code, out, want)
+	}
+	if _, _, code := runCLI(t, "catalog", "validate", "--strict", warned); code != 1 {
 		t.Fatalf("--strict with warnings: exit %d, want 1", code)
 	}
 	bad := t.TempDir()
@@ -54,12 +65,12 @@ func TestCatalogImportExportThroughDatabase(t *testing.T) {
 	}
 	exported := t.TempDir()
 	out, errOut, code := runCLI(t, "catalog", "export", exported)
-	if code != 0 || !strings.Contains(out, "exported 99 entities") {
+	if code != 0 || !strings.Contains(out, "exported 26 entities") {
 		t.Fatalf("export: exit %d: %s %s", code, out, errOut)
 	}
 	// import → export → import is lossless: nothing changes on re-import.
 	out, errOut, code = runCLI(t, "catalog", "import", exported)
-	if code != 0 || !strings.Contains(out, "0 created, 0 updated, 99 unchanged, 0 deleted") {
+	if code != 0 || !strings.Contains(out, "0 created, 0 updated, 26 unchanged, 0 deleted") {
 		t.Fatalf("re-import: exit %d: %s %s", code, out, errOut)
 	}
 	// A catalog with an error stores nothing.
@@ -71,7 +82,7 @@ func TestCatalogImportExportThroughDatabase(t *testing.T) {
 		t.Fatalf("bad import: exit %d: %s %s", code, out, errOut)
 	}
 	again := t.TempDir()
-	if out, _, code := runCLI(t, "catalog", "export", again); code != 0 || !strings.Contains(out, "exported 99 entities") {
+	if out, _, code := runCLI(t, "catalog", "export", again); code != 0 || !strings.Contains(out, "exported 26 entities") {
 		t.Fatalf("after failed import: %s", out)
 	}
 	// Another tenant starts empty but sees the shared types.
@@ -80,7 +91,7 @@ func TestCatalogImportExportThroughDatabase(t *testing.T) {
 	}
 	acme := t.TempDir()
 	out, _, _ = runCLI(t, "catalog", "export", "--tenant", "acme", acme)
-	if !strings.Contains(out, "exported 8 entities") {
+	if !strings.Contains(out, "exported 4 entities") { // 3 driver types and base
 		t.Fatalf("acme export: %s", out)
 	}
 }
@@ -135,5 +146,41 @@ func TestCatalogImportSealsSensitiveFields(t *testing.T) {
 	must(t, db.Get(&clear, `SELECT count(*) FROM catalog_entities WHERE body::text LIKE '%' || $1 || '%'`, secret))
 	if clear != 0 {
 		t.Errorf("%d catalog rows hold the sensitive value in the clear", clear)
+	}
+}
+
+// bundle --only splits a catalog into what the superadmin imports (the
+// driver types) and what a tenant admin imports (the rest).
+func TestCatalogBundleOnly(t *testing.T) {
+	kinds := func(args ...string) map[string]int {
+		t.Helper()
+		out, errOut, code := runCLI(t, append([]string{"catalog", "bundle"}, args...)...)
+		if code != 0 {
+			t.Fatalf("bundle %s: exit %d: %s", args, code, errOut)
+		}
+		var doc map[string][]json.RawMessage
+		must(t, json.Unmarshal([]byte(out), &doc))
+		n := map[string]int{}
+		for k, es := range doc {
+			if len(es) > 0 {
+				n[k] = len(es)
+			}
+		}
+		return n
+	}
+	cat := filepath.Join("..", "..", "examples", "catalog")
+	if got, want := kinds(cat), map[string]int{"providertypes": 2, "automatortypes": 2, "providers": 2, "hardwaretypes": 1,
+		"imagetypes": 1, "services": 4, "clustertemplates": 2}; !maps.Equal(got, want) {
+		t.Errorf("whole bundle: %v, want %v", got, want)
+	}
+	if got, want := kinds("--only", "shared", cat), map[string]int{"providertypes": 2, "automatortypes": 2}; !maps.Equal(got, want) {
+		t.Errorf("--only shared: %v, want %v", got, want)
+	}
+	if got, want := kinds("--only", "tenant", cat), map[string]int{"providers": 2, "hardwaretypes": 1, "imagetypes": 1,
+		"services": 4, "clustertemplates": 2}; !maps.Equal(got, want) {
+		t.Errorf("--only tenant: %v, want %v", got, want)
+	}
+	if _, errOut, code := runCLI(t, "catalog", "bundle", "--only", "mine", cat); code != 1 || !strings.Contains(errOut, `--only "mine"`) {
+		t.Errorf("--only mine: exit %d: %s", code, errOut)
 	}
 }

@@ -60,11 +60,27 @@ and JSON path. It exits 1 when there is an error (or, with --strict, a warning).
 }
 
 func newCatalogBundleCmd() *cobra.Command {
-	return &cobra.Command{
+	var only string
+	cmd := &cobra.Command{
 		Use:   "bundle DIR|FILE",
 		Short: "Print a catalog as one JSON document, as importCatalog takes it",
-		Args:  cobra.ExactArgs(1),
+		Long: `Bundle prints a catalog as one JSON document, as importCatalog takes it.
+Provider and automator types are shared by every tenant and only the
+superadmin imports them: --only shared prints just those, --only tenant
+everything else (what a tenant admin imports).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var keep func(catalog.Kind) bool
+			switch only {
+			case "":
+				keep = func(catalog.Kind) bool { return true }
+			case "shared":
+				keep = catalog.Kind.Shared
+			case "tenant":
+				keep = func(k catalog.Kind) bool { return !k.Shared() }
+			default:
+				return fmt.Errorf("--only %q: use shared (the provider and automator types) or tenant (everything else)", only)
+			}
 			c, issues, err := catalog.LoadPath(args[0])
 			if err != nil {
 				return err
@@ -73,7 +89,15 @@ func newCatalogBundleCmd() *cobra.Command {
 				printIssues(cmd.ErrOrStderr(), issues, c)
 				return exitCode(1)
 			}
-			b, err := c.Bundle()
+			part := catalog.New()
+			for _, k := range catalog.Kinds {
+				if keep(k) {
+					for _, e := range c.Entities(k) {
+						part.Put(e)
+					}
+				}
+			}
+			b, err := part.Bundle()
 			if err != nil {
 				return err
 			}
@@ -81,4 +105,6 @@ func newCatalogBundleCmd() *cobra.Command {
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&only, "only", "", "print only the shared kinds (shared) or only the tenant's (tenant)")
+	return cmd
 }

@@ -224,7 +224,7 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 	fmt.Fprintf(out, `
 coopr is up.
 
-  playground   %[1]s/
+  playground   %[1]s/playground
   API          %[1]s/graphql
   tenant       %[2]s (example catalog from %[3]s)
 

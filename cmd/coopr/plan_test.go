@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 )
 
 func TestPlanGolden(t *testing.T) {
@@ -47,12 +49,12 @@ func writeFile(t *testing.T, path string, v any) {
 	}
 }
 
-// TestPlanAcceptance runs the shared planner cases of cluster operations
-// through the command: a catalog of only services/ and a nodes file.
+// TestPlanAcceptance runs Coopr's planner cases (COOPR_COMPAT_DIR) of
+// cluster operations through the command: a catalog of only services/ and
+// a nodes file.
 func TestPlanAcceptance(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "acceptance", "planner", "*.json"))
 	ran := 0
-	for _, f := range files {
+	for _, f := range cooprcompat.Cases(t, "planner") {
 		var c struct {
 			ClusterAction      string            `json:"cluster_action"`
 			ServiceDefinitions []json.RawMessage `json:"service_definitions"`

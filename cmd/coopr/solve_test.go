@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/cooprhq/coopr/internal/cooprcompat"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -39,7 +41,13 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-var templatesDir = filepath.Join("..", "..", "..", "shared", "catalogs", "coopr-templates")
+// templatesDir and pluginTypesDir are the two halves of the test catalog:
+// the lamp and hadoop-distributed templates with what they need, and the
+// driver types.
+var (
+	templatesDir   = filepath.Join("..", "..", "testdata", "catalog", "templates")
+	pluginTypesDir = filepath.Join("..", "..", "testdata", "catalog", "types")
+)
 
 func TestSolveGolden(t *testing.T) {
 	tests := []struct {
@@ -116,8 +124,9 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// acceptance cases of kinds create and add_services, run through the CLI on a
-// catalog directory written from each case.
+// Coopr's acceptance cases (COOPR_COMPAT_DIR) of kinds create and
+// add_services, run through the CLI on a catalog directory written from
+// each case.
 type cliCase struct {
 	Name               string            `json:"name"`
 	Kind               string            `json:"kind"`
@@ -162,9 +171,8 @@ func writeJSONFile(t *testing.T, dir, kind, name string, v any) {
 }
 
 func TestSolveAcceptanceCasesThroughCLI(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "acceptance", "solver", "*.json"))
 	ran := 0
-	for _, f := range files {
+	for _, f := range cooprcompat.Cases(t, "solver") {
 		data, err := os.ReadFile(f)
 		must(t, err)
 		var c cliCase
