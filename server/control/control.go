@@ -246,6 +246,13 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 	if err := catalog.CheckDNSSuffix(out.suffix); err != nil {
 		return nil, invalid("dnsSuffix", "%v", err)
 	}
+	// Node host names come from the name: refuse one that makes none
+	// before anything is made, not when the node is.
+	var he *solver.HostnameError
+	if err := solver.CheckHostnames(solver.Cluster{ID: clusterID, Name: req.Name, DNSSuffix: out.suffix},
+		solver.FirstNodeNum+req.Size-1); errors.As(err, &he) {
+		return nil, invalid(he.Field, "%s", he.Message)
+	}
 	out.config = tmpl.Defaults.Config
 	if req.Config != nil {
 		out.config = req.Config
