@@ -65,6 +65,9 @@ func (r *mutationResolver) control(ctx context.Context, id string, c control.Job
 
 func opRequest(in model.OperationInput, expectedPlanHash *string) (control.OpRequest, error) {
 	req := control.OpRequest{Op: control.Operation(in.Operation), Services: in.Services}
+	if in.Replace != nil {
+		req.Replace = *in.Replace
+	}
 	if in.NumMachines != nil {
 		req.Size = *in.NumMachines
 	}
@@ -81,7 +84,14 @@ func opRequest(in model.OperationInput, expectedPlanHash *string) (control.OpReq
 
 func opPreviewModel(op *control.OpPlan) *model.OperationPreview {
 	out := &model.OperationPreview{Action: string(op.Action), PlanHash: op.PlanHash, Added: []*model.PreviewNode{},
-		Removed: []int{}, Changed: []*model.NodeChange{}}
+		Removed: []int{}, Changed: []*model.NodeChange{}, ConfigChanges: []*model.ConfigChange{}}
+	if op.Config != nil {
+		out.Config = op.Config
+	}
+	for _, c := range op.ConfigChanges {
+		out.ConfigChanges = append(out.ConfigChanges, &model.ConfigChange{Path: c.Path, Kind: model.ConfigChangeKind(c.Kind),
+			Old: c.Old, New: c.New})
+	}
 	for _, n := range op.Added {
 		out.Added = append(out.Added, previewNode(n))
 	}

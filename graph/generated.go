@@ -158,6 +158,13 @@ type ComplexityRoot struct {
 		Warnings func(childComplexity int) int
 	}
 
+	ConfigChange struct {
+		Kind func(childComplexity int) int
+		New  func(childComplexity int) int
+		Old  func(childComplexity int) int
+		Path func(childComplexity int) int
+	}
+
 	ImportResult struct {
 		Created   func(childComplexity int) int
 		Deleted   func(childComplexity int) int
@@ -259,14 +266,16 @@ type ComplexityRoot struct {
 	}
 
 	OperationPreview struct {
-		Action   func(childComplexity int) int
-		Added    func(childComplexity int) int
-		Changed  func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		PlanHash func(childComplexity int) int
-		Removed  func(childComplexity int) int
-		Stages   func(childComplexity int) int
-		Tasks    func(childComplexity int) int
+		Action        func(childComplexity int) int
+		Added         func(childComplexity int) int
+		Changed       func(childComplexity int) int
+		Config        func(childComplexity int) int
+		ConfigChanges func(childComplexity int) int
+		Edges         func(childComplexity int) int
+		PlanHash      func(childComplexity int) int
+		Removed       func(childComplexity int) int
+		Stages        func(childComplexity int) int
+		Tasks         func(childComplexity int) int
 	}
 
 	PlanTask struct {
@@ -1024,6 +1033,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClusterPreview.Warnings(childComplexity), true
 
+	case "ConfigChange.kind":
+		if e.ComplexityRoot.ConfigChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Kind(childComplexity), true
+	case "ConfigChange.new":
+		if e.ComplexityRoot.ConfigChange.New == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.New(childComplexity), true
+	case "ConfigChange.old":
+		if e.ComplexityRoot.ConfigChange.Old == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Old(childComplexity), true
+	case "ConfigChange.path":
+		if e.ComplexityRoot.ConfigChange.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Path(childComplexity), true
+
 	case "ImportResult.created":
 		if e.ComplexityRoot.ImportResult.Created == nil {
 			break
@@ -1656,6 +1690,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationPreview.Changed(childComplexity), true
+	case "OperationPreview.config":
+		if e.ComplexityRoot.OperationPreview.Config == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Config(childComplexity), true
+	case "OperationPreview.configChanges":
+		if e.ComplexityRoot.OperationPreview.ConfigChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.ConfigChanges(childComplexity), true
 	case "OperationPreview.edges":
 		if e.ComplexityRoot.OperationPreview.Edges == nil {
 			break
@@ -3220,7 +3266,7 @@ type JobProgress {
 }
 
 enum ClusterOperation {
-  "Replace the config and reconfigure every service."
+  "Change the config (merged into the cluster's, or replacing it) and reconfigure every service."
   CONFIGURE
   "As CONFIGURE, stopping and starting services around it."
   CONFIGURE_WITH_RESTART
@@ -3236,8 +3282,14 @@ input OperationInput {
   operation: ClusterOperation!
   "START/STOP/RESTART_SERVICES: the services (default all), widened by their dependencies; ADD_SERVICES: those to add."
   services: [String!]
-  "CONFIGURE: the new config."
+  """
+  CONFIGURE: the changes, merged into the cluster's config as a JSON merge
+  patch (RFC 7396): objects merge key by key, a null removes the key, any
+  other value (arrays too) replaces it. With replace: the whole new config.
+  """
   config: JSON
+  "CONFIGURE: config replaces the cluster's whole config instead of merging into it."
+  replace: Boolean = false
   "SCALE: the new node count."
   numMachines: Int
   "As on create: user fields of the provider type; sensitive ones replace the stored ones."
@@ -3257,10 +3309,34 @@ type OperationPreview {
   "Numbers of the nodes removed."
   removed: [Int!]!
   changed: [NodeChange!]!
+  "CONFIGURE: the config the cluster will have; null for other operations."
+  config: JSON
+  "CONFIGURE: how that config differs from the cluster's, path by path; empty for other operations."
+  configChanges: [ConfigChange!]!
   tasks: [PlanTask!]!
   edges: [[String!]!]!
   stages: [[String!]!]!
   planHash: String!
+}
+
+"One difference between a cluster's config and the one an operation gives it."
+type ConfigChange {
+  """
+  Keys from the top of the config, e.g. ["lb", "backends"]. Objects are
+  compared key by key, other values (arrays too) whole.
+  """
+  path: [String!]!
+  kind: ConfigChangeKind!
+  "The value before; null when ADDED."
+  old: JSON
+  "The value after; null when REMOVED."
+  new: JSON
+}
+
+enum ConfigChangeKind {
+  ADDED
+  REMOVED
+  CHANGED
 }
 `, BuiltIn: false},
 }
@@ -3490,6 +3566,20 @@ func (ec *executionContext) childFields_ClusterPreview(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type ClusterPreview", field.Name)
 }
 
+func (ec *executionContext) childFields_ConfigChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_ConfigChange_path(ctx, field)
+	case "kind":
+		return ec.fieldContext_ConfigChange_kind(ctx, field)
+	case "old":
+		return ec.fieldContext_ConfigChange_old(ctx, field)
+	case "new":
+		return ec.fieldContext_ConfigChange_new(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigChange", field.Name)
+}
+
 func (ec *executionContext) childFields_ImportResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "created":
@@ -3632,6 +3722,10 @@ func (ec *executionContext) childFields_OperationPreview(ctx context.Context, fi
 		return ec.fieldContext_OperationPreview_removed(ctx, field)
 	case "changed":
 		return ec.fieldContext_OperationPreview_changed(ctx, field)
+	case "config":
+		return ec.fieldContext_OperationPreview_config(ctx, field)
+	case "configChanges":
+		return ec.fieldContext_OperationPreview_configChanges(ctx, field)
 	case "tasks":
 		return ec.fieldContext_OperationPreview_tasks(ctx, field)
 	case "edges":
@@ -6800,6 +6894,98 @@ func (ec *executionContext) fieldContext_ClusterPreview_warnings(_ context.Conte
 	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
 }
 
+func (ec *executionContext) _ConfigChange_path(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ConfigChange_kind(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ConfigChangeKind) graphql.Marshaler {
+			return ec.marshalNConfigChangeKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "ConfigChangeKind")
+}
+
+func (ec *executionContext) _ConfigChange_old(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_old(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Old, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOJSON2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_old(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _ConfigChange_new(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_new(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.New, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOJSON2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_new(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "JSON")
+}
+
 func (ec *executionContext) _ImportResult_created(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9337,6 +9523,61 @@ func (ec *executionContext) fieldContext_OperationPreview_changed(_ context.Cont
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_NodeChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationPreview_config(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_config(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Config, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOJSON2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_config(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationPreview", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _OperationPreview_configChanges(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_configChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfigChanges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ConfigChange) graphql.Marshaler {
+			return ec.marshalNConfigChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_configChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigChange(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13892,7 +14133,11 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"operation", "services", "config", "numMachines", "providerFields"}
+	if _, present := asMap["replace"]; !present {
+		asMap["replace"] = false
+	}
+
+	fieldsInOrder := [...]string{"operation", "services", "config", "replace", "numMachines", "providerFields"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13920,6 +14165,13 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Config = data
+		case "replace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("replace"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Replace = data
 		case "numMachines":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("numMachines"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -15120,6 +15372,54 @@ func (ec *executionContext) _ClusterPreview(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var configChangeImplementors = []string{"ConfigChange"}
+
+func (ec *executionContext) _ConfigChange(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigChange")
+		case "path":
+			out.Values[i] = ec._ConfigChange_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ConfigChange_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "old":
+			out.Values[i] = ec._ConfigChange_old(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "new":
+			out.Values[i] = ec._ConfigChange_new(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var importResultImplementors = []string{"ImportResult"}
 
 func (ec *executionContext) _ImportResult(ctx context.Context, sel ast.SelectionSet, obj *model.ImportResult) graphql.Marshaler {
@@ -15827,6 +16127,16 @@ func (ec *executionContext) _OperationPreview(ctx context.Context, sel ast.Selec
 			}
 		case "changed":
 			out.Values[i] = ec._OperationPreview_changed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "config":
+			out.Values[i] = ec._OperationPreview_config(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "configChanges":
+			out.Values[i] = ec._OperationPreview_configChanges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17448,6 +17758,40 @@ func (ec *executionContext) unmarshalNClusterStatus2githubᚗcomᚋcooprhqᚋcoo
 }
 
 func (ec *executionContext) marshalNClusterStatus2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatus(ctx context.Context, sel ast.SelectionSet, v model.ClusterStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNConfigChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConfigChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfigChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConfigChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChange(ctx context.Context, sel ast.SelectionSet, v *model.ConfigChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ConfigChange!")
+		return graphql.Null
+	}
+	return ec._ConfigChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConfigChangeKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeKind(ctx context.Context, v any) (model.ConfigChangeKind, error) {
+	var res model.ConfigChangeKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConfigChangeKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeKind(ctx context.Context, sel ast.SelectionSet, v model.ConfigChangeKind) graphql.Marshaler {
 	return v
 }
 

@@ -146,6 +146,18 @@ type ClusterPreview struct {
 	Warnings []string    `json:"warnings"`
 }
 
+// One difference between a cluster's config and the one an operation gives it.
+type ConfigChange struct {
+	// Keys from the top of the config, e.g. ["lb", "backends"]. Objects are
+	// compared key by key, other values (arrays too) whole.
+	Path []string         `json:"path"`
+	Kind ConfigChangeKind `json:"kind"`
+	// The value before; null when ADDED.
+	Old any `json:"old,omitempty"`
+	// The value after; null when REMOVED.
+	New any `json:"new,omitempty"`
+}
+
 type DriverInput struct {
 	Role    string  `json:"role"`
 	Name    string  `json:"name"`
@@ -212,8 +224,12 @@ type OperationInput struct {
 	Operation ClusterOperation `json:"operation"`
 	// START/STOP/RESTART_SERVICES: the services (default all), widened by their dependencies; ADD_SERVICES: those to add.
 	Services []string `json:"services,omitempty"`
-	// CONFIGURE: the new config.
+	// CONFIGURE: the changes, merged into the cluster's config as a JSON merge
+	// patch (RFC 7396): objects merge key by key, a null removes the key, any
+	// other value (arrays too) replaces it. With replace: the whole new config.
 	Config any `json:"config,omitempty"`
+	// CONFIGURE: config replaces the cluster's whole config instead of merging into it.
+	Replace *bool `json:"replace,omitempty"`
 	// SCALE: the new node count.
 	NumMachines *int `json:"numMachines,omitempty"`
 	// As on create: user fields of the provider type; sensitive ones replace the stored ones.
@@ -225,12 +241,16 @@ type OperationPreview struct {
 	Action string         `json:"action"`
 	Added  []*PreviewNode `json:"added"`
 	// Numbers of the nodes removed.
-	Removed  []int         `json:"removed"`
-	Changed  []*NodeChange `json:"changed"`
-	Tasks    []*PlanTask   `json:"tasks"`
-	Edges    [][]string    `json:"edges"`
-	Stages   [][]string    `json:"stages"`
-	PlanHash string        `json:"planHash"`
+	Removed []int         `json:"removed"`
+	Changed []*NodeChange `json:"changed"`
+	// CONFIGURE: the config the cluster will have; null for other operations.
+	Config any `json:"config,omitempty"`
+	// CONFIGURE: how that config differs from the cluster's, path by path; empty for other operations.
+	ConfigChanges []*ConfigChange `json:"configChanges"`
+	Tasks         []*PlanTask     `json:"tasks"`
+	Edges         [][]string      `json:"edges"`
+	Stages        [][]string      `json:"stages"`
+	PlanHash      string          `json:"planHash"`
 }
 
 type PlanTask struct {
@@ -589,7 +609,7 @@ func (e CatalogKind) MarshalJSON() ([]byte, error) {
 type ClusterOperation string
 
 const (
-	// Replace the config and reconfigure every service.
+	// Change the config (merged into the cluster's, or replacing it) and reconfigure every service.
 	ClusterOperationConfigure ClusterOperation = "CONFIGURE"
 	// As CONFIGURE, stopping and starting services around it.
 	ClusterOperationConfigureWithRestart ClusterOperation = "CONFIGURE_WITH_RESTART"
@@ -710,6 +730,63 @@ func (e *ClusterStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e ClusterStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type ConfigChangeKind string
+
+const (
+	ConfigChangeKindAdded   ConfigChangeKind = "ADDED"
+	ConfigChangeKindRemoved ConfigChangeKind = "REMOVED"
+	ConfigChangeKindChanged ConfigChangeKind = "CHANGED"
+)
+
+var AllConfigChangeKind = []ConfigChangeKind{
+	ConfigChangeKindAdded,
+	ConfigChangeKindRemoved,
+	ConfigChangeKindChanged,
+}
+
+func (e ConfigChangeKind) IsValid() bool {
+	switch e {
+	case ConfigChangeKindAdded, ConfigChangeKindRemoved, ConfigChangeKindChanged:
+		return true
+	}
+	return false
+}
+
+func (e ConfigChangeKind) String() string {
+	return string(e)
+}
+
+func (e *ConfigChangeKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ConfigChangeKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ConfigChangeKind", str)
+	}
+	return nil
+}
+
+func (e ConfigChangeKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ConfigChangeKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ConfigChangeKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
