@@ -52,7 +52,16 @@ func previewModel(pv *control.Preview) *model.ClusterPreview {
 		out.Nodes = append(out.Nodes, previewNode(n))
 	}
 	out.Tasks, out.Edges, out.Stages = planModel(pv.Plan, func(t planner.Task) int { return t.NodeNum })
+	out.Capacity = capacityModel(pv.Capacity)
 	return out
+}
+
+func capacityModel(u *control.CapacityUse) *model.ProviderCapacity {
+	if u == nil {
+		return nil
+	}
+	return &model.ProviderCapacity{Provider: u.Provider, Pool: u.Pool, Nodes: u.Nodes, Used: u.Used, Free: u.Free(),
+		Requested: u.Requested}
 }
 
 func (r *mutationResolver) control(ctx context.Context, id string, c control.JobControl) (*control.Job, error) {
@@ -102,6 +111,7 @@ func opPreviewModel(op *control.OpPlan) *model.OperationPreview {
 		out.Changed = append(out.Changed, &model.NodeChange{Nodenum: c.NodeNum, Add: c.Add})
 	}
 	out.Tasks, out.Edges, out.Stages = planModel(op.Plan, func(t planner.Task) int { return op.NodeNum(t.Node) })
+	out.Capacity = capacityModel(op.Capacity)
 	return out
 }
 

@@ -147,6 +147,7 @@ type ComplexityRoot struct {
 	}
 
 	ClusterPreview struct {
+		Capacity func(childComplexity int) int
 		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
 		PlanHash func(childComplexity int) int
@@ -268,6 +269,7 @@ type ComplexityRoot struct {
 	OperationPreview struct {
 		Action        func(childComplexity int) int
 		Added         func(childComplexity int) int
+		Capacity      func(childComplexity int) int
 		Changed       func(childComplexity int) int
 		Config        func(childComplexity int) int
 		ConfigChanges func(childComplexity int) int
@@ -315,6 +317,15 @@ type ComplexityRoot struct {
 		Superadmin func(childComplexity int) int
 		Tenant     func(childComplexity int) int
 		User       func(childComplexity int) int
+	}
+
+	ProviderCapacity struct {
+		Free      func(childComplexity int) int
+		Nodes     func(childComplexity int) int
+		Pool      func(childComplexity int) int
+		Provider  func(childComplexity int) int
+		Requested func(childComplexity int) int
+		Used      func(childComplexity int) int
 	}
 
 	PutEntityResult struct {
@@ -978,6 +989,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClusterEvent.TaskID(childComplexity), true
 
+	case "ClusterPreview.capacity":
+		if e.ComplexityRoot.ClusterPreview.Capacity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Capacity(childComplexity), true
 	case "ClusterPreview.edges":
 		if e.ComplexityRoot.ClusterPreview.Edges == nil {
 			break
@@ -1684,6 +1701,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationPreview.Added(childComplexity), true
+	case "OperationPreview.capacity":
+		if e.ComplexityRoot.OperationPreview.Capacity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Capacity(childComplexity), true
 	case "OperationPreview.changed":
 		if e.ComplexityRoot.OperationPreview.Changed == nil {
 			break
@@ -1898,6 +1921,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Principal.User(childComplexity), true
+
+	case "ProviderCapacity.free":
+		if e.ComplexityRoot.ProviderCapacity.Free == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Free(childComplexity), true
+	case "ProviderCapacity.nodes":
+		if e.ComplexityRoot.ProviderCapacity.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Nodes(childComplexity), true
+	case "ProviderCapacity.pool":
+		if e.ComplexityRoot.ProviderCapacity.Pool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Pool(childComplexity), true
+	case "ProviderCapacity.provider":
+		if e.ComplexityRoot.ProviderCapacity.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Provider(childComplexity), true
+	case "ProviderCapacity.requested":
+		if e.ComplexityRoot.ProviderCapacity.Requested == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Requested(childComplexity), true
+	case "ProviderCapacity.used":
+		if e.ComplexityRoot.ProviderCapacity.Used == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Used(childComplexity), true
 
 	case "PutEntityResult.entity":
 		if e.ComplexityRoot.PutEntityResult.Entity == nil {
@@ -2602,7 +2662,7 @@ type Mutation {
   "Delete one version of an entity, or every version when version is absent (tenant admins)."
   deleteCatalogEntity(kind: CatalogKind!, name: String!, version: Int): Boolean!
 
-  "What a create would do: the layout and the plan, nothing stored. Quotas are checked, not reserved."
+  "What a create would do: the layout and the plan, nothing stored. Quotas and the provider's capacity are checked, not reserved."
   previewCluster(input: ClusterInput!): ClusterPreview!
   """
   Create a cluster. With expectedPlanHash (a preview's planHash), the create
@@ -2996,6 +3056,28 @@ type ClusterPreview {
   stages: [[String!]!]!
   planHash: String!
   warnings: [String!]!
+  "The provider's room and what the create takes of it; null when its vm driver declares no capacity."
+  capacity: ProviderCapacity
+}
+
+"""
+A provider's room for nodes, as its vm driver declares it (local: the
+addresses of its subnet; pool: its hosts). Nodes of every cluster not
+TERMINATED hold it, every tenant's whose provider names the same subnet or
+hosts. A create or scale-out that does not fit is CAPACITY_EXCEEDED.
+"""
+type ProviderCapacity {
+  provider: String!
+  "What the nodes take, e.g. subnet 10.231.0.0/24, or 5 hosts."
+  pool: String!
+  "Nodes it holds in all."
+  nodes: Int!
+  "Held by nodes of clusters not TERMINATED."
+  used: Int!
+  "Nodes that still fit."
+  free: Int!
+  "Nodes the request adds."
+  requested: Int!
 }
 
 type PreviewNode {
@@ -3313,6 +3395,8 @@ type OperationPreview {
   config: JSON
   "CONFIGURE: how that config differs from the cluster's, path by path; empty for other operations."
   configChanges: [ConfigChange!]!
+  "SCALE out: the provider's room and what the new nodes take of it; null otherwise or when its vm driver declares no capacity."
+  capacity: ProviderCapacity
   tasks: [PlanTask!]!
   edges: [[String!]!]!
   stages: [[String!]!]!
@@ -3562,6 +3646,8 @@ func (ec *executionContext) childFields_ClusterPreview(ctx context.Context, fiel
 		return ec.fieldContext_ClusterPreview_planHash(ctx, field)
 	case "warnings":
 		return ec.fieldContext_ClusterPreview_warnings(ctx, field)
+	case "capacity":
+		return ec.fieldContext_ClusterPreview_capacity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterPreview", field.Name)
 }
@@ -3726,6 +3812,8 @@ func (ec *executionContext) childFields_OperationPreview(ctx context.Context, fi
 		return ec.fieldContext_OperationPreview_config(ctx, field)
 	case "configChanges":
 		return ec.fieldContext_OperationPreview_configChanges(ctx, field)
+	case "capacity":
+		return ec.fieldContext_OperationPreview_capacity(ctx, field)
 	case "tasks":
 		return ec.fieldContext_OperationPreview_tasks(ctx, field)
 	case "edges":
@@ -3814,6 +3902,24 @@ func (ec *executionContext) childFields_Principal(ctx context.Context, field gra
 		return ec.fieldContext_Principal_superadmin(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Principal", field.Name)
+}
+
+func (ec *executionContext) childFields_ProviderCapacity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_ProviderCapacity_provider(ctx, field)
+	case "pool":
+		return ec.fieldContext_ProviderCapacity_pool(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ProviderCapacity_nodes(ctx, field)
+	case "used":
+		return ec.fieldContext_ProviderCapacity_used(ctx, field)
+	case "free":
+		return ec.fieldContext_ProviderCapacity_free(ctx, field)
+	case "requested":
+		return ec.fieldContext_ProviderCapacity_requested(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProviderCapacity", field.Name)
 }
 
 func (ec *executionContext) childFields_PutEntityResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6894,6 +7000,38 @@ func (ec *executionContext) fieldContext_ClusterPreview_warnings(_ context.Conte
 	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
 }
 
+func (ec *executionContext) _ClusterPreview_capacity(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_capacity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capacity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ProviderCapacity) graphql.Marshaler {
+			return ec.marshalOProviderCapacity2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐProviderCapacity(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_capacity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderCapacity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ConfigChange_path(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9583,6 +9721,38 @@ func (ec *executionContext) fieldContext_OperationPreview_configChanges(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _OperationPreview_capacity(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_capacity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capacity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ProviderCapacity) graphql.Marshaler {
+			return ec.marshalOProviderCapacity2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐProviderCapacity(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_capacity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderCapacity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OperationPreview_tasks(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10312,6 +10482,144 @@ func (ec *executionContext) _Principal_superadmin(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Principal_superadmin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Principal", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ProviderCapacity_provider(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProviderCapacity_pool(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_pool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_pool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProviderCapacity_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ProviderCapacity_used(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_used(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Used, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_used(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ProviderCapacity_free(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_free(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Free, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_free(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ProviderCapacity_requested(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_requested(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requested, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_requested(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PutEntityResult_entity(ctx context.Context, field graphql.CollectedField, obj *model.PutEntityResult) (ret graphql.Marshaler) {
@@ -15355,6 +15663,11 @@ func (ec *executionContext) _ClusterPreview(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "capacity":
+			out.Values[i] = ec._ClusterPreview_capacity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16140,6 +16453,11 @@ func (ec *executionContext) _OperationPreview(ctx context.Context, sel ast.Selec
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "capacity":
+			out.Values[i] = ec._OperationPreview_capacity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "tasks":
 			out.Values[i] = ec._OperationPreview_tasks(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -16404,6 +16722,64 @@ func (ec *executionContext) _Principal(ctx context.Context, sel ast.SelectionSet
 			}
 		case "superadmin":
 			out.Values[i] = ec._Principal_superadmin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var providerCapacityImplementors = []string{"ProviderCapacity"}
+
+func (ec *executionContext) _ProviderCapacity(ctx context.Context, sel ast.SelectionSet, obj *model.ProviderCapacity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, providerCapacityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProviderCapacity")
+		case "provider":
+			out.Values[i] = ec._ProviderCapacity_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pool":
+			out.Values[i] = ec._ProviderCapacity_pool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ProviderCapacity_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "used":
+			out.Values[i] = ec._ProviderCapacity_used(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "free":
+			out.Values[i] = ec._ProviderCapacity_free(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requested":
+			out.Values[i] = ec._ProviderCapacity_requested(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18846,6 +19222,13 @@ func (ec *executionContext) marshalOJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserv
 		return graphql.Null
 	}
 	return ec._Job(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOProviderCapacity2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐProviderCapacity(ctx context.Context, sel ast.SelectionSet, v *model.ProviderCapacity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProviderCapacity(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐRole(ctx context.Context, v any) (*model.Role, error) {

@@ -144,6 +144,8 @@ type ClusterPreview struct {
 	Stages   [][]string  `json:"stages"`
 	PlanHash string      `json:"planHash"`
 	Warnings []string    `json:"warnings"`
+	// The provider's room and what the create takes of it; null when its vm driver declares no capacity.
+	Capacity *ProviderCapacity `json:"capacity,omitempty"`
 }
 
 // One difference between a cluster's config and the one an operation gives it.
@@ -247,10 +249,12 @@ type OperationPreview struct {
 	Config any `json:"config,omitempty"`
 	// CONFIGURE: how that config differs from the cluster's, path by path; empty for other operations.
 	ConfigChanges []*ConfigChange `json:"configChanges"`
-	Tasks         []*PlanTask     `json:"tasks"`
-	Edges         [][]string      `json:"edges"`
-	Stages        [][]string      `json:"stages"`
-	PlanHash      string          `json:"planHash"`
+	// SCALE out: the provider's room and what the new nodes take of it; null otherwise or when its vm driver declares no capacity.
+	Capacity *ProviderCapacity `json:"capacity,omitempty"`
+	Tasks    []*PlanTask       `json:"tasks"`
+	Edges    [][]string        `json:"edges"`
+	Stages   [][]string        `json:"stages"`
+	PlanHash string            `json:"planHash"`
 }
 
 type PlanTask struct {
@@ -307,6 +311,24 @@ type ProgressInput struct {
 	Stream  LogStream `json:"stream"`
 	Chunk   string    `json:"chunk"`
 	Percent *float64  `json:"percent,omitempty"`
+}
+
+// A provider's room for nodes, as its vm driver declares it (local: the
+// addresses of its subnet; pool: its hosts). Nodes of every cluster not
+// TERMINATED hold it, every tenant's whose provider names the same subnet or
+// hosts. A create or scale-out that does not fit is CAPACITY_EXCEEDED.
+type ProviderCapacity struct {
+	Provider string `json:"provider"`
+	// What the nodes take, e.g. subnet 10.231.0.0/24, or 5 hosts.
+	Pool string `json:"pool"`
+	// Nodes it holds in all.
+	Nodes int `json:"nodes"`
+	// Held by nodes of clusters not TERMINATED.
+	Used int `json:"used"`
+	// Nodes that still fit.
+	Free int `json:"free"`
+	// Nodes the request adds.
+	Requested int `json:"requested"`
 }
 
 type PutEntityResult struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/macro"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/credentials"
@@ -58,6 +59,10 @@ type Service struct {
 	engine         *engine.Engine
 	creds          *credentials.Store
 	MaxClusterSize int
+	// Capacity holds the capacity rules of vm drivers by provider type
+	// (drivers/builtin.Capacities): creates and scale-outs that do not fit
+	// are refused. Providers of other types are not checked.
+	Capacity map[string]drivers.CapacityFunc
 }
 
 // New returns the control plane over a migrated store, an engine and the
@@ -144,6 +149,7 @@ type Preview struct {
 	Plan               *planner.Plan
 	PlanHash           string
 	Warnings           []string
+	Capacity           *CapacityUse // nil when the provider's driver declares none
 }
 
 // prepared is a checked and solved create.
@@ -392,8 +398,12 @@ func (s *Service) Preview(ctx context.Context, p store.Principal, req CreateRequ
 	if err := s.checkQuota(ctx, s.db, p, req.Size, true); err != nil {
 		return nil, err
 	}
+	use, err := s.checkCapacity(ctx, s.db, pr.provider, req.Size)
+	if err != nil {
+		return nil, err
+	}
 	return &Preview{Template: pr.tmpl.Name, Provider: pr.provider.Name, Services: pr.sol.Services, Nodes: pr.sol.Nodes,
-		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings}, nil
+		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: use}, nil
 }
 
 // quotaLockClass namespaces the per-tenant quota lock.
@@ -450,6 +460,9 @@ func (s *Service) Create(ctx context.Context, p store.Principal, req CreateReque
 			return err
 		}
 		if err := s.checkQuota(ctx, tx, p, req.Size, true); err != nil {
+			return err
+		}
+		if _, err := s.checkCapacity(ctx, tx, pr.provider, req.Size); err != nil {
 			return err
 		}
 		cfg, err := json.Marshal(pr.config)

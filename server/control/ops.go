@@ -54,11 +54,14 @@ type OpPlan struct {
 	// ConfigChanges what differs from the one it has.
 	Config        map[string]any
 	ConfigChanges []ConfigChange
-	hosts         map[string]int // node id -> nodenum, for previews
-	snap          *snapshot
-	sensitive     map[string]any // provider fields to seal, replacing the stored ones
-	services      []string       // cluster services afterwards
-	size          int
+	// Capacity is the provider's room a scale-out takes (nil for other
+	// operations, or when the provider's driver declares none).
+	Capacity  *CapacityUse
+	hosts     map[string]int // node id -> nodenum, for previews
+	snap      *snapshot
+	sensitive map[string]any // provider fields to seal, replacing the stored ones
+	services  []string       // cluster services afterwards
+	size      int
 }
 
 // NodeNum is the number of a node the plan names.
@@ -244,6 +247,10 @@ func (s *Service) PreviewOp(ctx context.Context, p store.Principal, id string, r
 		if err == nil && len(out.Added) > 0 {
 			err = s.checkQuota(ctx, tx, p, len(out.Added), false)
 		}
+		if err == nil && len(out.Added) > 0 {
+			// A preview checks, reserving nothing: no capacity lock.
+			out.Capacity, err = s.checkCapacity(ctx, s.db, out.snap.Provider, len(out.Added))
+		}
 		return err
 	})
 	return out, err
@@ -259,6 +266,9 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 		}
 		if len(op.Added) > 0 {
 			if err := s.checkQuota(ctx, tx, p, len(op.Added), false); err != nil {
+				return err
+			}
+			if _, err := s.checkCapacity(ctx, tx, op.snap.Provider, len(op.Added)); err != nil {
 				return err
 			}
 			if err := insertNodes(ctx, tx, id, op.Added); err != nil {
