@@ -167,6 +167,7 @@ type prepared struct {
 	warnings []string
 	fields   providerFields
 	admin    map[string]any // the provider's sensitive admin values
+	capacity *CapacityUse   // nil when the provider's driver declares none
 }
 
 func checkName(name string) error {
@@ -267,6 +268,14 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 		out.config = map[string]any{}
 	}
 	if err := checkMacros("config", out.config); err != nil {
+		return nil, err
+	}
+	// Refuse what cannot fit before solving and planning it (10,000 nodes
+	// take the planner half a minute); Create checks again under the locks.
+	if err := s.checkQuota(ctx, s.db, p, req.Size, true); err != nil {
+		return nil, err
+	}
+	if out.capacity, err = s.checkCapacity(ctx, s.db, out.provider, req.Size); err != nil {
 		return nil, err
 	}
 	sol, err := solver.Solve(solver.Request{Template: tmpl, Catalog: solver.FromCatalog(c), Provider: prov,
@@ -388,22 +397,16 @@ func macroWarnings(cfg map[string]any, services []string) []string {
 	return out
 }
 
-// Preview checks, solves and plans a create without storing anything.
+// Preview checks, solves and plans a create without storing anything;
+// quotas and capacity are checked, not reserved.
 // Hostnames use 0 for the cluster number, which is known only at create.
 func (s *Service) Preview(ctx context.Context, p store.Principal, req CreateRequest) (*Preview, error) {
 	pr, err := s.prepare(ctx, p, req, "0")
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkQuota(ctx, s.db, p, req.Size, true); err != nil {
-		return nil, err
-	}
-	use, err := s.checkCapacity(ctx, s.db, pr.provider, req.Size)
-	if err != nil {
-		return nil, err
-	}
 	return &Preview{Template: pr.tmpl.Name, Provider: pr.provider.Name, Services: pr.sol.Services, Nodes: pr.sol.Nodes,
-		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: use}, nil
+		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: pr.capacity}, nil
 }
 
 // quotaLockClass namespaces the per-tenant quota lock.

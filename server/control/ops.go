@@ -178,6 +178,16 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 			if req.Size == len(nodes) {
 				return nil, invalid("numMachines", "the cluster already has %d nodes", req.Size)
 			}
+			if grow := req.Size - len(nodes); grow > 0 {
+				// Refused before solving and planning; checked again under
+				// the locks once planned.
+				if err := s.checkQuota(ctx, s.db, p, grow, false); err != nil {
+					return nil, err
+				}
+				if _, err := s.checkCapacity(ctx, s.db, snap.Provider, grow); err != nil {
+					return nil, err
+				}
+			}
 			u, err = solver.Scale(solver.ScaleRequest{Template: snap.Template, Catalog: sc, Provider: c.Provider,
 				Cluster: solver.Cluster{ID: id, Name: c.Name, DNSSuffix: c.DNSSuffix}, Nodes: existing, Size: req.Size})
 		}
