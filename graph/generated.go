@@ -2892,7 +2892,12 @@ type Agent {
 
 "A create request, with Coopr's field names (SPEC §2.1)."
 input ClusterInput {
-  "1–255 printable characters; need not be unique."
+  """
+  1–255 printable characters; need not be unique. Node host names are
+  <name>-<id>-<nodenum>.<dnsSuffix>, the name lowercased, accents dropped,
+  other characters outside a-z and 0-9 made '-', leading digits dropped:
+  a name left with no letter is INVALID_INPUT.
+  """
   name: String!
   clusterTemplate: String!
   numMachines: Int!

@@ -110,7 +110,10 @@ type ClusterConnection struct {
 
 // A create request, with Coopr's field names (SPEC §2.1).
 type ClusterInput struct {
-	// 1–255 printable characters; need not be unique.
+	// 1–255 printable characters; need not be unique. Node host names are
+	// <name>-<id>-<nodenum>.<dnsSuffix>, the name lowercased, accents dropped,
+	// other characters outside a-z and 0-9 made '-', leading digits dropped:
+	// a name left with no letter is INVALID_INPUT.
 	Name            string  `json:"name"`
 	ClusterTemplate string  `json:"clusterTemplate"`
 	NumMachines     int     `json:"numMachines"`
