@@ -354,3 +354,28 @@ func TestClusterHostnames(t *testing.T) {
 		}
 	}
 }
+
+// A cluster made before the separator keeps its host names, and its new
+// nodes are named the same way: one scheme within a cluster.
+func TestScaleOutKeepsOldHostnames(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation { createCluster(input: {name: "demo2", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
+	id := cr.CreateCluster.ID
+	w.run(t, w.alice, id, "ACTIVE")
+	idnum := strings.TrimLeft(id, "0")
+	// As the old scheme named them: demo2 and the id run together.
+	if _, err := s.Srv.Store().DB().Exec(`UPDATE nodes SET hostname = 'demo2' || $2 || '-' || nodenum || '.local' WHERE cluster_id = $1`,
+		id, idnum); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		PreviewOperation struct{ Added []struct{ Hostname string } }
+	}
+	s.Must(w.alice, `mutation($id: ID!) { previewOperation(clusterId: $id, input: {operation: SCALE, numMachines: 3}) { added { hostname } } }`,
+		map[string]any{"id": id}, &out)
+	if a := out.PreviewOperation.Added; len(a) != 1 || a[0].Hostname != "demo2"+idnum+"-1002.local" {
+		t.Errorf("new node of an old cluster: %+v, want demo2%s-1002.local", a, idnum)
+	}
+}
