@@ -326,6 +326,7 @@ room the new nodes take on the provider.`,
 			if configure && configFile == "" {
 				return errors.New(args[1] + " needs --config FILE: the JSON object to merge into the cluster's config (with --replace, the whole new config)")
 			}
+			var hash *string
 			if dryRun || configure {
 				var pv struct{ PreviewOperation opPreview }
 				if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!) { previewOperation(clusterId: $id, input: $in) {
@@ -339,10 +340,13 @@ room the new nodes take on the provider.`,
 					return nil
 				}
 				printConfigChanges(cmd.OutOrStdout(), pv.PreviewOperation.ConfigChanges)
+				// Run the plan shown, or fail if the cluster changed since.
+				hash = &pv.PreviewOperation.PlanHash
 			}
 			var out struct{ RunOperation struct{ ID, Action string } }
-			if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!) { runOperation(clusterId: $id, input: $in) { id action } }`,
-				map[string]any{"id": args[0], "in": in}, &out); err != nil {
+			if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!, $h: String) {
+				runOperation(clusterId: $id, input: $in, expectedPlanHash: $h) { id action } }`,
+				map[string]any{"id": args[0], "in": in, "h": hash}, &out); err != nil {
 				return sizeHint(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s: %s\n", out.RunOperation.ID, out.RunOperation.Action)
