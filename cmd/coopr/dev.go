@@ -41,8 +41,9 @@ type devOptions struct {
 }
 
 // The dev tenant's quotas: what one machine runs comfortably. A local
-// node is a systemd-nspawn container of about 54 MB, and all of them build
-// at once on the agent's 16 slots.
+// node is a systemd-nspawn container (a web node: about 80 MB of memory,
+// its processes' RSS summed, and 8 MB of disk), and they all build at once
+// on the agent's 16 slots: 50 take some 4 GB.
 const (
 	devMaxClusters = 10
 	devMaxNodes    = 50
