@@ -46,12 +46,13 @@ func NodeID(clusterID string, nodenum int) string {
 	return uuid.NewSHA1(nodeNamespace, []byte(clusterID+"/"+strconv.Itoa(nodenum))).String()
 }
 
-// Host names are <prefix>-<idnum>-<nodenum>.<suffix> (SPEC §1.11, with a
-// '-' between the name and the id, so that "demo2" with id 40 is not read
-// as "demo" with id 240): prefix is HostPrefix of the cluster's name, idnum
-// the cluster id without leading zeros, suffix the dnsSuffix without its
-// leading dot (default local). The prefix is cut so that the first label
-// has at most 63 characters and the whole name at most 253.
+// Host names are <prefix>-<idnum>-<nodenum>.<suffix> (docs/api.md,
+// Clusters), with a '-' between the name and the id so that "demo2" with
+// id 40 is not read as "demo" with id 240: prefix is HostPrefix of the
+// cluster's name, idnum the cluster id without leading zeros, suffix the
+// dnsSuffix without its leading dot (default local). The prefix is cut so
+// that the first label has at most 63 characters and the whole name at
+// most 253.
 //
 // Clusters made before the separator have <prefix><idnum>-<nodenum> with
 // Coopr's prefix; Scale names their new nodes that way too (see
