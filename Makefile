@@ -15,8 +15,9 @@ build:
 
 # Everything on this machine: private Postgres and Redis under .coopr-dev/,
 # the server, an agent, local nodes and the example catalog (as root).
+# DEV_FLAGS passes flags, e.g. make dev DEV_FLAGS='--max-nodes 100'.
 dev: build
-	$(BIN) dev
+	$(BIN) dev $(DEV_FLAGS)
 
 # Every test, against a real Postgres, Redis, sshd hosts and containers.
 # test-prereqs installs and starts what is missing first (as root), or

@@ -52,7 +52,16 @@ func previewModel(pv *control.Preview) *model.ClusterPreview {
 		out.Nodes = append(out.Nodes, previewNode(n))
 	}
 	out.Tasks, out.Edges, out.Stages = planModel(pv.Plan, func(t planner.Task) int { return t.NodeNum })
+	out.Capacity = capacityModel(pv.Capacity)
 	return out
+}
+
+func capacityModel(u *control.CapacityUse) *model.ProviderCapacity {
+	if u == nil {
+		return nil
+	}
+	return &model.ProviderCapacity{Provider: u.Provider, Pool: u.Pool, Nodes: u.Nodes, Used: u.Used, Free: u.Free(),
+		Requested: u.Requested}
 }
 
 func (r *mutationResolver) control(ctx context.Context, id string, c control.JobControl) (*control.Job, error) {
@@ -65,6 +74,9 @@ func (r *mutationResolver) control(ctx context.Context, id string, c control.Job
 
 func opRequest(in model.OperationInput, expectedPlanHash *string) (control.OpRequest, error) {
 	req := control.OpRequest{Op: control.Operation(in.Operation), Services: in.Services}
+	if in.Replace != nil {
+		req.Replace = *in.Replace
+	}
 	if in.NumMachines != nil {
 		req.Size = *in.NumMachines
 	}
@@ -81,7 +93,14 @@ func opRequest(in model.OperationInput, expectedPlanHash *string) (control.OpReq
 
 func opPreviewModel(op *control.OpPlan) *model.OperationPreview {
 	out := &model.OperationPreview{Action: string(op.Action), PlanHash: op.PlanHash, Added: []*model.PreviewNode{},
-		Removed: []int{}, Changed: []*model.NodeChange{}}
+		Removed: []int{}, Changed: []*model.NodeChange{}, ConfigChanges: []*model.ConfigChange{}}
+	if op.Config != nil {
+		out.Config = op.Config
+	}
+	for _, c := range op.ConfigChanges {
+		out.ConfigChanges = append(out.ConfigChanges, &model.ConfigChange{Path: c.Path, Kind: model.ConfigChangeKind(c.Kind),
+			Old: c.Old, New: c.New})
+	}
 	for _, n := range op.Added {
 		out.Added = append(out.Added, previewNode(n))
 	}
@@ -92,6 +111,7 @@ func opPreviewModel(op *control.OpPlan) *model.OperationPreview {
 		out.Changed = append(out.Changed, &model.NodeChange{Nodenum: c.NodeNum, Add: c.Add})
 	}
 	out.Tasks, out.Edges, out.Stages = planModel(op.Plan, func(t planner.Task) int { return op.NodeNum(t.Node) })
+	out.Capacity = capacityModel(op.Capacity)
 	return out
 }
 

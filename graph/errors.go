@@ -28,6 +28,7 @@ const (
 	CodeInvalidInput    = "INVALID_INPUT"
 	CodeConflict        = "CONFLICT"
 	CodeQuotaExceeded   = "QUOTA_EXCEEDED"
+	CodeCapacity        = "CAPACITY_EXCEEDED"
 	CodeInternal        = "INTERNAL"
 )
 
@@ -112,6 +113,7 @@ func classify(err error) (string, map[string]any) {
 	var re *planner.RequestError
 	var cy *planner.CycleError
 	var mf *control.MissingFieldsError
+	var capErr *control.CapacityError
 	switch {
 	case errors.Is(err, errUnauthenticated):
 		return CodeUnauthenticated, nil
@@ -139,6 +141,9 @@ func classify(err error) (string, map[string]any) {
 		return "SLOT_NOT_ASSIGNED", nil
 	case errors.Is(err, engine.ErrStaleClaim):
 		return "STALE_CLAIM", nil
+	case errors.As(err, &capErr):
+		return CodeCapacity, map[string]any{"provider": capErr.Provider, "pool": capErr.Pool, "nodes": capErr.Nodes,
+			"used": capErr.Used, "free": capErr.Free(), "requested": capErr.Requested}
 	case errors.Is(err, control.ErrQuota):
 		return CodeQuotaExceeded, nil
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrNotFound):

@@ -147,6 +147,7 @@ type ComplexityRoot struct {
 	}
 
 	ClusterPreview struct {
+		Capacity func(childComplexity int) int
 		Edges    func(childComplexity int) int
 		Nodes    func(childComplexity int) int
 		PlanHash func(childComplexity int) int
@@ -156,6 +157,13 @@ type ComplexityRoot struct {
 		Tasks    func(childComplexity int) int
 		Template func(childComplexity int) int
 		Warnings func(childComplexity int) int
+	}
+
+	ConfigChange struct {
+		Kind func(childComplexity int) int
+		New  func(childComplexity int) int
+		Old  func(childComplexity int) int
+		Path func(childComplexity int) int
 	}
 
 	ImportResult struct {
@@ -259,14 +267,17 @@ type ComplexityRoot struct {
 	}
 
 	OperationPreview struct {
-		Action   func(childComplexity int) int
-		Added    func(childComplexity int) int
-		Changed  func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		PlanHash func(childComplexity int) int
-		Removed  func(childComplexity int) int
-		Stages   func(childComplexity int) int
-		Tasks    func(childComplexity int) int
+		Action        func(childComplexity int) int
+		Added         func(childComplexity int) int
+		Capacity      func(childComplexity int) int
+		Changed       func(childComplexity int) int
+		Config        func(childComplexity int) int
+		ConfigChanges func(childComplexity int) int
+		Edges         func(childComplexity int) int
+		PlanHash      func(childComplexity int) int
+		Removed       func(childComplexity int) int
+		Stages        func(childComplexity int) int
+		Tasks         func(childComplexity int) int
 	}
 
 	PlanTask struct {
@@ -306,6 +317,15 @@ type ComplexityRoot struct {
 		Superadmin func(childComplexity int) int
 		Tenant     func(childComplexity int) int
 		User       func(childComplexity int) int
+	}
+
+	ProviderCapacity struct {
+		Free      func(childComplexity int) int
+		Nodes     func(childComplexity int) int
+		Pool      func(childComplexity int) int
+		Provider  func(childComplexity int) int
+		Requested func(childComplexity int) int
+		Used      func(childComplexity int) int
 	}
 
 	PutEntityResult struct {
@@ -969,6 +989,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClusterEvent.TaskID(childComplexity), true
 
+	case "ClusterPreview.capacity":
+		if e.ComplexityRoot.ClusterPreview.Capacity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Capacity(childComplexity), true
 	case "ClusterPreview.edges":
 		if e.ComplexityRoot.ClusterPreview.Edges == nil {
 			break
@@ -1023,6 +1049,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterPreview.Warnings(childComplexity), true
+
+	case "ConfigChange.kind":
+		if e.ComplexityRoot.ConfigChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Kind(childComplexity), true
+	case "ConfigChange.new":
+		if e.ComplexityRoot.ConfigChange.New == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.New(childComplexity), true
+	case "ConfigChange.old":
+		if e.ComplexityRoot.ConfigChange.Old == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Old(childComplexity), true
+	case "ConfigChange.path":
+		if e.ComplexityRoot.ConfigChange.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Path(childComplexity), true
 
 	case "ImportResult.created":
 		if e.ComplexityRoot.ImportResult.Created == nil {
@@ -1650,12 +1701,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationPreview.Added(childComplexity), true
+	case "OperationPreview.capacity":
+		if e.ComplexityRoot.OperationPreview.Capacity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Capacity(childComplexity), true
 	case "OperationPreview.changed":
 		if e.ComplexityRoot.OperationPreview.Changed == nil {
 			break
 		}
 
 		return e.ComplexityRoot.OperationPreview.Changed(childComplexity), true
+	case "OperationPreview.config":
+		if e.ComplexityRoot.OperationPreview.Config == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Config(childComplexity), true
+	case "OperationPreview.configChanges":
+		if e.ComplexityRoot.OperationPreview.ConfigChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.ConfigChanges(childComplexity), true
 	case "OperationPreview.edges":
 		if e.ComplexityRoot.OperationPreview.Edges == nil {
 			break
@@ -1852,6 +1921,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Principal.User(childComplexity), true
+
+	case "ProviderCapacity.free":
+		if e.ComplexityRoot.ProviderCapacity.Free == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Free(childComplexity), true
+	case "ProviderCapacity.nodes":
+		if e.ComplexityRoot.ProviderCapacity.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Nodes(childComplexity), true
+	case "ProviderCapacity.pool":
+		if e.ComplexityRoot.ProviderCapacity.Pool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Pool(childComplexity), true
+	case "ProviderCapacity.provider":
+		if e.ComplexityRoot.ProviderCapacity.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Provider(childComplexity), true
+	case "ProviderCapacity.requested":
+		if e.ComplexityRoot.ProviderCapacity.Requested == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Requested(childComplexity), true
+	case "ProviderCapacity.used":
+		if e.ComplexityRoot.ProviderCapacity.Used == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderCapacity.Used(childComplexity), true
 
 	case "PutEntityResult.entity":
 		if e.ComplexityRoot.PutEntityResult.Entity == nil {
@@ -2556,7 +2662,7 @@ type Mutation {
   "Delete one version of an entity, or every version when version is absent (tenant admins)."
   deleteCatalogEntity(kind: CatalogKind!, name: String!, version: Int): Boolean!
 
-  "What a create would do: the layout and the plan, nothing stored. Quotas are checked, not reserved."
+  "What a create would do: the layout and the plan, nothing stored. Quotas and the provider's capacity are checked, not reserved."
   previewCluster(input: ClusterInput!): ClusterPreview!
   """
   Create a cluster. With expectedPlanHash (a preview's planHash), the create
@@ -2786,7 +2892,12 @@ type Agent {
 
 "A create request, with Coopr's field names (docs/operations.md#create-request)."
 input ClusterInput {
-  "1–255 printable characters; need not be unique."
+  """
+  1–255 printable characters; need not be unique. Node host names are
+  <name>-<id>-<nodenum>.<dnsSuffix>, the name lowercased, accents dropped,
+  other characters outside a-z and 0-9 made '-', leading digits dropped:
+  a name left with no letter is INVALID_INPUT.
+  """
   name: String!
   clusterTemplate: String!
   numMachines: Int!
@@ -2950,6 +3061,28 @@ type ClusterPreview {
   stages: [[String!]!]!
   planHash: String!
   warnings: [String!]!
+  "The provider's room and what the create takes of it; null when its vm driver declares no capacity."
+  capacity: ProviderCapacity
+}
+
+"""
+A provider's room for nodes, as its vm driver declares it (local: the
+addresses of its subnet; pool: its hosts). Nodes of every cluster not
+TERMINATED hold it, every tenant's whose provider names the same subnet or
+hosts. A create or scale-out that does not fit is CAPACITY_EXCEEDED.
+"""
+type ProviderCapacity {
+  provider: String!
+  "What the nodes take, e.g. subnet 10.231.0.0/24, or 5 hosts."
+  pool: String!
+  "Nodes it holds in all."
+  nodes: Int!
+  "Held by nodes of clusters not TERMINATED."
+  used: Int!
+  "Nodes that still fit."
+  free: Int!
+  "Nodes the request adds."
+  requested: Int!
 }
 
 type PreviewNode {
@@ -3220,7 +3353,7 @@ type JobProgress {
 }
 
 enum ClusterOperation {
-  "Replace the config and reconfigure every service."
+  "Change the config (merged into the cluster's, or replacing it) and reconfigure every service."
   CONFIGURE
   "As CONFIGURE, stopping and starting services around it."
   CONFIGURE_WITH_RESTART
@@ -3236,8 +3369,14 @@ input OperationInput {
   operation: ClusterOperation!
   "START/STOP/RESTART_SERVICES: the services (default all), widened by their dependencies; ADD_SERVICES: those to add."
   services: [String!]
-  "CONFIGURE: the new config."
+  """
+  CONFIGURE: the changes, merged into the cluster's config as a JSON merge
+  patch (RFC 7396): objects merge key by key, a null removes the key, any
+  other value (arrays too) replaces it. With replace: the whole new config.
+  """
   config: JSON
+  "CONFIGURE: config replaces the cluster's whole config instead of merging into it."
+  replace: Boolean = false
   "SCALE: the new node count."
   numMachines: Int
   "As on create: user fields of the provider type; sensitive ones replace the stored ones."
@@ -3257,10 +3396,36 @@ type OperationPreview {
   "Numbers of the nodes removed."
   removed: [Int!]!
   changed: [NodeChange!]!
+  "CONFIGURE: the config the cluster will have; null for other operations."
+  config: JSON
+  "CONFIGURE: how that config differs from the cluster's, path by path; empty for other operations."
+  configChanges: [ConfigChange!]!
+  "SCALE out: the provider's room and what the new nodes take of it; null otherwise or when its vm driver declares no capacity."
+  capacity: ProviderCapacity
   tasks: [PlanTask!]!
   edges: [[String!]!]!
   stages: [[String!]!]!
   planHash: String!
+}
+
+"One difference between a cluster's config and the one an operation gives it."
+type ConfigChange {
+  """
+  Keys from the top of the config, e.g. ["lb", "backends"]. Objects are
+  compared key by key, other values (arrays too) whole.
+  """
+  path: [String!]!
+  kind: ConfigChangeKind!
+  "The value before; null when ADDED."
+  old: JSON
+  "The value after; null when REMOVED."
+  new: JSON
+}
+
+enum ConfigChangeKind {
+  ADDED
+  REMOVED
+  CHANGED
 }
 `, BuiltIn: false},
 }
@@ -3486,8 +3651,24 @@ func (ec *executionContext) childFields_ClusterPreview(ctx context.Context, fiel
 		return ec.fieldContext_ClusterPreview_planHash(ctx, field)
 	case "warnings":
 		return ec.fieldContext_ClusterPreview_warnings(ctx, field)
+	case "capacity":
+		return ec.fieldContext_ClusterPreview_capacity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterPreview", field.Name)
+}
+
+func (ec *executionContext) childFields_ConfigChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_ConfigChange_path(ctx, field)
+	case "kind":
+		return ec.fieldContext_ConfigChange_kind(ctx, field)
+	case "old":
+		return ec.fieldContext_ConfigChange_old(ctx, field)
+	case "new":
+		return ec.fieldContext_ConfigChange_new(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigChange", field.Name)
 }
 
 func (ec *executionContext) childFields_ImportResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3632,6 +3813,12 @@ func (ec *executionContext) childFields_OperationPreview(ctx context.Context, fi
 		return ec.fieldContext_OperationPreview_removed(ctx, field)
 	case "changed":
 		return ec.fieldContext_OperationPreview_changed(ctx, field)
+	case "config":
+		return ec.fieldContext_OperationPreview_config(ctx, field)
+	case "configChanges":
+		return ec.fieldContext_OperationPreview_configChanges(ctx, field)
+	case "capacity":
+		return ec.fieldContext_OperationPreview_capacity(ctx, field)
 	case "tasks":
 		return ec.fieldContext_OperationPreview_tasks(ctx, field)
 	case "edges":
@@ -3720,6 +3907,24 @@ func (ec *executionContext) childFields_Principal(ctx context.Context, field gra
 		return ec.fieldContext_Principal_superadmin(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Principal", field.Name)
+}
+
+func (ec *executionContext) childFields_ProviderCapacity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_ProviderCapacity_provider(ctx, field)
+	case "pool":
+		return ec.fieldContext_ProviderCapacity_pool(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ProviderCapacity_nodes(ctx, field)
+	case "used":
+		return ec.fieldContext_ProviderCapacity_used(ctx, field)
+	case "free":
+		return ec.fieldContext_ProviderCapacity_free(ctx, field)
+	case "requested":
+		return ec.fieldContext_ProviderCapacity_requested(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProviderCapacity", field.Name)
 }
 
 func (ec *executionContext) childFields_PutEntityResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6800,6 +7005,130 @@ func (ec *executionContext) fieldContext_ClusterPreview_warnings(_ context.Conte
 	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "String")
 }
 
+func (ec *executionContext) _ClusterPreview_capacity(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_capacity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capacity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ProviderCapacity) graphql.Marshaler {
+			return ec.marshalOProviderCapacity2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐProviderCapacity(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_capacity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderCapacity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConfigChange_path(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ConfigChange_kind(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ConfigChangeKind) graphql.Marshaler {
+			return ec.marshalNConfigChangeKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "ConfigChangeKind")
+}
+
+func (ec *executionContext) _ConfigChange_old(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_old(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Old, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOJSON2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_old(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _ConfigChange_new(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_new(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.New, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOJSON2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_new(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "JSON")
+}
+
 func (ec *executionContext) _ImportResult_created(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9342,6 +9671,93 @@ func (ec *executionContext) fieldContext_OperationPreview_changed(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _OperationPreview_config(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_config(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Config, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOJSON2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_config(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationPreview", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _OperationPreview_configChanges(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_configChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfigChanges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ConfigChange) graphql.Marshaler {
+			return ec.marshalNConfigChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_configChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationPreview_capacity(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_capacity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capacity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ProviderCapacity) graphql.Marshaler {
+			return ec.marshalOProviderCapacity2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐProviderCapacity(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_capacity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderCapacity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OperationPreview_tasks(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10071,6 +10487,144 @@ func (ec *executionContext) _Principal_superadmin(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Principal_superadmin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Principal", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ProviderCapacity_provider(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProviderCapacity_pool(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_pool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_pool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProviderCapacity_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ProviderCapacity_used(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_used(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Used, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_used(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ProviderCapacity_free(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_free(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Free, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_free(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ProviderCapacity_requested(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderCapacity_requested(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requested, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderCapacity_requested(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderCapacity", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PutEntityResult_entity(ctx context.Context, field graphql.CollectedField, obj *model.PutEntityResult) (ret graphql.Marshaler) {
@@ -13892,7 +14446,11 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"operation", "services", "config", "numMachines", "providerFields"}
+	if _, present := asMap["replace"]; !present {
+		asMap["replace"] = false
+	}
+
+	fieldsInOrder := [...]string{"operation", "services", "config", "replace", "numMachines", "providerFields"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13920,6 +14478,13 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Config = data
+		case "replace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("replace"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Replace = data
 		case "numMachines":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("numMachines"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -15103,6 +15668,59 @@ func (ec *executionContext) _ClusterPreview(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "capacity":
+			out.Values[i] = ec._ClusterPreview_capacity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var configChangeImplementors = []string{"ConfigChange"}
+
+func (ec *executionContext) _ConfigChange(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigChange")
+		case "path":
+			out.Values[i] = ec._ConfigChange_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._ConfigChange_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "old":
+			out.Values[i] = ec._ConfigChange_old(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "new":
+			out.Values[i] = ec._ConfigChange_new(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15830,6 +16448,21 @@ func (ec *executionContext) _OperationPreview(ctx context.Context, sel ast.Selec
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "config":
+			out.Values[i] = ec._OperationPreview_config(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "configChanges":
+			out.Values[i] = ec._OperationPreview_configChanges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capacity":
+			out.Values[i] = ec._OperationPreview_capacity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "tasks":
 			out.Values[i] = ec._OperationPreview_tasks(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -16094,6 +16727,64 @@ func (ec *executionContext) _Principal(ctx context.Context, sel ast.SelectionSet
 			}
 		case "superadmin":
 			out.Values[i] = ec._Principal_superadmin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var providerCapacityImplementors = []string{"ProviderCapacity"}
+
+func (ec *executionContext) _ProviderCapacity(ctx context.Context, sel ast.SelectionSet, obj *model.ProviderCapacity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, providerCapacityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProviderCapacity")
+		case "provider":
+			out.Values[i] = ec._ProviderCapacity_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pool":
+			out.Values[i] = ec._ProviderCapacity_pool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ProviderCapacity_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "used":
+			out.Values[i] = ec._ProviderCapacity_used(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "free":
+			out.Values[i] = ec._ProviderCapacity_free(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requested":
+			out.Values[i] = ec._ProviderCapacity_requested(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17451,6 +18142,40 @@ func (ec *executionContext) marshalNClusterStatus2githubᚗcomᚋcooprhqᚋcoopr
 	return v
 }
 
+func (ec *executionContext) marshalNConfigChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConfigChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfigChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConfigChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChange(ctx context.Context, sel ast.SelectionSet, v *model.ConfigChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ConfigChange!")
+		return graphql.Null
+	}
+	return ec._ConfigChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConfigChangeKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeKind(ctx context.Context, v any) (model.ConfigChangeKind, error) {
+	var res model.ConfigChangeKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConfigChangeKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeKind(ctx context.Context, sel ast.SelectionSet, v model.ConfigChangeKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNDriverInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐDriverInput(ctx context.Context, v any) (*model.DriverInput, error) {
 	res, err := ec.unmarshalInputDriverInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
@@ -18502,6 +19227,13 @@ func (ec *executionContext) marshalOJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserv
 		return graphql.Null
 	}
 	return ec._Job(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOProviderCapacity2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐProviderCapacity(ctx context.Context, sel ast.SelectionSet, v *model.ProviderCapacity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProviderCapacity(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐRole(ctx context.Context, v any) (*model.Role, error) {

@@ -159,7 +159,7 @@ func TestClusterPreviewCreateDelete(t *testing.T) {
 	if len(p.Nodes) != 5 || len(p.Tasks) == 0 || len(p.Edges) == 0 || len(p.Stages) == 0 || len(p.PlanHash) != 64 {
 		t.Fatalf("preview: %d nodes, %d tasks, %d edges, %d stages, hash %q", len(p.Nodes), len(p.Tasks), len(p.Edges), len(p.Stages), p.PlanHash)
 	}
-	if p.Nodes[0].Nodenum != 1000 || p.Nodes[0].Hostname != "web-shop0-1000.local" {
+	if p.Nodes[0].Nodenum != 1000 || p.Nodes[0].Hostname != "web-shop-0-1000.local" {
 		t.Errorf("first previewed node %+v", p.Nodes[0])
 	}
 	var none struct {
@@ -182,7 +182,7 @@ func TestClusterPreviewCreateDelete(t *testing.T) {
 		t.Fatalf("created %+v", c)
 	}
 	idnum := strings.TrimLeft(c.ID, "0")
-	if want := "web-shop" + idnum + "-1000.local"; c.Nodes[0].Hostname != want {
+	if want := "web-shop-" + idnum + "-1000.local"; c.Nodes[0].Hostname != want {
 		t.Errorf("hostname %q, want %q", c.Nodes[0].Hostname, want)
 	}
 	if c.LatestJob.ID != c.ID+"-001" || c.LatestJob.Action != "CLUSTER_CREATE" || c.LatestJob.Counts.Total != len(p.Tasks) {
@@ -327,5 +327,55 @@ func TestClusterQuotaAndPaging(t *testing.T) {
 	s.Must(w.bob, `{ clusters { nodes { id } endCursor hasNextPage } }`, nil, &page)
 	if len(page.Clusters.Nodes) != 0 {
 		t.Errorf("bob lists %d of alice's clusters", len(page.Clusters.Nodes))
+	}
+}
+
+// Node host names come from the cluster name, apart from its id; a name
+// that makes none is refused, naming the field, before anything is made.
+func TestClusterHostnames(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	in := func(name string) map[string]any {
+		return map[string]any{"in": map[string]any{"name": name, "clusterTemplate": "lamp", "numMachines": 2}}
+	}
+	for _, m := range []string{"previewCluster", "createCluster"} {
+		r := s.Do(w.alice, `mutation($in: ClusterInput!) { `+m+`(input: $in) { __typename } }`, in("☃ 2024"))
+		if r.Code() != "INVALID_INPUT" || r.Errors[0].Extensions["field"] != "name" || !strings.Contains(r.Errors[0].Message, "makes no host name") {
+			t.Errorf("%s of a cluster named ☃ 2024: %+v, want INVALID_INPUT on name", m, r.Errors)
+		}
+	}
+	for name, prefix := range map[string]string{"demo2": "demo2", "ünïcødé ☃": "unicode", "Web_Shop": "web-shop"} {
+		var out struct{ CreateCluster clusterOut }
+		s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { `+clusterFields+` } }`, in(name), &out)
+		c := out.CreateCluster
+		want := prefix + "-" + strings.TrimLeft(c.ID, "0") + "-1000.local"
+		if c.Name != name || len(c.Nodes) == 0 || c.Nodes[0].Hostname != want {
+			t.Errorf("cluster %q: %+v, want its first node %s", name, c, want)
+		}
+	}
+}
+
+// A cluster made before the separator keeps its host names, and its new
+// nodes are named the same way: one scheme within a cluster.
+func TestScaleOutKeepsOldHostnames(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation { createCluster(input: {name: "demo2", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
+	id := cr.CreateCluster.ID
+	w.run(t, w.alice, id, "ACTIVE")
+	idnum := strings.TrimLeft(id, "0")
+	// As the old scheme named them: demo2 and the id run together.
+	if _, err := s.Srv.Store().DB().Exec(`UPDATE nodes SET hostname = 'demo2' || $2 || '-' || nodenum || '.local' WHERE cluster_id = $1`,
+		id, idnum); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		PreviewOperation struct{ Added []struct{ Hostname string } }
+	}
+	s.Must(w.alice, `mutation($id: ID!) { previewOperation(clusterId: $id, input: {operation: SCALE, numMachines: 3}) { added { hostname } } }`,
+		map[string]any{"id": id}, &out)
+	if a := out.PreviewOperation.Added; len(a) != 1 || a[0].Hostname != "demo2"+idnum+"-1002.local" {
+		t.Errorf("new node of an old cluster: %+v, want demo2%s-1002.local", a, idnum)
 	}
 }

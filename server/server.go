@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/cooprhq/coopr/drivers/builtin"
 	"github.com/cooprhq/coopr/graph"
 	"github.com/cooprhq/coopr/graph/fanout"
 	"github.com/cooprhq/coopr/queue"
@@ -109,6 +110,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return p.TenantID
 	}}
 	s.control = control.New(st, s.engine, creds)
+	s.control.Capacity = builtin.Capacities()
 	s.fleet = fleet.New(st.DB())
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})

@@ -69,7 +69,7 @@ func TestShopWorkedExample(t *testing.T) {
 			if got := layoutString(sol.Layout); got != tt.want {
 				t.Errorf("layout = %s\nwant     %s", got, tt.want)
 			}
-			if len(sol.Nodes) != tt.n || sol.Nodes[0].Hostname != "web-shop412-1000.local" || sol.Nodes[0].NodeNum != 1000 {
+			if len(sol.Nodes) != tt.n || sol.Nodes[0].Hostname != "web-shop-412-1000.local" || sol.Nodes[0].NodeNum != 1000 {
 				t.Errorf("nodes = %+v", sol.Nodes[0])
 			}
 		})

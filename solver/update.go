@@ -519,12 +519,13 @@ func Scale(r ScaleRequest) (*Update, error) {
 	for _, n := range nodes {
 		next = max(next, n.NodeNum+1)
 	}
+	h := hostnamerFor(r.Cluster, nodes)
 	removed := map[int]bool{}
 	for i, l := range ls {
 		switch d := c[i] - cur[i]; {
 		case d > 0:
 			for range d {
-				n := newNode(l.NodeLayout, r.Cluster, next, r.Provider, r.Catalog)
+				n := newNode(l.NodeLayout, r.Cluster, h, next, r.Provider, r.Catalog)
 				next++
 				u.Added = append(u.Added, n)
 			}

@@ -190,20 +190,83 @@ func TestDistributionsOrder(t *testing.T) {
 }
 
 func TestHostname(t *testing.T) {
+	long240 := strings.Repeat("x", 63) + "." + strings.Repeat("y", 63) + "." + strings.Repeat("z", 63) + "." + strings.Repeat("w", 48)
 	tests := []struct {
 		name, id, suffix string
 		num              int
 		want             string
 	}{
-		{"Web_Shop", "00000412", "", 1000, "web-shop412-1000.local"},
-		{"42nd street", "00000001", ".example.com", 1001, "nd-street1-1001.example.com"},
-		{"x.y", "00000010", "corp", 1000, "x-y10-1000.corp"},
-		{strings.Repeat("a", 80), "00000001", "", 1000, strings.Repeat("a", 63-len("1-1000")) + "1-1000.local"},
+		{"Web_Shop", "00000412", "", 1000, "web-shop-412-1000.local"},
+		{"42nd street", "00000001", ".example.com", 1001, "nd-street-1-1001.example.com"},
+		{"x.y", "00000010", "corp", 1000, "x-y-10-1000.corp"},
+		// The name and the id stay apart: demo2 of cluster 40 is not demo of 240.
+		{"demo2", "00000040", "", 1000, "demo2-40-1000.local"},
+		{"ünïcødé ☃", "00000009", "", 1000, "unicode-9-1000.local"},
+		{"--a__b--", "00000003", "", 1000, "a-b-3-1000.local"},
+		{"Straße", "00000003", "", 1000, "strasse-3-1000.local"},
+		// Cut to 63 characters in the first label, never ending in '-'.
+		{strings.Repeat("a", 80), "00000001", "", 1000, strings.Repeat("a", 63-len("-1-1000")) + "-1-1000.local"},
+		{strings.Repeat("a", 55) + "-b", "00000001", "", 1000, strings.Repeat("a", 55) + "-1-1000.local"},
+		// ... and to 253 in all.
+		{"abcdefgh", "00000001", long240, 1000, "abcde-1-1000." + long240},
+		// No prefix left: CheckHostnames refuses such a name.
 		{"123", "00000005", "", 1000, "5-1000.local"},
 	}
 	for _, tt := range tests {
-		if got := Hostname(tt.name, tt.id, tt.num, tt.suffix); got != tt.want {
+		got := Hostname(tt.name, tt.id, tt.num, tt.suffix)
+		if got != tt.want {
 			t.Errorf("Hostname(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+		if err := checkHostname(got); err != nil {
+			t.Errorf("Hostname(%q) = %q: %v", tt.name, got, err)
+		}
+	}
+}
+
+func TestCheckHostnames(t *testing.T) {
+	// 189 characters leave room for a first label of 63; 247 not even for
+	// "40-1009". The API caps dnsSuffix at 191.
+	long := strings.Repeat("x", 63) + "." + strings.Repeat("y", 63) + "." + strings.Repeat("z", 61)
+	tooLong := long + "." + strings.Repeat("v", 57)
+	tests := []struct {
+		name, suffix string
+		field        string // "" when valid
+	}{
+		{"web", "", ""},
+		{"ünïcødé ☃", "", ""},
+		{"☃", "", "name"},
+		{"2024", "", "name"},
+		{"--", "", "name"},
+		{"web", long, ""},
+		// A suffix so long that even the shortest first label does not fit.
+		{"web", tooLong, "dnsSuffix"},
+	}
+	for _, tt := range tests {
+		err := CheckHostnames(Cluster{ID: "00000040", Name: tt.name, DNSSuffix: tt.suffix}, 1009)
+		var he *HostnameError
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("%q, %q: %v", tt.name, tt.suffix, err)
+		case tt.field != "" && (!errors.As(err, &he) || he.Field != tt.field):
+			t.Errorf("%q, %q: %v, want an error on %s", tt.name, tt.suffix, err, tt.field)
+		}
+	}
+}
+
+// New nodes of a cluster follow its nodes' scheme: a cluster made before
+// the separator keeps Coopr's names.
+func TestScaleKeepsTheClustersHostnames(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		cl := Cluster{ID: "00000040", Name: "demo2"}
+		h := newHostnamer(cl, legacy)
+		var nodes []ExistingNode
+		for i := range 2 {
+			nodes = append(nodes, ExistingNode{ID: NodeID(cl.ID, 1000+i), NodeNum: 1000 + i, Hostname: h.name(1000 + i)})
+		}
+		got := hostnamerFor(cl, nodes).name(1002)
+		want := map[bool]string{false: "demo2-40-1002.local", true: "demo240-1002.local"}[legacy]
+		if got != want {
+			t.Errorf("legacy %v: the third node is %q, want %q", legacy, got, want)
 		}
 	}
 }

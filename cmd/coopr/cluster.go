@@ -42,11 +42,18 @@ func newClusterCreateCmd() *cobra.Command {
 	var name, configFile string
 	var size int
 	var services []string
-	var noWait bool
+	var noWait, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE --size N",
 		Short: "Create a cluster from a template and follow it until it is ACTIVE",
-		Args:  cobra.ExactArgs(1),
+		Long: `create makes a cluster from a template and follows it until it is ACTIVE.
+
+With --dry-run it shows what the create would do, making nothing: the nodes
+with their host names (<name>-<id>-<nodenum>.<dnsSuffix>; the id is 0 until
+the cluster exists), the plan, and the room the nodes take on the provider.
+A create that does not fit the tenant's quotas or the provider's room is
+refused either way, before anything is made.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if size < 1 {
 				return fmt.Errorf("--size must be at least 1 (got %d): give the number of nodes", size)
@@ -61,6 +68,16 @@ func newClusterCreateCmd() *cobra.Command {
 			}
 			if err := withServicesAndConfig(in, services, configFile); err != nil {
 				return err
+			}
+			if dryRun {
+				var pv struct{ PreviewCluster clusterPreview }
+				if err := gql(cmd.Context(), c, `mutation($in: ClusterInput!) { previewCluster(input: $in) { template provider
+					nodes { nodenum hostname services } tasks { ref } stages planHash warnings `+capacityFields+` } }`,
+					map[string]any{"in": in}, &pv); err != nil {
+					return sizeHint(err)
+				}
+				printPreview(cmd.OutOrStdout(), in["name"].(string), pv.PreviewCluster)
+				return nil
 			}
 			var out struct{ CreateCluster struct{ ID, Status string } }
 			if err := gql(cmd.Context(), c, `mutation($in: ClusterInput!) { createCluster(input: $in) { id status } }`,
@@ -84,6 +101,7 @@ func newClusterCreateCmd() *cobra.Command {
 	cmd.Flags().StringVar(&configFile, "config", "", "JSON file replacing the template's config")
 	cmd.Flags().StringSliceVar(&services, "services", nil, "services instead of the template's defaults")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cluster is accepted")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the create would do, making nothing")
 	return cmd
 }
 
@@ -250,7 +268,7 @@ func newClusterOpCmd() *cobra.Command {
 	var services []string
 	var configFile string
 	var size int
-	var noWait bool
+	var noWait, dryRun, replace bool
 	cmd := &cobra.Command{
 		Use:   "op CLUSTER OPERATION",
 		Short: "Run an operation: configure, configure-with-restart, start, stop, restart, add-services, scale",
@@ -264,7 +282,17 @@ func newClusterOpCmd() *cobra.Command {
 
 start, stop and restart without --services act on every service of the
 cluster. With it, start also starts what those services need, and stop and
-restart also cover the services that need them.`,
+restart also cover the services that need them.
+
+configure merges --config into the cluster's config: objects merge key by
+key, a null removes the key, any other value (arrays too) replaces it, so
+{"web": {"greeting": "hi"}} changes one value and keeps the rest. With
+--replace the file is the whole new config. configure prints what changes
+before it runs.
+
+--dry-run shows what the operation would do and changes nothing: the nodes
+added or removed, the config changes, the plan, and for a scale-out the
+room the new nodes take on the provider.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ops := map[string]string{"configure": "CONFIGURE", "configure-with-restart": "CONFIGURE_WITH_RESTART",
@@ -288,9 +316,37 @@ restart also cover the services that need them.`,
 			if cmd.Flags().Changed("size") {
 				in["numMachines"] = size
 			}
+			configure := op == "CONFIGURE" || op == "CONFIGURE_WITH_RESTART"
+			if replace {
+				if !configure {
+					return fmt.Errorf("--replace is for configure and configure-with-restart, not %s", args[1])
+				}
+				in["replace"] = true
+			}
+			if configure && configFile == "" {
+				return errors.New(args[1] + " needs --config FILE: the JSON object to merge into the cluster's config (with --replace, the whole new config)")
+			}
+			var hash *string
+			if dryRun || configure {
+				var pv struct{ PreviewOperation opPreview }
+				if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!) { previewOperation(clusterId: $id, input: $in) {
+					action added { nodenum hostname services } removed changed { nodenum add }
+					configChanges { path kind old new } tasks { ref } stages planHash `+capacityFields+` } }`,
+					map[string]any{"id": args[0], "in": in}, &pv); err != nil {
+					return sizeHint(err)
+				}
+				if dryRun {
+					printOpPreview(cmd.OutOrStdout(), pv.PreviewOperation)
+					return nil
+				}
+				printConfigChanges(cmd.OutOrStdout(), pv.PreviewOperation.ConfigChanges)
+				// Run the plan shown, or fail if the cluster changed since.
+				hash = &pv.PreviewOperation.PlanHash
+			}
 			var out struct{ RunOperation struct{ ID, Action string } }
-			if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!) { runOperation(clusterId: $id, input: $in) { id action } }`,
-				map[string]any{"id": args[0], "in": in}, &out); err != nil {
+			if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!, $h: String) {
+				runOperation(clusterId: $id, input: $in, expectedPlanHash: $h) { id action } }`,
+				map[string]any{"id": args[0], "in": in, "h": hash}, &out); err != nil {
 				return sizeHint(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s: %s\n", out.RunOperation.ID, out.RunOperation.Action)
@@ -305,8 +361,135 @@ restart also cover the services that need them.`,
 	}
 	api.register(cmd)
 	cmd.Flags().StringSliceVar(&services, "services", nil, "services to act on (default: all) or add")
-	cmd.Flags().StringVar(&configFile, "config", "", "JSON file with the new config (configure)")
+	cmd.Flags().StringVar(&configFile, "config", "", "JSON file merged into the config (configure)")
+	cmd.Flags().BoolVar(&replace, "replace", false, "the --config file replaces the whole config instead of merging into it (configure)")
 	cmd.Flags().IntVar(&size, "size", 0, "new node count (scale)")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the operation is accepted")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the operation would do, changing nothing")
 	return cmd
+}
+
+// capacityFields asks for a preview's provider room.
+const capacityFields = `capacity { provider pool nodes used free requested }`
+
+type capacityOut struct {
+	Provider, Pool               string
+	Nodes, Used, Free, Requested int
+}
+
+type previewNode struct {
+	Nodenum  int
+	Hostname string
+	Services []string
+}
+
+type clusterPreview struct {
+	Template, Provider, PlanHash string
+	Nodes                        []previewNode
+	Tasks                        []struct{ Ref string }
+	Stages                       [][]string
+	Warnings                     []string
+	Capacity                     *capacityOut
+}
+
+type configChange struct {
+	Path     []string
+	Kind     string
+	Old, New any
+}
+
+type opPreview struct {
+	Action, PlanHash string
+	Added            []previewNode
+	Removed          []int
+	Changed          []struct {
+		Nodenum int
+		Add     []string
+	}
+	ConfigChanges []configChange
+	Tasks         []struct{ Ref string }
+	Stages        [][]string
+	Capacity      *capacityOut
+}
+
+// printPreview shows what a create would do.
+func printPreview(w io.Writer, name string, p clusterPreview) {
+	fmt.Fprintf(w, "would create %q from %s on provider %s: %d nodes (nothing made: --dry-run)\n",
+		name, p.Template, p.Provider, len(p.Nodes))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tHOSTNAME\tSERVICES")
+	for _, n := range p.Nodes {
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", n.Nodenum, n.Hostname, strings.Join(n.Services, ", "))
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, "host names carry 0 for the cluster id, which the create gives")
+	printPlan(w, len(p.Tasks), len(p.Stages), p.PlanHash)
+	printCapacity(w, p.Capacity)
+	for _, m := range p.Warnings {
+		fmt.Fprintln(w, "warning: "+m)
+	}
+}
+
+// printOpPreview shows what an operation would do.
+func printOpPreview(w io.Writer, p opPreview) {
+	fmt.Fprintf(w, "would run %s (nothing changed: --dry-run)\n", p.Action)
+	for _, n := range p.Added {
+		fmt.Fprintf(w, "  add node %d %s: %s\n", n.Nodenum, n.Hostname, strings.Join(n.Services, ", "))
+	}
+	for _, n := range p.Removed {
+		fmt.Fprintf(w, "  remove node %d\n", n)
+	}
+	for _, c := range p.Changed {
+		fmt.Fprintf(w, "  node %d gains %s\n", c.Nodenum, strings.Join(c.Add, ", "))
+	}
+	if strings.HasPrefix(p.Action, "CLUSTER_CONFIGURE") {
+		printConfigChanges(w, p.ConfigChanges)
+	}
+	printPlan(w, len(p.Tasks), len(p.Stages), p.PlanHash)
+	printCapacity(w, p.Capacity)
+}
+
+func printPlan(w io.Writer, tasks, stages int, hash string) {
+	fmt.Fprintf(w, "plan: %d tasks in %d stages (plan hash %s)\n", tasks, stages, hash)
+}
+
+// printCapacity shows the room a request takes on its provider.
+func printCapacity(w io.Writer, c *capacityOut) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "room on provider %s: %d more nodes of %d free (%s: %d nodes, %d held by clusters not TERMINATED)\n",
+		c.Provider, c.Requested, c.Free, c.Pool, c.Nodes, c.Used)
+}
+
+// printConfigChanges lists a configure's changes, one path a line:
+// + added, - removed, ~ changed.
+func printConfigChanges(w io.Writer, changes []configChange) {
+	if len(changes) == 0 {
+		fmt.Fprintln(w, "config unchanged: the services are configured again with it")
+		return
+	}
+	fmt.Fprintln(w, "config changes:")
+	for _, c := range changes {
+		path := strings.Join(c.Path, ".")
+		switch c.Kind {
+		case "ADDED":
+			fmt.Fprintf(w, "  + %s: %s\n", path, jsonText(c.New))
+		case "REMOVED":
+			fmt.Fprintf(w, "  - %s (was %s)\n", path, jsonText(c.Old))
+		default:
+			fmt.Fprintf(w, "  ~ %s: %s -> %s\n", path, jsonText(c.Old), jsonText(c.New))
+		}
+	}
+}
+
+// jsonText is v as compact JSON, with <, > and & as they are.
+func jsonText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

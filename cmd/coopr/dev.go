@@ -35,9 +35,19 @@ import (
 type devOptions struct {
 	dir, listen, catalog, tenant string
 	capacity                     int
+	maxClusters, maxNodes        int // the tenant's quotas; -1 for none
 	install                      bool
 	deleteWait                   time.Duration
 }
+
+// The dev tenant's quotas: what one machine runs comfortably. A local
+// node is a systemd-nspawn container (a web node: about 80 MB of memory,
+// its processes' RSS summed, and 8 MB of disk), and they all build at once
+// on the agent's 16 slots: 50 take some 4 GB.
+const (
+	devMaxClusters = 10
+	devMaxNodes    = 50
+)
 
 func newDevCmd() *cobra.Command {
 	var o devOptions
@@ -48,8 +58,9 @@ func newDevCmd() *cobra.Command {
 Redis under --dir (unless COOPR_DATABASE_URL and COOPR_REDIS_URL name others),
 the server, an agent with every built-in driver, the local vm driver's base
 image (built once with debootstrap, about a minute and a half), and the
-example catalog in tenant "dev". It prints the playground's URL and a command
-that builds a 3-node web cluster. Ctrl-C deletes the clusters it made, stops
+example catalog in tenant "dev", which may have --max-clusters clusters and
+--max-nodes nodes at once (set again at every start; -1 for no limit). It
+prints the playground's URL and a command that builds a 3-node web cluster. Ctrl-C deletes the clusters it made, stops
 everything and leaves no process, container or mount behind; a second Ctrl-C
 stops without waiting for the deletes.
 
@@ -64,6 +75,8 @@ It must run as root (the local driver makes containers and a bridge).`,
 	cmd.Flags().StringVar(&o.catalog, "catalog", "examples/catalog", "catalog directory to import")
 	cmd.Flags().StringVar(&o.tenant, "tenant", "dev", "tenant the example catalog and your token belong to")
 	cmd.Flags().IntVar(&o.capacity, "capacity", 16, "the agent's task slots")
+	cmd.Flags().IntVar(&o.maxClusters, "max-clusters", devMaxClusters, "the tenant's quota of clusters not TERMINATED (-1: no limit)")
+	cmd.Flags().IntVar(&o.maxNodes, "max-nodes", devMaxNodes, "the tenant's quota of nodes in those clusters (-1: no limit)")
 	cmd.Flags().BoolVar(&o.install, "install", true, "install missing system packages with apt-get (as root)")
 	cmd.Flags().DurationVar(&o.deleteWait, "delete-wait", 2*time.Minute, "how long Ctrl-C waits for clusters to be deleted")
 	return cmd
@@ -226,7 +239,7 @@ coopr is up.
 
   playground   %[1]s/playground
   API          %[1]s/graphql
-  tenant       %[2]s (example catalog from %[3]s)
+  tenant       %[2]s (example catalog from %[3]s), at most %[5]s
 
 Build a 3-node web cluster and follow it live (paste into another shell):
 
@@ -235,12 +248,23 @@ Build a 3-node web cluster and follow it live (paste into another shell):
 
 Then: bin/coopr cluster list, bin/coopr cluster show ID, curl http://<lb address>/
 Ctrl-C here deletes the clusters and stops everything.
-`, url, o.tenant, o.catalog, tokens.admin)
+`, url, o.tenant, o.catalog, tokens.admin, devQuotas(o))
 
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping: deleting clusters first (Ctrl-C again to skip)")
 	devDeleteAll(url, tokens.admin, stale, o.deleteWait, out, log)
 	return nil
+}
+
+// devQuotas says what the tenant may have.
+func devQuotas(o devOptions) string {
+	q := func(n int, what string) string {
+		if n < 0 {
+			return "any number of " + what
+		}
+		return fmt.Sprintf("%d %s", n, what)
+	}
+	return q(o.maxClusters, "clusters") + " and " + q(o.maxNodes, "nodes") + " (--max-clusters, --max-nodes)"
 }
 
 // devKey reads the credential key, making it on first use: losing it
@@ -280,8 +304,9 @@ func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOpti
 	} else if r.Code() != "" && r.Code() != "CONFLICT" {
 		return devTokens{}, r.Err()
 	}
-	if err := gql(ctx, c, `mutation($n: String!, $w: Int!) { updateTenant(name: $n, input: {name: $n, workers: $w}) { id } }`,
-		map[string]any{"n": o.tenant, "w": o.capacity}, &struct{}{}); err != nil {
+	if err := gql(ctx, c, `mutation($n: String!, $w: Int!, $c: Int!, $m: Int!) {
+			updateTenant(name: $n, input: {name: $n, workers: $w, maxClusters: $c, maxNodes: $m}) { id } }`,
+		map[string]any{"n": o.tenant, "w": o.capacity, "c": o.maxClusters, "m": o.maxNodes}, &struct{}{}); err != nil {
 		return devTokens{}, err
 	}
 	if err := gql(ctx, c, `mutation($n: String!) { createAPIToken(input: {name: "coopr dev", tenant: $n}) { secret } }`,

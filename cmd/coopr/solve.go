@@ -165,6 +165,13 @@ func solve(f solveFlags) (*solveOutput, error) {
 		name = f.template
 	}
 	cl := solver.Cluster{ID: f.clusterID, Name: name, DNSSuffix: t.Defaults.DNSSuffix}
+	var he *solver.HostnameError
+	if err := solver.CheckHostnames(cl, solver.FirstNodeNum); errors.As(err, &he) {
+		if he.Field == "name" {
+			he.Field = "--name"
+		}
+		return nil, &solver.Error{Kind: solver.KindInvalidInput, Message: he.Error()}
+	}
 	cat := solver.FromCatalog(c)
 	if f.existing == "" {
 		if len(f.addServices) > 0 {

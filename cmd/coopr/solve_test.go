@@ -61,6 +61,7 @@ func TestSolveGolden(t *testing.T) {
 		{"lamp-unknown-hw.txt", []string{"solve", "--catalog", templatesDir, "--template", "lamp", "--size", "2", "--hardwaretype", "huge"}, 1},
 		{"missing-template.json", []string{"solve", "--catalog", templatesDir, "--template", "nope", "--size", "2", "-o", "json"}, 1},
 		{"size-0.txt", []string{"solve", "--catalog", templatesDir, "--template", "lamp"}, 1},
+		{"no-hostname.txt", []string{"solve", "--catalog", templatesDir, "--template", "lamp", "--size", "2", "--name", "☃ 2024"}, 1},
 		{"incompatible.json", []string{"solve", "--catalog", templatesDir, "--template", "lamp", "--size", "2", "--services", "base,hadoop-hdfs-namenode", "-o", "json"}, 1},
 	}
 	for _, tt := range tests {

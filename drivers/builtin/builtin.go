@@ -52,3 +52,13 @@ func Registry(cfg Config) (reg *drivers.Registry, close func(), err error) {
 	reg.Register(ansible.Descriptor(), ansible.New(cfg.Log, cfg.WorkDir))
 	return reg, func() { _ = pool.Close() }, nil
 }
+
+// Capacities are the capacity rules of the vm drivers that declare one,
+// by driver name (the providertype that picks the driver): the server
+// refuses creates and scale-outs that do not fit.
+func Capacities() map[string]drivers.CapacityFunc {
+	return map[string]drivers.CapacityFunc{
+		local.Descriptor().Name:  local.Capacity,
+		vmpool.Descriptor().Name: vmpool.Capacity,
+	}
+}

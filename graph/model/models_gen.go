@@ -110,7 +110,10 @@ type ClusterConnection struct {
 
 // A create request, with Coopr's field names (docs/operations.md#create-request).
 type ClusterInput struct {
-	// 1–255 printable characters; need not be unique.
+	// 1–255 printable characters; need not be unique. Node host names are
+	// <name>-<id>-<nodenum>.<dnsSuffix>, the name lowercased, accents dropped,
+	// other characters outside a-z and 0-9 made '-', leading digits dropped:
+	// a name left with no letter is INVALID_INPUT.
 	Name            string  `json:"name"`
 	ClusterTemplate string  `json:"clusterTemplate"`
 	NumMachines     int     `json:"numMachines"`
@@ -144,6 +147,20 @@ type ClusterPreview struct {
 	Stages   [][]string  `json:"stages"`
 	PlanHash string      `json:"planHash"`
 	Warnings []string    `json:"warnings"`
+	// The provider's room and what the create takes of it; null when its vm driver declares no capacity.
+	Capacity *ProviderCapacity `json:"capacity,omitempty"`
+}
+
+// One difference between a cluster's config and the one an operation gives it.
+type ConfigChange struct {
+	// Keys from the top of the config, e.g. ["lb", "backends"]. Objects are
+	// compared key by key, other values (arrays too) whole.
+	Path []string         `json:"path"`
+	Kind ConfigChangeKind `json:"kind"`
+	// The value before; null when ADDED.
+	Old any `json:"old,omitempty"`
+	// The value after; null when REMOVED.
+	New any `json:"new,omitempty"`
 }
 
 type DriverInput struct {
@@ -212,8 +229,12 @@ type OperationInput struct {
 	Operation ClusterOperation `json:"operation"`
 	// START/STOP/RESTART_SERVICES: the services (default all), widened by their dependencies; ADD_SERVICES: those to add.
 	Services []string `json:"services,omitempty"`
-	// CONFIGURE: the new config.
+	// CONFIGURE: the changes, merged into the cluster's config as a JSON merge
+	// patch (RFC 7396): objects merge key by key, a null removes the key, any
+	// other value (arrays too) replaces it. With replace: the whole new config.
 	Config any `json:"config,omitempty"`
+	// CONFIGURE: config replaces the cluster's whole config instead of merging into it.
+	Replace *bool `json:"replace,omitempty"`
 	// SCALE: the new node count.
 	NumMachines *int `json:"numMachines,omitempty"`
 	// As on create: user fields of the provider type; sensitive ones replace the stored ones.
@@ -225,12 +246,18 @@ type OperationPreview struct {
 	Action string         `json:"action"`
 	Added  []*PreviewNode `json:"added"`
 	// Numbers of the nodes removed.
-	Removed  []int         `json:"removed"`
-	Changed  []*NodeChange `json:"changed"`
-	Tasks    []*PlanTask   `json:"tasks"`
-	Edges    [][]string    `json:"edges"`
-	Stages   [][]string    `json:"stages"`
-	PlanHash string        `json:"planHash"`
+	Removed []int         `json:"removed"`
+	Changed []*NodeChange `json:"changed"`
+	// CONFIGURE: the config the cluster will have; null for other operations.
+	Config any `json:"config,omitempty"`
+	// CONFIGURE: how that config differs from the cluster's, path by path; empty for other operations.
+	ConfigChanges []*ConfigChange `json:"configChanges"`
+	// SCALE out: the provider's room and what the new nodes take of it; null otherwise or when its vm driver declares no capacity.
+	Capacity *ProviderCapacity `json:"capacity,omitempty"`
+	Tasks    []*PlanTask       `json:"tasks"`
+	Edges    [][]string        `json:"edges"`
+	Stages   [][]string        `json:"stages"`
+	PlanHash string            `json:"planHash"`
 }
 
 type PlanTask struct {
@@ -287,6 +314,24 @@ type ProgressInput struct {
 	Stream  LogStream `json:"stream"`
 	Chunk   string    `json:"chunk"`
 	Percent *float64  `json:"percent,omitempty"`
+}
+
+// A provider's room for nodes, as its vm driver declares it (local: the
+// addresses of its subnet; pool: its hosts). Nodes of every cluster not
+// TERMINATED hold it, every tenant's whose provider names the same subnet or
+// hosts. A create or scale-out that does not fit is CAPACITY_EXCEEDED.
+type ProviderCapacity struct {
+	Provider string `json:"provider"`
+	// What the nodes take, e.g. subnet 10.231.0.0/24, or 5 hosts.
+	Pool string `json:"pool"`
+	// Nodes it holds in all.
+	Nodes int `json:"nodes"`
+	// Held by nodes of clusters not TERMINATED.
+	Used int `json:"used"`
+	// Nodes that still fit.
+	Free int `json:"free"`
+	// Nodes the request adds.
+	Requested int `json:"requested"`
 }
 
 type PutEntityResult struct {
@@ -589,7 +634,7 @@ func (e CatalogKind) MarshalJSON() ([]byte, error) {
 type ClusterOperation string
 
 const (
-	// Replace the config and reconfigure every service.
+	// Change the config (merged into the cluster's, or replacing it) and reconfigure every service.
 	ClusterOperationConfigure ClusterOperation = "CONFIGURE"
 	// As CONFIGURE, stopping and starting services around it.
 	ClusterOperationConfigureWithRestart ClusterOperation = "CONFIGURE_WITH_RESTART"
@@ -710,6 +755,63 @@ func (e *ClusterStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e ClusterStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type ConfigChangeKind string
+
+const (
+	ConfigChangeKindAdded   ConfigChangeKind = "ADDED"
+	ConfigChangeKindRemoved ConfigChangeKind = "REMOVED"
+	ConfigChangeKindChanged ConfigChangeKind = "CHANGED"
+)
+
+var AllConfigChangeKind = []ConfigChangeKind{
+	ConfigChangeKindAdded,
+	ConfigChangeKindRemoved,
+	ConfigChangeKindChanged,
+}
+
+func (e ConfigChangeKind) IsValid() bool {
+	switch e {
+	case ConfigChangeKindAdded, ConfigChangeKindRemoved, ConfigChangeKindChanged:
+		return true
+	}
+	return false
+}
+
+func (e ConfigChangeKind) String() string {
+	return string(e)
+}
+
+func (e *ConfigChangeKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ConfigChangeKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ConfigChangeKind", str)
+	}
+	return nil
+}
+
+func (e ConfigChangeKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ConfigChangeKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ConfigChangeKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

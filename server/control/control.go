@@ -22,6 +22,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/macro"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/credentials"
@@ -58,6 +59,10 @@ type Service struct {
 	engine         *engine.Engine
 	creds          *credentials.Store
 	MaxClusterSize int
+	// Capacity holds the capacity rules of vm drivers by provider type
+	// (drivers/builtin.Capacities): creates and scale-outs that do not fit
+	// are refused. Providers of other types are not checked.
+	Capacity map[string]drivers.CapacityFunc
 }
 
 // New returns the control plane over a migrated store, an engine and the
@@ -146,6 +151,7 @@ type Preview struct {
 	Plan               *planner.Plan
 	PlanHash           string
 	Warnings           []string
+	Capacity           *CapacityUse // nil when the provider's driver declares none
 }
 
 // prepared is a checked and solved create.
@@ -163,6 +169,7 @@ type prepared struct {
 	warnings []string
 	fields   providerFields
 	admin    map[string]any // the provider's sensitive admin values
+	capacity *CapacityUse   // nil when the provider's driver declares none
 }
 
 func checkName(name string) error {
@@ -248,6 +255,13 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 	if err := catalog.CheckDNSSuffix(out.suffix); err != nil {
 		return nil, invalid("dnsSuffix", "%v", err)
 	}
+	// Node host names come from the name: refuse one that makes none
+	// before anything is made, not when the node is.
+	var he *solver.HostnameError
+	if err := solver.CheckHostnames(solver.Cluster{ID: clusterID, Name: req.Name, DNSSuffix: out.suffix},
+		solver.FirstNodeNum+req.Size-1); errors.As(err, &he) {
+		return nil, invalid(he.Field, "%s", he.Message)
+	}
 	out.config = tmpl.Defaults.Config
 	if req.Config != nil {
 		out.config = req.Config
@@ -256,6 +270,14 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 		out.config = map[string]any{}
 	}
 	if err := checkMacros("config", out.config); err != nil {
+		return nil, err
+	}
+	// Refuse what cannot fit before solving and planning it (10,000 nodes
+	// take the planner half a minute); Create checks again under the locks.
+	if err := s.checkQuota(ctx, s.db, p, req.Size, true); err != nil {
+		return nil, err
+	}
+	if out.capacity, err = s.checkCapacity(ctx, s.db, out.provider, req.Size); err != nil {
 		return nil, err
 	}
 	sol, err := solver.Solve(solver.Request{Template: tmpl, Catalog: solver.FromCatalog(c), Provider: prov,
@@ -377,18 +399,16 @@ func macroWarnings(cfg map[string]any, services []string) []string {
 	return out
 }
 
-// Preview checks, solves and plans a create without storing anything.
+// Preview checks, solves and plans a create without storing anything;
+// quotas and capacity are checked, not reserved.
 // Hostnames use 0 for the cluster number, which is known only at create.
 func (s *Service) Preview(ctx context.Context, p store.Principal, req CreateRequest) (*Preview, error) {
 	pr, err := s.prepare(ctx, p, req, "0")
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkQuota(ctx, s.db, p, req.Size, true); err != nil {
-		return nil, err
-	}
 	return &Preview{Template: pr.tmpl.Name, Provider: pr.provider.Name, Services: pr.sol.Services, Nodes: pr.sol.Nodes,
-		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings}, nil
+		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: pr.capacity}, nil
 }
 
 // quotaLockClass namespaces the per-tenant quota lock.
@@ -446,6 +466,9 @@ func (s *Service) Create(ctx context.Context, p store.Principal, req CreateReque
 			return err
 		}
 		if err := s.checkQuota(ctx, tx, p, req.Size, true); err != nil {
+			return err
+		}
+		if _, err := s.checkCapacity(ctx, tx, pr.provider, req.Size); err != nil {
 			return err
 		}
 		cfg, err := json.Marshal(pr.config)

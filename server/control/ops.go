@@ -35,7 +35,8 @@ const (
 type OpRequest struct {
 	Op               Operation
 	Services         []string       // the service filter; for ADD_SERVICES the services to add
-	Config           map[string]any // CONFIGURE: replaces the config
+	Config           map[string]any // CONFIGURE: merged into the config (mergeConfig), or with Replace replacing it
+	Replace          bool           // CONFIGURE: Config is the whole new config
 	Size             int            // SCALE: the new node count
 	ExpectedPlanHash string
 	ProviderFields   map[string]any // as on create: docs/operations.md#provider-fields
@@ -43,18 +44,24 @@ type OpRequest struct {
 
 // OpPlan is what an operation will do.
 type OpPlan struct {
-	Action    planner.ClusterAction
-	Plan      *planner.Plan
-	PlanHash  string
-	Added     []solver.Node
-	Removed   []solver.ExistingNode
-	Changed   []solver.NodeChange
+	Action   planner.ClusterAction
+	Plan     *planner.Plan
+	PlanHash string
+	Added    []solver.Node
+	Removed  []solver.ExistingNode
+	Changed  []solver.NodeChange
+	// Config is the config the cluster gets (CONFIGURE; else nil), and
+	// ConfigChanges what differs from the one it has.
+	Config        map[string]any
+	ConfigChanges []ConfigChange
+	// Capacity is the provider's room a scale-out takes (nil for other
+	// operations, or when the provider's driver declares none).
+	Capacity  *CapacityUse
 	hosts     map[string]int // node id -> nodenum, for previews
 	snap      *snapshot
 	sensitive map[string]any // provider fields to seal, replacing the stored ones
 	services  []string       // cluster services afterwards
 	size      int
-	config    map[string]any
 }
 
 // NodeNum is the number of a node the plan names.
@@ -78,9 +85,13 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	if !ok {
 		return nil, invalid("operation", "unknown operation %q", req.Op)
 	}
-	var raw []byte
+	if req.Replace && req.Op != OpConfigure && req.Op != OpConfigureWithRestart {
+		return nil, invalid("replace", "only CONFIGURE and CONFIGURE_WITH_RESTART take replace (%s was asked)", req.Op)
+	}
+	var raw, rawConfig []byte
 	var status string
-	if err := tx.QueryRowxContext(ctx, `SELECT snapshot, status FROM clusters WHERE id = $1 FOR UPDATE`, id).Scan(&raw, &status); err != nil {
+	if err := tx.QueryRowxContext(ctx, `SELECT snapshot, status, config FROM clusters WHERE id = $1 FOR UPDATE`, id).
+		Scan(&raw, &status, &rawConfig); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(allowed, status) {
@@ -111,12 +122,24 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	switch req.Op {
 	case OpConfigure, OpConfigureWithRestart:
 		if req.Config == nil {
-			return nil, invalid("config", "CONFIGURE needs the new config (it replaces the old one)")
+			return nil, invalid("config", "CONFIGURE needs a config: the changes to merge into the cluster's (a null removes a key), or with replace the whole new config")
 		}
-		if err := checkMacros("config", req.Config); err != nil {
+		var current map[string]any
+		if err := json.Unmarshal(rawConfig, &current); err != nil {
+			return nil, fmt.Errorf("cluster %s config: %w", id, err)
+		}
+		cfg := req.Config
+		if !req.Replace {
+			cfg = mergeConfig(current, req.Config)
+		}
+		if cfg, err = normalJSON(cfg); err != nil {
 			return nil, err
 		}
-		out.config = req.Config
+		// The macros checked are those of the config the cluster will have.
+		if err := checkMacros("config", cfg); err != nil {
+			return nil, err
+		}
+		out.Config, out.ConfigChanges = cfg, diffConfig(current, cfg)
 		preq.Action, preq.PlannedServices = planner.ClusterConfigure, nil
 		if req.Op == OpConfigureWithRestart {
 			preq.Action = planner.ClusterConfigureWithRestart
@@ -154,6 +177,16 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 			}
 			if req.Size == len(nodes) {
 				return nil, invalid("numMachines", "the cluster already has %d nodes", req.Size)
+			}
+			if grow := req.Size - len(nodes); grow > 0 {
+				// Refused before solving and planning; checked again under
+				// the locks once planned.
+				if err := s.checkQuota(ctx, s.db, p, grow, false); err != nil {
+					return nil, err
+				}
+				if _, err := s.checkCapacity(ctx, s.db, snap.Provider, grow); err != nil {
+					return nil, err
+				}
 			}
 			u, err = solver.Scale(solver.ScaleRequest{Template: snap.Template, Catalog: sc, Provider: c.Provider,
 				Cluster: solver.Cluster{ID: id, Name: c.Name, DNSSuffix: c.DNSSuffix}, Nodes: existing, Size: req.Size})
@@ -224,6 +257,10 @@ func (s *Service) PreviewOp(ctx context.Context, p store.Principal, id string, r
 		if err == nil && len(out.Added) > 0 {
 			err = s.checkQuota(ctx, tx, p, len(out.Added), false)
 		}
+		if err == nil && len(out.Added) > 0 {
+			// A preview checks, reserving nothing: no capacity lock.
+			out.Capacity, err = s.checkCapacity(ctx, s.db, out.snap.Provider, len(out.Added))
+		}
 		return err
 	})
 	return out, err
@@ -241,6 +278,9 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 			if err := s.checkQuota(ctx, tx, p, len(op.Added), false); err != nil {
 				return err
 			}
+			if _, err := s.checkCapacity(ctx, tx, op.snap.Provider, len(op.Added)); err != nil {
+				return err
+			}
 			if err := insertNodes(ctx, tx, id, op.Added); err != nil {
 				return err
 			}
@@ -256,8 +296,8 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 			return err
 		}
 		var cfg any
-		if op.config != nil {
-			b, err := json.Marshal(op.config)
+		if op.Config != nil {
+			b, err := json.Marshal(op.Config)
 			if err != nil {
 				return err
 			}

@@ -251,3 +251,36 @@ func copyFile(from, to string) error {
 	}
 	return out.Close()
 }
+
+func TestCapacity(t *testing.T) {
+	for _, c := range []struct {
+		fields map[string]any
+		key    string
+		nodes  int
+		err    string
+	}{
+		{fields: map[string]any{}, key: "subnet 10.231.0.0/24", nodes: 253},
+		{fields: map[string]any{"subnet": "", "bridge": "x"}, key: "subnet 10.231.0.0/24", nodes: 253},
+		{fields: map[string]any{"subnet": "10.9.0.17/28"}, key: "subnet 10.9.0.16/28", nodes: 13},
+		{fields: map[string]any{"subnet": "192.168.7.16/29"}, key: "subnet 192.168.7.16/29", nodes: 5},
+		{fields: map[string]any{"subnet": "10.0.0.0/16"}, key: "subnet 10.0.0.0/16", nodes: 65533},
+		{fields: map[string]any{"subnet": "10.0.0.0/8"}, err: "/16 to /29"},
+		{fields: map[string]any{"subnet": 7}, err: "want a string"},
+	} {
+		got, err := Capacity(c.fields)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v: err %v, want %q", c.fields, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got.Name != c.key || len(got.Groups) != 1 || got.Groups[0].Key != c.key || got.Nodes() != c.nodes {
+			t.Errorf("%v: %+v %v, want one group %s of %d", c.fields, got, err, c.key, c.nodes)
+		}
+		// The count is the addresses CREATE hands out.
+		sn, _ := parseSubnet(strings.TrimPrefix(c.key, "subnet "))
+		if len(sn.nodeAddrs()) != got.Nodes() {
+			t.Errorf("%v: capacity %d, but the subnet has %d node addresses", c.fields, got.Nodes(), len(sn.nodeAddrs()))
+		}
+	}
+}

@@ -221,6 +221,29 @@ func TestParseHosts(t *testing.T) {
 	}
 }
 
+// Each host is one group keyed by its id, the providerId CREATE reports.
+func TestCapacity(t *testing.T) {
+	c, err := Capacity(map[string]any{"hosts": "h1 h2:2222, h1:22 10.0.0.3", "ssh_key": "__redacted__"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, g := range c.Groups {
+		keys = append(keys, g.Key)
+		if g.Size != 1 {
+			t.Errorf("group %s holds %d nodes, want 1", g.Key, g.Size)
+		}
+	}
+	if c.Name != "3 hosts" || c.Nodes() != 3 || strings.Join(keys, " ") != "h1:22 h2:2222 10.0.0.3:22" {
+		t.Errorf("capacity %+v", c)
+	}
+	for _, f := range []map[string]any{{}, {"hosts": ""}, {"hosts": 3}} {
+		if _, err := Capacity(f); err == nil || !strings.Contains(err.Error(), "hosts") {
+			t.Errorf("%v: err %v, want one naming hosts", f, err)
+		}
+	}
+}
+
 func TestSpreadStartsNodesApart(t *testing.T) {
 	hosts, _ := parseHosts("h0 h1 h2 h3 h4 h5 h6 h7")
 	starts := map[string]bool{}

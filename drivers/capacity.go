@@ -1,0 +1,40 @@
+package drivers
+
+// Capacity is how many nodes a provider can have at once, as its vm
+// driver tells from the provider's fields alone: the places its nodes
+// take, in groups (the addresses of a subnet, one machine each). The
+// server refuses a create or scale-out that asks for more nodes than are
+// free, before anything is made; nodes of clusters not TERMINATED hold
+// places, whichever tenant they belong to, when their providers name a
+// group of the same key.
+type Capacity struct {
+	// Name says what the places are, for people: "subnet 10.231.0.0/24",
+	// "3 hosts".
+	Name   string
+	Groups []CapacityGroup
+}
+
+// CapacityGroup is places nodes take. When a provider has several
+// groups, a node's vm.providerId fact is the key of the one it took.
+type CapacityGroup struct {
+	// Key names the places across providers: "subnet 10.231.0.0/24", a
+	// pool host's id.
+	Key string
+	// Size is how many nodes the group holds.
+	Size int
+}
+
+// Nodes is how many nodes the provider holds in all.
+func (c Capacity) Nodes() int {
+	n := 0
+	for _, g := range c.Groups {
+		n += g.Size
+	}
+	return n
+}
+
+// CapacityFunc is a vm driver's capacity rule: from a provider's public
+// fields (its provisioner, with the user's accepted fields) it tells the
+// provider's capacity, or why the fields cannot work. A driver without
+// one has no capacity the server knows.
+type CapacityFunc func(fields map[string]any) (Capacity, error)
