@@ -667,8 +667,8 @@ func TestUnreachableHost(t *testing.T) {
 
 	gone := drivers.Result{Facts: map[string]any{"providerId": dead}}
 	r, _ = run(t, d, withDead(withFacts(f.task("DELETE", "z"), gone)))
-	if r.Status == 0 || !retryable(r) || !strings.Contains(r.Message, "remove it from provider metal's hosts") {
-		t.Fatalf("DELETE on a silent host: status %d retryable %v: %s", r.Status, retryable(r), r.Message)
+	if r.Status == 0 || !retryable(r) || !r.Unreachable || !strings.Contains(r.Message, "remove it from provider metal's hosts") {
+		t.Fatalf("DELETE on a silent host: status %d retryable %v unreachable %v: %s", r.Status, retryable(r), r.Unreachable, r.Message)
 	}
 	r, _ = run(t, d, withFacts(f.task("DELETE", "z"), gone))
 	if r.Status != 0 || !strings.Contains(r.Message, "no longer listed") {
