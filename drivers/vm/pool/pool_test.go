@@ -694,3 +694,28 @@ func randHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// A host already released from under the node (its lease removed, as a
+// reinstall or an admin freeing it would) is gone as far as the node is
+// concerned: DELETE succeeds and runs nothing there.
+func TestDeleteOfReleasedHost(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1, sshdtest.Options{})
+	h := f.hosts[0]
+	d := newDriver(t, f.key.PEM)
+	created, _ := run(t, d, f.task("CREATE", "n1"))
+	mustSucceed(t, created)
+	if err := os.Remove(h.Path(LeasePath)); err != nil {
+		t.Fatal(err)
+	}
+	task := withFacts(f.task("DELETE", "n1"), created)
+	task.Provider.Provisioner["wipe_script"] = "echo must-not-run"
+	r, out := run(t, d, task)
+	mustSucceed(t, r)
+	if !strings.Contains(r.Message, "nothing to release") || out.Contains("stdout", "must-not-run") {
+		t.Fatalf("DELETE of a released host: %q, stdout %q", r.Message, out.Lines("stdout"))
+	}
+	if got := leaseOf(t, h); got != "" {
+		t.Fatalf("lease %q after DELETE", got)
+	}
+}
