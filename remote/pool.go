@@ -75,8 +75,9 @@ var ErrClosed = errors.New("remote: pool closed")
 var ErrConnBroken = errors.New("ssh connection broken")
 
 // ErrUnreachable marks a host that did not answer: the TCP connect failed
-// (refused, no route, timed out, name not found) or the SSH handshake got
-// no reply in time. Nothing ran on the host. The error's message is the
+// (refused, no route, timed out, name not found), the connection ended
+// before any SSH banner (something other than an SSH server took it), or
+// the SSH handshake got no reply in time. Nothing ran on the host. The error's message is the
 // dial's, e.g. "ssh root@10.0.0.5:22: dial: dial tcp 10.0.0.5:22: connect:
 // no route to host".
 var ErrUnreachable = errors.New("host unreachable")
@@ -265,7 +266,7 @@ func (p *Pool) dial(ctx context.Context, t Target, pins []ssh.PublicKey) (*Conn,
 	_ = nc.SetDeadline(deadline)
 	// The deadline covers a silent peer; this covers a cancelled ctx.
 	stopWatch := context.AfterFunc(ctx, func() { _ = nc.Close() })
-	hc := &heardConn{Conn: nc}
+	hc := &bannerConn{Conn: nc}
 
 	var presented ssh.PublicKey
 	var mismatch *HostKeyMismatchError
@@ -304,11 +305,15 @@ func (p *Pool) dial(ctx context.Context, t Target, pins []ssh.PublicKey) (*Conn,
 		case errors.As(err, &ne) && ne.Timeout():
 			// The port took the connection and nothing spoke SSH on it.
 			return nil, &unreachableError{fmt.Errorf("ssh %s: no SSH handshake in %s: %w", t, time.Since(began).Round(time.Millisecond), err)}
-		case !hc.heard.Load():
+		case !hc.banner.Load():
 			// Closed or reset before any SSH banner: whatever took the
-			// connection (a proxy, a firewall, a host shutting down) is
-			// no SSH server.
-			return nil, &unreachableError{fmt.Errorf("ssh %s: closed before the SSH banner: %w", t, err)}
+			// connection (a proxy or firewall answering for an address
+			// nobody has, a host shutting down) is no SSH server.
+			said := ""
+			if first := hc.firstLine(); first != "" {
+				said = fmt.Sprintf(" (it said %q)", first)
+			}
+			return nil, &unreachableError{fmt.Errorf("ssh %s: no SSH server answered%s: %w", t, said, err)}
 		}
 		return nil, fmt.Errorf("ssh %s: %w", t, err)
 	}
@@ -327,18 +332,41 @@ func (p *Pool) dial(ctx context.Context, t Target, pins []ssh.PublicKey) (*Conn,
 	return c, nil
 }
 
-// heardConn records whether the peer sent anything at all.
-type heardConn struct {
+// bannerConn records whether the peer sent an SSH banner ("SSH-" at the
+// start of a line) and, until it does, the first bytes it sent.
+type bannerConn struct {
 	net.Conn
-	heard atomic.Bool
+	banner atomic.Bool
+	mu     sync.Mutex
+	head   []byte
 }
 
-func (c *heardConn) Read(b []byte) (int, error) {
+func (c *bannerConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n > 0 {
-		c.heard.Store(true)
+	if n > 0 && !c.banner.Load() {
+		c.mu.Lock()
+		if len(c.head) < 4096 {
+			c.head = append(c.head, b[:n]...)
+		}
+		if bytes.HasPrefix(c.head, []byte("SSH-")) || bytes.Contains(c.head, []byte("\nSSH-")) {
+			c.banner.Store(true)
+			c.head = nil
+		}
+		c.mu.Unlock()
 	}
 	return n, err
+}
+
+// firstLine is the start of what a peer that sent no banner sent.
+func (c *bannerConn) firstLine() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	line, _, _ := bytes.Cut(c.head, []byte("\n"))
+	line = bytes.TrimSpace(line)
+	if len(line) > 60 {
+		line = line[:60]
+	}
+	return string(line)
 }
 
 // watch drops a connection from the pool as soon as it dies, so the next

@@ -700,7 +700,26 @@ func TestUnreachableHosts(t *testing.T) {
 				}
 			}()
 			tg.Host, tg.Port = "127.0.0.1", l.Addr().(*net.TCPAddr).Port
-		}, true, "closed before the SSH banner", 2 * time.Second},
+		}, true, "no SSH server answered", 2 * time.Second},
+		{"address answered by something else", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {
+			// What a transparent HTTP proxy does for every address.
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			go func() {
+				for {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"))
+					c.Close()
+				}
+			}()
+			tg.Host, tg.Port = "127.0.0.1", l.Addr().(*net.TCPAddr).Port
+		}, true, `no SSH server answered (it said "HTTP/1.1 400 Bad Request")`, 2 * time.Second},
 		{"host key no longer the pinned one", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {
 			tg.HostKeys = []string{h.HostKeyLine()}
 			h.RotateHostKey(t)

@@ -197,7 +197,7 @@ func TestScaleInSkipsStopOfGoneNode(t *testing.T) {
 	gone := nodes[2].ID
 	h.agent("a1", 4, func(a *Assignment, n int) (Result, time.Duration) {
 		if a.TaskName == "STOP" && a.Node.ID == gone {
-			return Result{Status: 1, Message: "ssh root@10.231.0.7:22: closed before the SSH banner: EOF", Unreachable: true}, time.Millisecond
+			return Result{Status: 1, Message: "ssh root@10.231.0.7:22: no SSH server answered: ssh: handshake failed: EOF", Unreachable: true}, time.Millisecond
 		}
 		return Result{}, time.Millisecond
 	})
@@ -207,7 +207,7 @@ func TestScaleInSkipsStopOfGoneNode(t *testing.T) {
 	h.waitStatus("ACTIVE", 20*time.Second)
 	var stop taskRow
 	must(t, h.db.Get(&stop, `SELECT state, message, attempt, failures FROM tasks WHERE job_id = $1 AND node_id = $2 AND action = 'STOP'`, job, gone))
-	if stop.State != Skipped || !strings.Contains(stop.Message, "closed before the SSH banner") {
+	if stop.State != Skipped || !strings.Contains(stop.Message, "no SSH server answered") {
 		t.Errorf("STOP of the gone node: %+v", stop)
 	}
 	var size, left int
