@@ -20,14 +20,19 @@ import (
 // cluster shows that node UNREACHABLE; the delete skips what it cannot do
 // inside that node, deletes every machine and ends TERMINATED. With every
 // container removed (as `coopr dev` does to the nodes an earlier run left),
-// the delete ends TERMINATED too, in seconds.
+// the delete ends TERMINATED too, in seconds; and so does a delete waiting
+// when the agent restarts, without holding up a new cluster.
 func TestDeleteLostNodes(t *testing.T) {
 	w := newWorld(t, 8)
-	w.startAgent(t, "agent-1", 8)
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	w.s.Must(w.s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT}) { secret } }`, nil, &tok)
+	stopAgent := w.runAgent(t, "agent-1", tok.CreateAPIToken.Secret, 8)
 	one := w.create(t, "web-cluster", "", 3)
 	all := w.create(t, "web-cluster", "", 3)
-	w.follow(t, one, "ACTIVE", 5*time.Minute)
-	w.follow(t, all, "ACTIVE", 5*time.Minute)
+	left := w.create(t, "web-cluster", "", 3)
+	for _, id := range []string{one, all, left} {
+		w.follow(t, id, "ACTIVE", 8*time.Minute)
+	}
 
 	t.Run("one node lost", func(t *testing.T) {
 		victim := withService(w.cluster(t, one), "web")[0]
@@ -76,8 +81,32 @@ func TestDeleteLostNodes(t *testing.T) {
 			t.Errorf("coopr cluster show: %v\n%s", err, out)
 		}
 	})
-	noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, one)
-	noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, all)
+	t.Run("a delete left waiting by a restart", func(t *testing.T) {
+		// As when `coopr dev` is stopped before its deletes end and started
+		// again: the agent goes, the delete waits, the nodes are removed,
+		// and a new agent process takes over while new work arrives.
+		stopAgent()
+		w.delete(t, left)
+		if err := local.Cleanup(context.Background(), w.localCfg.StateDir, w.log, true); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		w.runAgent(t, "agent-1", tok.CreateAPIToken.Secret, 8)
+		fresh := w.create(t, "single", "", 1)
+		w.follow(t, left, "TERMINATED", 3*time.Minute)
+		t.Logf("the waiting delete ended %s after the agent restarted", time.Since(start).Round(100*time.Millisecond))
+		if skipped := w.checkDeleted(t, left); len(skipped) != 3 {
+			t.Errorf("skipped the cleanup of %v, want of all 3 nodes", skipped)
+		}
+		w.follow(t, fresh, "ACTIVE", 5*time.Minute)
+		t.Logf("a new 1-node cluster was ACTIVE %s after the agent restarted", time.Since(start).Round(100*time.Millisecond))
+		w.delete(t, fresh)
+		w.follow(t, fresh, "TERMINATED", 3*time.Minute)
+		noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, fresh)
+	})
+	for _, id := range []string{one, all, left} {
+		noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, id)
+	}
 }
 
 type lostNode struct {
