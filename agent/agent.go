@@ -468,6 +468,9 @@ func (a *Agent) runTask(work context.Context, id string, attempt int, token stri
 	if res.Secrets != nil {
 		result["secrets"] = res.Secrets
 	}
+	if res.Unreachable {
+		result["unreachable"] = true
+	}
 	// Reporting outlives the work context: a result is worth delivering.
 	fctx, done := context.WithTimeout(context.WithoutCancel(work), 30*time.Second)
 	defer done()

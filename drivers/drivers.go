@@ -161,6 +161,14 @@ type Result struct {
 	// Secrets go to the encrypted credential store under the driver's
 	// namespace and reach later tasks' Task.Secrets; never the API.
 	Secrets map[string]any
+	// Unreachable says, on a failure, that the task's node is not there
+	// to work on and nothing ran on it: it did not answer, it has no
+	// address, or what answers at its address is another machine
+	// (remote.Unreachable). Message says which. The server marks the node
+	// UNREACHABLE, and skips the task instead of failing it when the plan
+	// made it best-effort (cleanup inside a node being removed); a driver
+	// never decides that a task may be skipped.
+	Unreachable bool
 }
 
 // Output receives a running task's output, line by line.

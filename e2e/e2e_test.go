@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,17 +109,26 @@ func bundle(t testing.TB, dir string) (shared, own map[string]any) {
 }
 
 // startAgent runs an in-process agent with the built-in drivers until the
-// test ends.
-func (w *world) startAgent(t testing.TB, id string, capacity int) {
+// test ends. It returns the agent's token.
+func (w *world) startAgent(t testing.TB, id string, capacity int) string {
 	t.Helper()
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	w.s.Must(w.s.Super, `mutation($n: String!) { createAPIToken(input: {name: $n, kind: AGENT}) { secret } }`,
 		map[string]any{"n": id}, &tok)
+	w.runAgent(t, id, tok.CreateAPIToken.Secret, capacity)
+	return tok.CreateAPIToken.Secret
+}
+
+// runAgent runs agent id with token until the test ends or the returned
+// stop is called, as a restarted agent process would: a new incarnation,
+// a new SSH pool.
+func (w *world) runAgent(t testing.TB, id, token string, capacity int) (stop func()) {
+	t.Helper()
 	reg, closeDrivers, err := builtin.Registry(builtin.Config{WorkDir: t.TempDir(), Local: w.localCfg, Log: w.log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(agent.Config{Server: w.s.URL, Token: tok.CreateAPIToken.Secret, ID: id, Capacity: capacity,
+	a, err := agent.New(agent.Config{Server: w.s.URL, Token: token, ID: id, Capacity: capacity,
 		Version: "test", Grace: 5 * time.Second, Log: w.log}, reg)
 	if err != nil {
 		t.Fatal(err)
@@ -126,13 +136,18 @@ func (w *world) startAgent(t testing.TB, id string, capacity int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("agent %s: %v", id, err)
-		}
-		closeDrivers()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("agent %s: %v", id, err)
+			}
+			closeDrivers()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 type node struct {
@@ -323,8 +338,10 @@ func noTraces(t testing.TB, stateDir, bridge, clusterID string) {
 	if strings.Contains(string(mounts), stateDir) {
 		t.Errorf("mounts under %s remain", stateDir)
 	}
-	if out, _ := exec.Command("ip", "-o", "link", "show", "master", bridge).CombinedOutput(); strings.TrimSpace(string(out)) != "" {
-		t.Errorf("links on %s remain:\n%s", bridge, out)
+	if _, err := os.Stat(filepath.Join("/sys/class/net", bridge)); err == nil {
+		if out, _ := exec.Command("ip", "-o", "link", "show", "master", bridge).CombinedOutput(); strings.TrimSpace(string(out)) != "" {
+			t.Errorf("links on %s remain:\n%s", bridge, out)
+		}
 	}
 	if ns, _ := filepath.Glob("/run/netns/coopr-" + clusterID + "-*"); len(ns) > 0 {
 		t.Errorf("network namespaces remain: %v", ns)

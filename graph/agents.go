@@ -345,7 +345,8 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	if _, err := agentCaller(ctx); err != nil {
 		return false, err
 	}
-	res := engine.Result{Status: in.Result.Status, Retryable: in.Result.Retryable}
+	res := engine.Result{Status: in.Result.Status, Retryable: in.Result.Retryable,
+		Unreachable: in.Result.Unreachable != nil && *in.Result.Unreachable}
 	for _, f := range []struct {
 		dst *string
 		src *string

@@ -249,16 +249,19 @@ type ComplexityRoot struct {
 	}
 
 	Node struct {
-		Flavor       func(childComplexity int) int
-		HardwareType func(childComplexity int) int
-		Hostname     func(childComplexity int) int
-		ID           func(childComplexity int) int
-		Image        func(childComplexity int) int
-		ImageType    func(childComplexity int) int
-		Ipaddresses  func(childComplexity int) int
-		NodeNum      func(childComplexity int) int
-		SSHUser      func(childComplexity int) int
-		Services     func(childComplexity int) int
+		Flavor           func(childComplexity int) int
+		HardwareType     func(childComplexity int) int
+		Hostname         func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Image            func(childComplexity int) int
+		ImageType        func(childComplexity int) int
+		Ipaddresses      func(childComplexity int) int
+		NodeNum          func(childComplexity int) int
+		SSHUser          func(childComplexity int) int
+		Services         func(childComplexity int) int
+		State            func(childComplexity int) int
+		StateReason      func(childComplexity int) int
+		UnreachableSince func(childComplexity int) int
 	}
 
 	NodeChange struct {
@@ -370,6 +373,7 @@ type ComplexityRoot struct {
 		Action      func(childComplexity int) int
 		Attempt     func(childComplexity int) int
 		Attempts    func(childComplexity int) int
+		BestEffort  func(childComplexity int) int
 		Failures    func(childComplexity int) int
 		Hostname    func(childComplexity int) int
 		ID          func(childComplexity int) int
@@ -410,6 +414,7 @@ type ComplexityRoot struct {
 		InProgress   func(childComplexity int) int
 		NotSubmitted func(childComplexity int) int
 		Queued       func(childComplexity int) int
+		Skipped      func(childComplexity int) int
 		Total        func(childComplexity int) int
 	}
 
@@ -512,6 +517,8 @@ type MutationResolver interface {
 type NodeResolver interface {
 	Services(ctx context.Context, obj *control.Node) ([]string, error)
 	Ipaddresses(ctx context.Context, obj *control.Node) (any, error)
+
+	State(ctx context.Context, obj *control.Node) (model.NodeState, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*model.Principal, error)
@@ -1675,6 +1682,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Node.Services(childComplexity), true
+	case "Node.state":
+		if e.ComplexityRoot.Node.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.State(childComplexity), true
+	case "Node.stateReason":
+		if e.ComplexityRoot.Node.StateReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.StateReason(childComplexity), true
+	case "Node.stateSince":
+		if e.ComplexityRoot.Node.UnreachableSince == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.UnreachableSince(childComplexity), true
 
 	case "NodeChange.add":
 		if e.ComplexityRoot.NodeChange.Add == nil {
@@ -2171,6 +2196,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.Attempts(childComplexity), true
+	case "Task.bestEffort":
+		if e.ComplexityRoot.Task.BestEffort == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.BestEffort(childComplexity), true
 	case "Task.failures":
 		if e.ComplexityRoot.Task.Failures == nil {
 			break
@@ -2360,6 +2391,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskCounts.Queued(childComplexity), true
+	case "TaskCounts.skipped":
+		if e.ComplexityRoot.TaskCounts.Skipped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCounts.Skipped(childComplexity), true
 	case "TaskCounts.total":
 		if e.ComplexityRoot.TaskCounts.Total == nil {
 			break
@@ -2805,6 +2842,13 @@ input TaskResultInput {
   secrets: JSON
   stdoutTail: String
   stderrTail: String
+  """
+  On a failure: the task's node is not there to work on (it did not answer,
+  has no address, or shows another host key than the pinned one) and
+  nothing ran on it. The server marks the node UNREACHABLE and skips the
+  task if the plan made it best-effort. Default false.
+  """
+  unreachable: Boolean
 }
 
 "The kind of plugin a resource belongs to: a catalog kind of driver descriptors."
@@ -2974,6 +3018,23 @@ type Node {
   flavor: String!
   image: String!
   sshuser: String!
+  state: NodeState!
+  "Why the node is UNREACHABLE: the failure of the task that found it so. Empty when OK."
+  stateReason: String!
+  "Since when the node is UNREACHABLE; null when OK."
+  stateSince: Time
+}
+
+"What the tasks on a node found of it."
+enum NodeState {
+  "Nothing wrong found."
+  OK
+  """
+  A task found the node not there: it did not answer, has no address, or
+  its address shows another machine. A later task that reaches it makes it
+  OK again.
+  """
+  UNREACHABLE
 }
 
 enum JobState {
@@ -3006,6 +3067,7 @@ type TaskCounts {
   complete: Int!
   failed: Int!
   dropped: Int!
+  skipped: Int!
 }
 
 enum TaskState {
@@ -3015,6 +3077,12 @@ enum TaskState {
   COMPLETE
   FAILED
   DROPPED
+  """
+  A best-effort task that did not run to success: its node was unreachable
+  or gone, or its attempts ran out. The tasks after it went on; message says
+  why.
+  """
+  SKIPPED
 }
 
 type Task {
@@ -3030,6 +3098,8 @@ type Task {
   failures: Int!
   maxAttempts: Int!
   message: String!
+  "Cleanup inside a node being removed: SKIPPED, not FAILED, when the node is unreachable or its attempts run out."
+  bestEffort: Boolean!
   "Every attempt, first to last, with timings and output tails."
   attempts: [TaskAttempt!]!
 }
@@ -3347,6 +3417,7 @@ type JobProgress {
   lagged: Boolean!
   "The job's state after this change."
   jobState: JobState!
+  "Tasks COMPLETE or SKIPPED."
   done: Int!
   failed: Int!
   total: Int!
@@ -3789,6 +3860,12 @@ func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.
 		return ec.fieldContext_Node_image(ctx, field)
 	case "sshuser":
 		return ec.fieldContext_Node_sshuser(ctx, field)
+	case "state":
+		return ec.fieldContext_Node_state(ctx, field)
+	case "stateReason":
+		return ec.fieldContext_Node_stateReason(ctx, field)
+	case "stateSince":
+		return ec.fieldContext_Node_stateSince(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Node", field.Name)
 }
@@ -3981,6 +4058,8 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_maxAttempts(ctx, field)
 	case "message":
 		return ec.fieldContext_Task_message(ctx, field)
+	case "bestEffort":
+		return ec.fieldContext_Task_bestEffort(ctx, field)
 	case "attempts":
 		return ec.fieldContext_Task_attempts(ctx, field)
 	}
@@ -4047,6 +4126,8 @@ func (ec *executionContext) childFields_TaskCounts(ctx context.Context, field gr
 		return ec.fieldContext_TaskCounts_failed(ctx, field)
 	case "dropped":
 		return ec.fieldContext_TaskCounts_dropped(ctx, field)
+	case "skipped":
+		return ec.fieldContext_TaskCounts_skipped(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskCounts", field.Name)
 }
@@ -9515,6 +9596,75 @@ func (ec *executionContext) fieldContext_Node_sshuser(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
 }
 
+func (ec *executionContext) _Node_state(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Node().State(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.NodeState) graphql.Marshaler {
+			return ec.marshalNNodeState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, true, true, "NodeState")
+}
+
+func (ec *executionContext) _Node_stateReason(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_stateReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StateReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_stateReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "String")
+}
+
+func (ec *executionContext) _Node_stateSince(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_stateSince(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnreachableSince, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Node_stateSince(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, false, false, "Time")
+}
+
 func (ec *executionContext) _NodeChange_nodenum(ctx context.Context, field graphql.CollectedField, obj *model.NodeChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11776,6 +11926,29 @@ func (ec *executionContext) fieldContext_Task_message(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Task", field, false, false, "String")
 }
 
+func (ec *executionContext) _Task_bestEffort(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_bestEffort(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BestEffort, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_bestEffort(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Task", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Task_attempts(ctx context.Context, field graphql.CollectedField, obj *control.Task) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12334,6 +12507,29 @@ func (ec *executionContext) _TaskCounts_dropped(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_TaskCounts_dropped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TaskCounts_skipped(ctx context.Context, field graphql.CollectedField, obj *model.TaskCounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCounts_skipped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Skipped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCounts_skipped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaskCounts", field, false, false, "Int")
 }
 
@@ -14814,7 +15010,7 @@ func (ec *executionContext) unmarshalInputTaskResultInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"status", "message", "retryable", "hostname", "ipaddresses", "facts", "secrets", "stdoutTail", "stderrTail"}
+	fieldsInOrder := [...]string{"status", "message", "retryable", "hostname", "ipaddresses", "facts", "secrets", "stdoutTail", "stderrTail", "unreachable"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14884,6 +15080,13 @@ func (ec *executionContext) unmarshalInputTaskResultInput(ctx context.Context, o
 				return it, err
 			}
 			it.StderrTail = data
+		case "unreachable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unreachable"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Unreachable = data
 		}
 	}
 	return it, nil
@@ -16362,6 +16565,22 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "state":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Node_state(ctx, field, obj)
+				})
+		case "stateReason":
+			out.Values[i] = ec._Node_stateReason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stateSince":
+			out.Values[i] = ec._Node_stateSince(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17138,6 +17357,11 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "bestEffort":
+			out.Values[i] = ec._Task_bestEffort(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "attempts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -17340,6 +17564,11 @@ func (ec *executionContext) _TaskCounts(ctx context.Context, sel ast.SelectionSe
 			}
 		case "dropped":
 			out.Values[i] = ec._TaskCounts_dropped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skipped":
+			out.Values[i] = ec._TaskCounts_skipped(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18452,6 +18681,16 @@ func (ec *executionContext) marshalNNodeChange2ᚖgithubᚗcomᚋcooprhqᚋcoopr
 		return graphql.Null
 	}
 	return ec._NodeChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNNodeState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeState(ctx context.Context, v any) (model.NodeState, error) {
+	var res model.NodeState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNNodeState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeState(ctx context.Context, sel ast.SelectionSet, v model.NodeState) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNOperationInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOperationInput(ctx context.Context, v any) (model.OperationInput, error) {

@@ -161,7 +161,7 @@ func (r *jobResolver) Counts(ctx context.Context, obj *control.Job) (*model.Task
 		total += n
 	}
 	return &model.TaskCounts{Total: total, NotSubmitted: c["NOT_SUBMITTED"], Queued: c["QUEUED"], InProgress: c["IN_PROGRESS"],
-		Complete: c["COMPLETE"], Failed: c["FAILED"], Dropped: c["DROPPED"]}, nil
+		Complete: c["COMPLETE"], Failed: c["FAILED"], Dropped: c["DROPPED"], Skipped: c["SKIPPED"]}, nil
 }
 
 // Tasks is the resolver for the tasks field.
@@ -591,6 +591,14 @@ func (r *nodeResolver) Services(ctx context.Context, obj *control.Node) ([]strin
 // Ipaddresses is the resolver for the ipaddresses field.
 func (r *nodeResolver) Ipaddresses(ctx context.Context, obj *control.Node) (any, error) {
 	return obj.IPAddresses()
+}
+
+// State is the resolver for the state field.
+func (r *nodeResolver) State(ctx context.Context, obj *control.Node) (model.NodeState, error) {
+	if obj.UnreachableSince != nil {
+		return model.NodeStateUnreachable, nil
+	}
+	return model.NodeStateOk, nil
 }
 
 // Me is the resolver for the me field.

@@ -188,7 +188,7 @@ func (pr *progress) model(kind model.EventKind) *model.JobProgress {
 	m := &model.JobProgress{Kind: kind, JobID: pr.job, JobState: model.JobState(pr.state), Total: len(pr.tasks)}
 	for _, st := range pr.tasks {
 		switch st {
-		case "COMPLETE":
+		case "COMPLETE", "SKIPPED":
 			m.Done++
 		case "FAILED", "DROPPED":
 			m.Failed++

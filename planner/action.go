@@ -147,6 +147,10 @@ func (a Action) CatalogName() string {
 
 func (a Action) installTime() bool { return a == Install || a == Remove }
 
+// cleanup reports whether the action undoes something inside a node
+// without freeing the machine: what a node being removed may go without.
+func (a Action) cleanup() bool { return a == NetworkUnconfigure || a == Stop || a == Remove }
+
 // ClusterAction is a cluster operation (docs/planner.md#cluster-operations).
 type ClusterAction string
 

@@ -54,6 +54,12 @@ type Task struct {
 	Action  Action `json:"action"`
 	Service string `json:"service"` // "" for a node-level task
 	Stage   int    `json:"stage"`
+	// BestEffort marks the cleanup inside a node the operation removes
+	// (NETWORK_UNCONFIGURE, STOP and REMOVE of CLUSTER_DELETE, and of the
+	// nodes SCALE_IN removes): when the node cannot be reached, or the
+	// task's attempts are used up, the engine skips it and the removal goes
+	// on. The DELETE that frees the machine is never best-effort.
+	BestEffort bool `json:"bestEffort,omitempty"`
 }
 
 // Ref names the task.
@@ -84,6 +90,9 @@ func (p *Plan) Hash() string {
 		buf = strconv.AppendQuote(buf, t.Service)
 		buf = append(buf, ' ')
 		buf = strconv.AppendInt(buf, int64(t.Stage), 10)
+		if t.BestEffort {
+			buf = append(buf, " best-effort"...)
+		}
 		buf = append(buf, '\n')
 		h.Write(buf)
 	}
@@ -126,6 +135,7 @@ type builder struct {
 	edges    []edge
 	nodeEdge map[[2]int32]bool // node-level chain edges already added
 	heads    []int32           // first steps of the chains of SCALE_OUT's existing nodes
+	removed  []bool            // by node: the operation removes it
 }
 
 // Build plans req (docs/planner.md).
@@ -232,6 +242,13 @@ func newBuilder(req *Request) (*builder, []group, error) {
 	removed, _, err := nodeList("removedNodes", req.RemovedNodes)
 	if err != nil {
 		return nil, nil, err
+	}
+	b.removed = make([]bool, len(req.Nodes))
+	for i := range b.removed {
+		b.removed[i] = req.Action == ClusterDelete
+	}
+	for _, i := range removed {
+		b.removed[i] = true
 	}
 	scale := req.Action == ScaleOut || req.Action == ScaleIn
 	switch {
@@ -595,6 +612,7 @@ func (b *builder) plan() (*Plan, error) {
 		if k.node >= 0 {
 			t.Node = b.nodes[k.node].ID
 			t.NodeNum = b.nodeNums[k.node]
+			t.BestEffort = b.removed[k.node] && k.action.cleanup()
 		}
 		p.Tasks[i] = t
 		p.Stages[t.Stage] = append(p.Stages[t.Stage], i)

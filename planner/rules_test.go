@@ -455,3 +455,38 @@ func TestParse(t *testing.T) {
 		t.Error("zero action marshals")
 	}
 }
+
+// Only the cleanup inside nodes the operation removes is best-effort: the
+// DELETE that frees a machine, the network release, and every step of a
+// node that stays are not.
+func TestBestEffort(t *testing.T) {
+	services, nodes := workedExample()
+	cases := []struct {
+		name string
+		req  Request
+		want []string // the best-effort tasks
+	}{
+		{"delete", Request{Action: ClusterDelete, Nodes: nodes, Network: true},
+			[]string{"A NETWORK_UNCONFIGURE", "B NETWORK_UNCONFIGURE"}},
+		{"delete without a network", Request{Action: ClusterDelete, Nodes: nodes}, nil},
+		{"scale in", Request{Action: ScaleIn, Nodes: nodes, RemovedNodes: []string{"B"}, Network: true},
+			[]string{"B STOP app", "B NETWORK_UNCONFIGURE"}},
+		{"stop services", Request{Action: StopServices, Nodes: nodes}, nil},
+		{"create", Request{Action: ClusterCreate, Nodes: nodes, Network: true}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Services = services
+			p := mustBuild(t, &tc.req)
+			var got []string
+			for _, task := range p.Tasks {
+				if task.BestEffort {
+					got = append(got, task.Ref().String())
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("best-effort tasks %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

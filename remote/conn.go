@@ -32,6 +32,7 @@ type Conn struct {
 	active  atomic.Int32  // sessions running or waiting for a slot
 	used    atomic.Int64  // unix nanoseconds of the last release
 	broken  atomic.Bool
+	reply   time.Duration // how long a session request may go unanswered
 	log     *slog.Logger
 }
 
@@ -47,6 +48,13 @@ func (c *Conn) isBroken() bool { return c.broken.Load() }
 func (c *Conn) touch() { c.used.Store(time.Now().UnixNano()) }
 
 func (c *Conn) lastUsed() time.Time { return time.Unix(0, c.used.Load()) }
+
+func (c *Conn) replyTimeout() time.Duration {
+	if c.reply <= 0 {
+		return 5 * time.Second
+	}
+	return c.reply
+}
 
 func (c *Conn) probe(timeout time.Duration) error {
 	ch := make(chan error, 1)
@@ -132,19 +140,34 @@ func (c *Conn) session(ctx context.Context, sem chan struct{}) (*ssh.Session, fu
 			s, err := c.client.NewSession()
 			ch <- res{s, err}
 		}()
-		var r res
-		select {
-		case r = <-ch:
-		case <-ctx.Done():
-			// Keep the slot until the late session is closed, so the
-			// bound holds on the server too.
+		// Keep the slot until a late session is closed, so the bound
+		// holds on the server too.
+		late := func() {
 			go func() {
 				if r := <-ch; r.s != nil {
 					_ = r.s.Close()
 				}
 				release()
 			}()
+		}
+		unanswered := time.NewTimer(c.replyTimeout())
+		var r res
+		select {
+		case r = <-ch:
+			unanswered.Stop()
+		case <-ctx.Done():
+			unanswered.Stop()
+			late()
 			return nil, nil, fmt.Errorf("ssh %s: open session: %w", c.target, context.Cause(ctx))
+		case <-unanswered.C:
+			// The peer vanished without closing the connection (power
+			// lost, container removed, network cut): TCP would retry for
+			// many minutes. Closing the connection ends the request; the
+			// pool dials again, which fails fast if the host is gone.
+			c.broken.Store(true)
+			_ = c.client.Close()
+			late()
+			return nil, nil, &sessionError{fmt.Errorf("ssh %s: open session: %w: no answer in %s", c.target, ErrConnBroken, c.replyTimeout())}
 		}
 		if r.err == nil {
 			return r.s, release, nil

@@ -34,7 +34,12 @@ type Options struct {
 	// probed with a keepalive before reuse (default 15s): a peer that
 	// rebooted leaves a connection that looks open but never answers.
 	ProbeAfter time.Duration
-	Logger     *slog.Logger
+	// ReplyTimeout bounds how long an open connection may take to answer
+	// a keepalive probe or a request for a session (default 5s). A live
+	// sshd answers both in milliseconds; a host that vanished never does,
+	// and TCP alone would wait many minutes before giving up on it.
+	ReplyTimeout time.Duration
+	Logger       *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -53,6 +58,9 @@ func (o Options) withDefaults() Options {
 	if o.ProbeAfter <= 0 {
 		o.ProbeAfter = 15 * time.Second
 	}
+	if o.ReplyTimeout <= 0 {
+		o.ReplyTimeout = 5 * time.Second
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -65,6 +73,21 @@ var ErrClosed = errors.New("remote: pool closed")
 // ErrConnBroken marks a failure of the connection itself (not of a
 // command): the pool drops such a connection and dials anew.
 var ErrConnBroken = errors.New("ssh connection broken")
+
+// ErrUnreachable marks a host that did not answer: the TCP connect failed
+// (refused, no route, timed out, name not found), the connection ended
+// before any SSH banner (something other than an SSH server took it), or
+// the SSH handshake got no reply in time. Nothing ran on the host. The error's message is the
+// dial's, e.g. "ssh root@10.0.0.5:22: dial: dial tcp 10.0.0.5:22: connect:
+// no route to host".
+var ErrUnreachable = errors.New("host unreachable")
+
+// unreachableError is an error of a dial that found no host.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string        { return e.err.Error() }
+func (e *unreachableError) Unwrap() error        { return e.err }
+func (e *unreachableError) Is(target error) bool { return target == ErrUnreachable }
 
 // HostKeyMismatchError is a host that presented a key other than the pinned
 // ones. A retry cannot fix it: callers report it as not retryable.
@@ -210,7 +233,7 @@ func (p *Pool) Dial(ctx context.Context, t Target) (*Conn, error) {
 			return nil, err
 		}
 		if time.Since(c.lastUsed()) > p.opts.ProbeAfter && c.active.Load() == 0 {
-			if err := c.probe(p.opts.DialTimeout); err != nil {
+			if err := c.probe(p.opts.ReplyTimeout); err != nil {
 				p.log.Debug("ssh: dropping connection that failed a keepalive", "target", t.String(), "err", err)
 				p.drop(key, c)
 				continue
@@ -229,15 +252,21 @@ func (p *Pool) dial(ctx context.Context, t Target, pins []ssh.PublicKey) (*Conn,
 	d := net.Dialer{Timeout: p.opts.DialTimeout, KeepAlive: 30 * time.Second}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("ssh %s: dial: %w", t, err)
+		err = fmt.Errorf("ssh %s: dial: %w", t, err)
+		if ctx.Err() != nil {
+			return nil, err // cut short by the caller, not by the host
+		}
+		return nil, &unreachableError{err}
 	}
-	deadline := time.Now().Add(p.opts.HandshakeTimeout)
+	began := time.Now()
+	deadline := began.Add(p.opts.HandshakeTimeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
 	}
 	_ = nc.SetDeadline(deadline)
 	// The deadline covers a silent peer; this covers a cancelled ctx.
 	stopWatch := context.AfterFunc(ctx, func() { _ = nc.Close() })
+	hc := &bannerConn{Conn: nc}
 
 	var presented ssh.PublicKey
 	var mismatch *HostKeyMismatchError
@@ -256,7 +285,7 @@ func (p *Pool) dial(ctx context.Context, t Target, pins []ssh.PublicKey) (*Conn,
 		// keys may show one we did not pin and look like an impostor.
 		HostKeyAlgorithms: hostKeyAlgorithms(pins),
 	}
-	sc, chans, reqs, err := ssh.NewClientConn(nc, addr, cfg)
+	sc, chans, reqs, err := ssh.NewClientConn(hc, addr, cfg)
 	stopped := stopWatch()
 	if err == nil && !stopped {
 		// ctx ended just as the handshake succeeded: the socket is closed.
@@ -271,6 +300,21 @@ func (p *Pool) dial(ctx context.Context, t Target, pins []ssh.PublicKey) (*Conn,
 		if !stopped && ctx.Err() != nil {
 			return nil, fmt.Errorf("ssh %s: handshake: %w", t, context.Cause(ctx))
 		}
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			// The port took the connection and nothing spoke SSH on it.
+			return nil, &unreachableError{fmt.Errorf("ssh %s: no SSH handshake in %s: %w", t, time.Since(began).Round(time.Millisecond), err)}
+		case !hc.banner.Load():
+			// Closed or reset before any SSH banner: whatever took the
+			// connection (a proxy or firewall answering for an address
+			// nobody has, a host shutting down) is no SSH server.
+			said := ""
+			if first := hc.firstLine(); first != "" {
+				said = fmt.Sprintf(" (it said %q)", first)
+			}
+			return nil, &unreachableError{fmt.Errorf("ssh %s: no SSH server answered%s: %w", t, said, err)}
+		}
 		return nil, fmt.Errorf("ssh %s: %w", t, err)
 	}
 	_ = nc.SetDeadline(time.Time{})
@@ -280,11 +324,49 @@ func (p *Pool) dial(ctx context.Context, t Target, pins []ssh.PublicKey) (*Conn,
 		hostKey: presented,
 		sem:     make(chan struct{}, p.opts.MaxSessions),
 		killSem: make(chan struct{}, 1),
+		reply:   p.opts.ReplyTimeout,
 		log:     p.log,
 	}
 	c.touch()
 	p.log.Debug("ssh: connected", "target", t.String(), "hostKey", ssh.FingerprintSHA256(presented))
 	return c, nil
+}
+
+// bannerConn records whether the peer sent an SSH banner ("SSH-" at the
+// start of a line) and, until it does, the first bytes it sent.
+type bannerConn struct {
+	net.Conn
+	banner atomic.Bool
+	mu     sync.Mutex
+	head   []byte
+}
+
+func (c *bannerConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.banner.Load() {
+		c.mu.Lock()
+		if len(c.head) < 4096 {
+			c.head = append(c.head, b[:n]...)
+		}
+		if bytes.HasPrefix(c.head, []byte("SSH-")) || bytes.Contains(c.head, []byte("\nSSH-")) {
+			c.banner.Store(true)
+			c.head = nil
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// firstLine is the start of what a peer that sent no banner sent.
+func (c *bannerConn) firstLine() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	line, _, _ := bytes.Cut(c.head, []byte("\n"))
+	line = bytes.TrimSpace(line)
+	if len(line) > 60 {
+		line = line[:60]
+	}
+	return string(line)
 }
 
 // watch drops a connection from the pool as soon as it dies, so the next
@@ -432,4 +514,15 @@ func hostKeyAlgorithms(pins []ssh.PublicKey) []string {
 func Terminal(err error) bool {
 	var mm *HostKeyMismatchError
 	return errors.As(err, &mm) || errors.Is(err, ErrTarget)
+}
+
+// Unreachable reports whether err says the node is not there to work on,
+// so that nothing ran on it: the host did not answer (ErrUnreachable), the
+// node has no address (ErrNoAddress), or what answers at its address is
+// not the machine whose key was pinned (*HostKeyMismatchError: the address
+// now belongs to another machine, or someone pretends it does). Drivers
+// report such failures as drivers.Result.Unreachable.
+func Unreachable(err error) bool {
+	var mm *HostKeyMismatchError
+	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNoAddress) || errors.As(err, &mm)
 }

@@ -650,3 +650,121 @@ func benchRun(b *testing.B, fresh bool) {
 
 func BenchmarkRunReusedConnection(b *testing.B) { benchRun(b, false) }
 func BenchmarkRunFreshDial(b *testing.B)        { benchRun(b, true) }
+
+// A host that is not there is classified unreachable, and fast: a stopped
+// sshd refuses at once; a frozen one (the address takes connections, as
+// the kernel answers, but nothing speaks SSH) fails the handshake within
+// its bound; and a pooled connection to a host that froze after it was
+// used, which TCP alone would keep waiting on for many minutes, gives up
+// within the reply bound and dials again. Other failures are not
+// unreachable.
+func TestUnreachableHosts(t *testing.T) {
+	t.Parallel()
+	opts := remote.Options{HandshakeTimeout: time.Second, ReplyTimeout: 500 * time.Millisecond}
+	cases := []struct {
+		name        string
+		break_      func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target)
+		unreachable bool
+		message     string
+		within      time.Duration
+	}{
+		{"stopped sshd", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {
+			h.Stop()
+		}, true, "connection refused", 2 * time.Second},
+		{"frozen host", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {
+			h.Freeze()
+			t.Cleanup(h.Thaw)
+		}, true, "no SSH handshake", 3 * time.Second},
+		{"pooled connection to a host that froze", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {
+			if err := p.Run(ctxT(t, 10*time.Second), *tg, "true", remote.RunOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			h.Freeze()
+			t.Cleanup(h.Thaw)
+		}, true, "no SSH handshake", 4 * time.Second},
+		{"address answered by no SSH server", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {
+			// What some networks do for an address nobody has: take the
+			// connection and close it.
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			go func() {
+				for {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					c.Close()
+				}
+			}()
+			tg.Host, tg.Port = "127.0.0.1", l.Addr().(*net.TCPAddr).Port
+		}, true, "no SSH server answered", 2 * time.Second},
+		{"address answered by something else", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {
+			// What a transparent HTTP proxy does for every address.
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			go func() {
+				for {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"))
+					c.Close()
+				}
+			}()
+			tg.Host, tg.Port = "127.0.0.1", l.Addr().(*net.TCPAddr).Port
+		}, true, `no SSH server answered (it said "HTTP/1.1 400 Bad Request")`, 2 * time.Second},
+		{"host key no longer the pinned one", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {
+			tg.HostKeys = []string{h.HostKeyLine()}
+			h.RotateHostKey(t)
+		}, true, "host key mismatch", 2 * time.Second},
+		{"client key refused", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {
+			tg.Signer = sshdtest.NewKey(t).Signer
+		}, false, "unable to authenticate", 2 * time.Second},
+		{"command failed", func(t *testing.T, h *sshdtest.Host, p *remote.Pool, tg *remote.Target) {}, false, "exit status 3", 2 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := sshdtest.Start(t, sshdtest.Options{})
+			p := newPool(t, opts)
+			tg := h.Target("")
+			tc.break_(t, h, p, &tg)
+			start := time.Now()
+			err := p.Run(ctxT(t, 30*time.Second), tg, "exit 3", remote.RunOptions{})
+			took := time.Since(start)
+			if err == nil || !strings.Contains(err.Error(), tc.message) {
+				t.Fatalf("err %v, want one saying %q", err, tc.message)
+			}
+			if got := remote.Unreachable(err); got != tc.unreachable {
+				t.Errorf("Unreachable(%v) = %v, want %v", err, got, tc.unreachable)
+			}
+			if took > tc.within {
+				t.Errorf("failed after %s, want within %s: %v", took.Round(time.Millisecond), tc.within, err)
+			}
+		})
+	}
+}
+
+// A node with no address is unreachable: nothing can have run on it. A
+// dial the caller cut short is not: the host may well be there.
+func TestUnreachableNotForCallersOwnEnd(t *testing.T) {
+	t.Parallel()
+	if _, err := remote.TargetOf(&drivers.Task{}, &drivers.Node{ID: "n1"}); !remote.Unreachable(err) {
+		t.Errorf("no address: Unreachable(%v) = false", err)
+	}
+	h := sshdtest.Start(t, sshdtest.Options{})
+	h.Freeze()
+	t.Cleanup(h.Thaw)
+	p := newPool(t, remote.Options{HandshakeTimeout: time.Minute})
+	err := p.Run(ctxT(t, 300*time.Millisecond), h.Target(""), "true", remote.RunOptions{})
+	if err == nil || remote.Unreachable(err) {
+		t.Errorf("a dial cut short by its context: Unreachable(%v) = true", err)
+	}
+}

@@ -101,6 +101,7 @@ func (scriptDriver) Run(ctx context.Context, t *drivers.Task, out drivers.Output
 		Facts: map[string]any{"environ": string(env), "cmdline": string(cmdline), "wd": must(os.Getwd())}}
 	if err := cmd.Wait(); err != nil {
 		res.Status, res.Message = 1, err.Error()
+		res.Unreachable = f["unreachable"] != ""
 	}
 	return res
 }
@@ -188,6 +189,7 @@ func TestProcessGroupRunsTasks(t *testing.T) {
 		taskName   string
 		wantStatus int
 		wantMsg    string // substring
+		wantLost   bool   // the result says the node is unreachable
 		wantStdout []string
 		wantStderr []string
 		wantLines  []string
@@ -198,6 +200,8 @@ func TestProcessGroupRunsTasks(t *testing.T) {
 			wantMsg: "ran", wantStdout: []string{"ok"}},
 		{name: "script fails", fields: map[string]string{"script": "echo before; exit 3"},
 			wantStatus: 1, wantMsg: "exit status 3", wantStdout: []string{"before"}},
+		{name: "node unreachable", fields: map[string]string{"script": "exit 3", "unreachable": "yes"},
+			wantStatus: 1, wantMsg: "exit status 3", wantLost: true},
 		{name: "no such driver", taskName: "nope", wantStatus: 1, wantMsg: `no automator driver named "nope"`},
 		{name: "driver panics", fields: map[string]string{"panic": "driver broke"},
 			wantStatus: 1, wantMsg: "ended without a result (exit status 2): panic: driver broke"},
@@ -218,8 +222,9 @@ func TestProcessGroupRunsTasks(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := drv.Run(context.Background(), task, rec)
-			if res.Status != tt.wantStatus || !strings.Contains(res.Message, tt.wantMsg) {
-				t.Fatalf("result %d %q, want %d and %q\nlog:\n%s", res.Status, res.Message, tt.wantStatus, tt.wantMsg, log)
+			if res.Status != tt.wantStatus || !strings.Contains(res.Message, tt.wantMsg) || res.Unreachable != tt.wantLost {
+				t.Fatalf("result %d %q unreachable %v, want %d, %q and %v\nlog:\n%s", res.Status, res.Message, res.Unreachable,
+					tt.wantStatus, tt.wantMsg, tt.wantLost, log)
 			}
 			for _, c := range []struct {
 				name      string

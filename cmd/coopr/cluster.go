@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -194,26 +195,43 @@ func newClusterShowCmd() *cobra.Command {
 	return cmd
 }
 
-func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) error {
-	var out struct {
-		Cluster *struct {
-			ID, Name, Status, Message, Template string
-			Nodes                               []struct {
-				Nodenum     int
-				Hostname    string
-				Services    []string
-				Ipaddresses map[string]string
-			}
+// shownCluster is what cluster show prints.
+type shownCluster struct {
+	ID, Name, Status, Message, Template string
+	Nodes                               []struct {
+		Nodenum     int
+		Hostname    string
+		Services    []string
+		Ipaddresses map[string]string
+		State       string
+		StateReason string
+		StateSince  *time.Time
+	}
+	LatestJob *struct {
+		ID, Action, State string
+		Tasks             []struct {
+			NodeID, Action, Service, State, Message string
+			Hostname                                *string
 		}
 	}
+}
+
+func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) error {
+	var out struct{ Cluster *shownCluster }
 	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name status message template
-		nodes { nodenum hostname services ipaddresses } } }`, map[string]any{"id": id}, &out); err != nil {
+		nodes { nodenum hostname services ipaddresses state stateReason stateSince }
+		latestJob { id action state tasks { nodeId hostname action service state message } } } }`, map[string]any{"id": id}, &out); err != nil {
 		return err
 	}
-	cl := out.Cluster
-	if cl == nil {
+	if out.Cluster == nil {
 		return fmt.Errorf("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
 	}
+	return writeCluster(w, out.Cluster)
+}
+
+// writeCluster prints the cluster, its nodes (saying which were found
+// unreachable, since when and why) and the steps its latest job skipped.
+func writeCluster(w io.Writer, cl *shownCluster) error {
 	fmt.Fprintf(w, "cluster %s %q from %s: %s", cl.ID, cl.Name, cl.Template, cl.Status)
 	if cl.Message != "" {
 		fmt.Fprintf(w, " (%s)", cl.Message)
@@ -221,11 +239,48 @@ func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) 
 	fmt.Fprintln(w)
 	sort.Slice(cl.Nodes, func(i, j int) bool { return cl.Nodes[i].Nodenum < cl.Nodes[j].Nodenum })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tHOSTNAME\tADDRESS\tSERVICES")
+	fmt.Fprintln(tw, "NODE\tHOSTNAME\tADDRESS\tSERVICES\tSTATE")
+	var lost []string
 	for _, n := range cl.Nodes {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", n.Nodenum, n.Hostname, n.Ipaddresses["access_v4"], strings.Join(n.Services, ", "))
+		state := n.State
+		if n.StateSince != nil {
+			state += " since " + n.StateSince.Local().Format(time.DateTime)
+			lost = append(lost, fmt.Sprintf("node %d (%s) unreachable: %s", n.Nodenum, n.Hostname, n.StateReason))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", n.Nodenum, n.Hostname, n.Ipaddresses["access_v4"], strings.Join(n.Services, ", "), state)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range lost {
+		fmt.Fprintln(w, l)
+	}
+	if j := cl.LatestJob; j != nil {
+		var skipped []string
+		for _, t := range j.Tasks {
+			if t.State != "SKIPPED" {
+				continue
+			}
+			where := t.NodeID
+			if t.Hostname != nil && *t.Hostname != "" {
+				where = *t.Hostname
+			}
+			what := t.Action
+			if t.Service != "" {
+				what += " " + t.Service
+			}
+			skipped = append(skipped, fmt.Sprintf("  %s on %s: %s", what, where, t.Message))
+		}
+		if len(skipped) > 0 {
+			steps := "steps"
+			if len(skipped) == 1 {
+				steps = "step"
+			}
+			fmt.Fprintf(w, "job %s (%s, %s) skipped %d best-effort %s:\n%s\n", j.ID, j.Action, j.State, len(skipped), steps,
+				strings.Join(skipped, "\n"))
+		}
+	}
+	return nil
 }
 
 func newClusterDeleteCmd() *cobra.Command {

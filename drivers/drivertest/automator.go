@@ -44,8 +44,10 @@ type AutomatorEnv struct {
 // service and START again succeeds; STOP stops it and STOP again succeeds; a
 // failing action is a failure with a message; ending ctx stops a running
 // action promptly with a failure; a host showing another key than the pinned
-// one is a non-retryable failure naming both fingerprints; an unreachable host
-// is a retryable failure.
+// one is a non-retryable failure naming both fingerprints, reported
+// unreachable; an unreachable host is a retryable failure, reported
+// unreachable; STOP on a node whose sshd stopped is reported unreachable
+// within seconds. It stops the sshd of the cluster's last node.
 func Automator(t *testing.T, drv drivers.Driver, env AutomatorEnv) {
 	t.Helper()
 	c := env.Cluster
@@ -140,9 +142,28 @@ func Automator(t *testing.T, drv drivers.Driver, env AutomatorEnv) {
 		if r.Retryable != nil && !*r.Retryable {
 			t.Errorf("unreachable host is not retryable: %s", r.Message)
 		}
+		if !r.Unreachable {
+			t.Errorf("unreachable host not reported unreachable: %s", r.Message)
+		}
 		if took > 8*time.Second {
 			t.Errorf("took %v with a 5s ctx", took)
 		}
+	})
+
+	t.Run("stop on a node whose sshd stopped", func(t *testing.T) {
+		last := len(c.Nodes) - 1
+		onLast := func(action string, fields map[string]string) *drivers.Task {
+			tk := task(action, fields)
+			n := c.Task(action, last).Node
+			tk.Node = n
+			return tk
+		}
+		// Reached first, so that the driver may hold a connection.
+		if r, _, _ := runDriver(t, drv, onLast("CONFIGURE", env.Echo("x")), TaskTimeout); r.Status != 0 {
+			t.Fatalf("CONFIGURE: status %d: %s", r.Status, r.Message)
+		}
+		c.Hosts[last].Stop()
+		checkGone(t, drv, onLast("STOP", env.Stop), c.Hosts[last].Addr())
 	})
 }
 

@@ -26,8 +26,10 @@ type NetworkEnv struct {
 // twice, and the names no longer resolve; NETWORK_UNCONFIGURE of a node never
 // given an address succeeds; NETWORK_RELEASE succeeds twice; a host showing
 // another key than the pinned one is a non-retryable failure naming both
-// fingerprints; an unreachable node is a retryable failure within the task's
-// time.
+// fingerprints, reported unreachable; an unreachable node is a retryable
+// failure within the task's time, reported unreachable; NETWORK_UNCONFIGURE
+// of a node whose sshd stopped is reported unreachable within seconds. It
+// stops the sshd of the cluster's last node.
 func Network(t *testing.T, drv drivers.Driver, env NetworkEnv) {
 	t.Helper()
 	c := env.Cluster
@@ -114,6 +116,9 @@ func Network(t *testing.T, drv drivers.Driver, env NetworkEnv) {
 		if r.Retryable != nil && !*r.Retryable {
 			t.Errorf("unreachable node is not retryable: %s", r.Message)
 		}
+		if !r.Unreachable {
+			t.Errorf("unreachable node not reported unreachable: %s", r.Message)
+		}
 		if took > 8*time.Second {
 			t.Errorf("took %v with a 5s ctx", took)
 		}
@@ -147,4 +152,32 @@ func Network(t *testing.T, drv drivers.Driver, env NetworkEnv) {
 		ok(t, "NETWORK_RELEASE", -1)
 		ok(t, "NETWORK_RELEASE", -1)
 	})
+
+	t.Run("unconfigure of a node whose sshd stopped", func(t *testing.T) {
+		// Configured first, so that the driver may hold a connection.
+		last := len(c.Nodes) - 1
+		ok(t, "NETWORK_CONFIGURE", last)
+		c.Hosts[last].Stop()
+		checkGone(t, drv, c.Task("NETWORK_UNCONFIGURE", last), c.Hosts[last].Addr())
+	})
+}
+
+// checkGone runs task against a node that is gone and checks it fails
+// within seconds (not at the task's timeout), reported unreachable with a
+// message naming the node's address.
+func checkGone(t *testing.T, drv drivers.Driver, task *drivers.Task, addr string) {
+	t.Helper()
+	r, _, took := runDriver(t, drv, task, TaskTimeout)
+	if r.Status == 0 {
+		t.Fatalf("%s of a node that is gone succeeded", task.TaskName)
+	}
+	if !r.Unreachable {
+		t.Errorf("%s of a node that is gone not reported unreachable: %s", task.TaskName, r.Message)
+	}
+	if !strings.Contains(r.Message, addr) {
+		t.Errorf("%s: message %q does not name the address %s", task.TaskName, r.Message, addr)
+	}
+	if took > 5*time.Second {
+		t.Errorf("%s of a node that is gone took %v", task.TaskName, took.Round(time.Millisecond))
+	}
 }

@@ -168,7 +168,7 @@ func runDriver(t testing.TB, drv drivers.Driver, task *drivers.Task, timeout tim
 	start := time.Now()
 	r := drv.Run(ctx, task, out)
 	took := time.Since(start)
-	t.Logf("%s: status %d in %s: %s", task.TaskName, r.Status, took.Round(time.Millisecond), r.Message)
+	t.Logf("%s: status %d (unreachable %v) in %s: %s", task.TaskName, r.Status, r.Unreachable, took.Round(time.Millisecond), r.Message)
 	if _, err := json.Marshal(r.Facts); err != nil {
 		t.Errorf("%s: facts are not JSON: %v", task.TaskName, err)
 	}
@@ -176,7 +176,8 @@ func runDriver(t testing.TB, drv drivers.Driver, task *drivers.Task, timeout tim
 }
 
 // checkMismatch checks a result is the non-retryable failure of a host key
-// mismatch naming both fingerprints.
+// mismatch naming both fingerprints, reported unreachable: what answers is
+// not the node.
 func checkMismatch(t testing.TB, action string, r drivers.Result, pinned, presented string) {
 	t.Helper()
 	if r.Status == 0 {
@@ -184,6 +185,9 @@ func checkMismatch(t testing.TB, action string, r drivers.Result, pinned, presen
 	}
 	if r.Retryable == nil || *r.Retryable {
 		t.Errorf("%s: host key mismatch is retryable", action)
+	}
+	if !r.Unreachable {
+		t.Errorf("%s: host key mismatch is not reported unreachable", action)
 	}
 	for _, s := range []string{"host key mismatch", pinned, presented} {
 		if !strings.Contains(r.Message, s) {

@@ -205,9 +205,10 @@ type JobProgress struct {
 	Lagged bool `json:"lagged"`
 	// The job's state after this change.
 	JobState JobState `json:"jobState"`
-	Done     int      `json:"done"`
-	Failed   int      `json:"failed"`
-	Total    int      `json:"total"`
+	// Tasks COMPLETE or SKIPPED.
+	Done   int `json:"done"`
+	Failed int `json:"failed"`
+	Total  int `json:"total"`
 }
 
 type Mutation struct {
@@ -403,6 +404,7 @@ type TaskCounts struct {
 	Complete     int `json:"complete"`
 	Failed       int `json:"failed"`
 	Dropped      int `json:"dropped"`
+	Skipped      int `json:"skipped"`
 }
 
 type TaskLogLine struct {
@@ -429,6 +431,11 @@ type TaskResultInput struct {
 	Secrets    any     `json:"secrets,omitempty"`
 	StdoutTail *string `json:"stdoutTail,omitempty"`
 	StderrTail *string `json:"stderrTail,omitempty"`
+	// On a failure: the task's node is not there to work on (it did not answer,
+	// has no address, or shows another host key than the pinned one) and
+	// nothing ran on it. The server marks the node UNREACHABLE and skips the
+	// task if the plan made it best-effort. Default false.
+	Unreachable *bool `json:"unreachable,omitempty"`
 }
 
 // Absent fields keep their value (on create: no description, 0 workers, no quotas).
@@ -992,6 +999,66 @@ func (e LogStream) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What the tasks on a node found of it.
+type NodeState string
+
+const (
+	// Nothing wrong found.
+	NodeStateOk NodeState = "OK"
+	// A task found the node not there: it did not answer, has no address, or
+	// its address shows another machine. A later task that reaches it makes it
+	// OK again.
+	NodeStateUnreachable NodeState = "UNREACHABLE"
+)
+
+var AllNodeState = []NodeState{
+	NodeStateOk,
+	NodeStateUnreachable,
+}
+
+func (e NodeState) IsValid() bool {
+	switch e {
+	case NodeStateOk, NodeStateUnreachable:
+		return true
+	}
+	return false
+}
+
+func (e NodeState) String() string {
+	return string(e)
+}
+
+func (e *NodeState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = NodeState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid NodeState", str)
+	}
+	return nil
+}
+
+func (e NodeState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *NodeState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e NodeState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // The kind of plugin a resource belongs to: a catalog kind of driver descriptors.
 type PluginType string
 
@@ -1173,6 +1240,10 @@ const (
 	TaskStateComplete     TaskState = "COMPLETE"
 	TaskStateFailed       TaskState = "FAILED"
 	TaskStateDropped      TaskState = "DROPPED"
+	// A best-effort task that did not run to success: its node was unreachable
+	// or gone, or its attempts ran out. The tasks after it went on; message says
+	// why.
+	TaskStateSkipped TaskState = "SKIPPED"
 )
 
 var AllTaskState = []TaskState{
@@ -1182,11 +1253,12 @@ var AllTaskState = []TaskState{
 	TaskStateComplete,
 	TaskStateFailed,
 	TaskStateDropped,
+	TaskStateSkipped,
 }
 
 func (e TaskState) IsValid() bool {
 	switch e {
-	case TaskStateNotSubmitted, TaskStateQueued, TaskStateInProgress, TaskStateComplete, TaskStateFailed, TaskStateDropped:
+	case TaskStateNotSubmitted, TaskStateQueued, TaskStateInProgress, TaskStateComplete, TaskStateFailed, TaskStateDropped, TaskStateSkipped:
 		return true
 	}
 	return false

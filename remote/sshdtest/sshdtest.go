@@ -434,10 +434,40 @@ func waitBanner(addr string, exited <-chan struct{}) error {
 	return errors.New("no SSH banner within 10s")
 }
 
+// Freeze stops sshd and every process it started (SIGSTOP), as a host
+// that vanished without closing anything would look: connects still
+// complete, as the kernel answers them, but nothing speaks SSH, and open
+// connections answer no request. Thaw resumes it; Stop kills it as usual.
+func (h *Host) Freeze() { h.signalTree(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen host.
+func (h *Host) Thaw() { h.signalTree(syscall.SIGCONT) }
+
+func (h *Host) signalTree(sig syscall.Signal) {
+	h.mu.Lock()
+	cmd := h.cmd
+	h.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	for _, p := range stopTree(cmd.Process.Pid) {
+		if sig != syscall.SIGSTOP {
+			_ = syscall.Kill(p, sig)
+		}
+	}
+}
+
 // killTree stops pid and its descendants before killing them, so that none
 // can fork or be reparented out of reach in between. sshd's per-connection
 // processes and the commands they run are all descendants of the listener.
 func killTree(pid int) {
+	for _, p := range stopTree(pid) {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// stopTree sends SIGSTOP to pid and its descendants and lists them.
+func stopTree(pid int) []int {
 	stopped := map[int]bool{}
 	frontier := []int{pid}
 	for len(frontier) > 0 {
@@ -459,9 +489,11 @@ func killTree(pid int) {
 		}
 		frontier = next
 	}
+	out := make([]int, 0, len(stopped))
 	for p := range stopped {
-		_ = syscall.Kill(p, syscall.SIGKILL)
+		out = append(out, p)
 	}
+	return out
 }
 
 // killUser kills every process whose real or effective user is name.

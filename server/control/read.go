@@ -127,6 +127,10 @@ type Node struct {
 	Image        string         `db:"image"`
 	SSHUser      string         `db:"sshuser"`
 	Leaving      bool           `db:"leaving"`
+	// UnreachableSince is when a task found the node not there; nil
+	// while nothing is known wrong. StateReason says why.
+	UnreachableSince *time.Time `db:"unreachable_since"`
+	StateReason      string     `db:"unreachable_reason"`
 }
 
 // IPAddresses decodes the node's address map.
@@ -140,7 +144,7 @@ func (n *Node) IPAddresses() (map[string]string, error) {
 func (s *Service) Nodes(ctx context.Context, clusterID string) ([]Node, error) {
 	var ns []Node
 	err := s.db.SelectContext(ctx, &ns, `SELECT id, nodenum, hostname, services, ipaddresses, hardwaretype, imagetype,
-		flavor, image, sshuser, leaving FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, clusterID)
+		flavor, image, sshuser, leaving, unreachable_since, unreachable_reason FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, clusterID)
 	return ns, err
 }
 
@@ -197,13 +201,14 @@ type Task struct {
 	Failures    int            `db:"failures"`
 	MaxAttempts int            `db:"max_attempts"`
 	Message     string         `db:"message"`
+	BestEffort  bool           `db:"best_effort"`
 }
 
 // Tasks lists a job's tasks in plan order.
 func (s *Service) Tasks(ctx context.Context, jobID string) ([]Task, error) {
 	var ts []Task
 	err := s.db.SelectContext(ctx, &ts, `SELECT t.id, t.idx, t.node_id, n.hostname, t.action, t.service, t.stage, t.state,
-		t.attempt, t.failures, t.max_attempts, t.message
+		t.attempt, t.failures, t.max_attempts, t.message, t.best_effort
 		FROM tasks t LEFT JOIN nodes n ON n.id = t.node_id AND t.node_id <> '' WHERE t.job_id = $1 ORDER BY t.idx`, jobID)
 	return ts, err
 }

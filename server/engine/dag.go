@@ -71,7 +71,14 @@ const (
 	Complete     = "COMPLETE"
 	Failed       = "FAILED"
 	Dropped      = "DROPPED"
+	// Skipped ends a best-effort task whose node was unreachable or gone,
+	// or whose attempts ran out: its successors go on as after COMPLETE.
+	Skipped = "SKIPPED"
 )
+
+// done reports whether a task in state counts as done for its successors
+// and its job.
+func done(state string) bool { return state == Complete || state == Skipped }
 
 // Job states.
 const (
@@ -92,7 +99,7 @@ type taskState struct {
 	state     string
 	attempt   int
 	retryAt   time.Time // a FAILED task waiting to be re-queued; zero: not waiting
-	predsLeft int       // predecessors not COMPLETE
+	predsLeft int       // predecessors not done (COMPLETE or SKIPPED)
 	succ      []int32
 	rollback  bool // a CONFIRM rollback task (counts as bring-up)
 }
@@ -106,11 +113,11 @@ type jobState struct {
 	tasks               []*taskState
 	byID                map[string]*taskState
 	busy                map[string]int // node -> tasks QUEUED or IN_PROGRESS
-	bringUpLeft         int            // bring-up tasks not COMPLETE (the address gate)
+	bringUpLeft         int            // bring-up tasks not done (the address gate)
 	doneCount           int
 	inFlight            int
 	share               int // most tasks in flight at once; 0: no bound (see jobShare)
-	// cand holds the indexes of tasks whose predecessors are complete and
+	// cand holds the indexes of tasks whose predecessors are done and
 	// that wait to be queued (NOT_SUBMITTED, or FAILED awaiting a retry), so
 	// that a wake-up looks at those, not at every task of a large job.
 	cand map[int]struct{}
@@ -130,7 +137,7 @@ func newJobState(id, tenant, cluster, state string, settled bool, tasks []*taskS
 	}
 	link := func(from, to int) {
 		js.tasks[from].succ = append(js.tasks[from].succ, int32(to))
-		if js.tasks[from].state != Complete {
+		if !done(js.tasks[from].state) {
 			js.tasks[to].predsLeft++
 		}
 	}
@@ -162,10 +169,10 @@ func newJobState(id, tenant, cluster, state string, settled bool, tasks []*taskS
 			js.busy[t.node]++
 			js.inFlight++
 		}
-		if t.bringUp() && t.state != Complete {
+		if t.bringUp() && !done(t.state) {
 			js.bringUpLeft++
 		}
-		if t.state == Complete {
+		if done(t.state) {
 			js.doneCount++
 		}
 	}
@@ -173,7 +180,7 @@ func newJobState(id, tenant, cluster, state string, settled bool, tasks []*taskS
 }
 
 // ready lists the tasks to queue now, in plan order
-// (docs/planner.md#dag-driven-execution): all predecessors complete, the node
+// (docs/planner.md#dag-driven-execution): all predecessors done, the node
 // idle, the address gate open, and any retry backoff over. At most one task
 // per idle node is returned.
 func (js *jobState) ready(now time.Time) []*taskState {
@@ -232,14 +239,14 @@ func (js *jobState) setState(t *taskState, state string) {
 			js.busy[t.node]--
 		}
 	}
-	wasDone := t.state == Complete
+	wasDone := done(t.state)
 	t.state = state
 	if t.inFlight() {
 		js.busy[t.node]++
 		js.inFlight++
 	}
 	js.track(t)
-	if state == Complete && !wasDone {
+	if done(state) && !wasDone {
 		js.doneCount++
 		if t.bringUp() {
 			js.bringUpLeft--
@@ -262,4 +269,4 @@ func (js *jobState) track(t *taskState) {
 
 func (js *jobState) inFlightCount() int { return js.inFlight }
 
-func (js *jobState) allComplete() bool { return js.doneCount == len(js.tasks) }
+func (js *jobState) allDone() bool { return js.doneCount == len(js.tasks) }

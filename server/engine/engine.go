@@ -308,17 +308,19 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 		n := len(p.Tasks)
 		idx, stage, attempts, timeouts := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		nodes, actions, svcs := make([]string, n), make([]string, n), make([]string, n)
+		bestEffort := make([]bool, n)
 		for i, t := range p.Tasks {
 			a, to := e.limits(t, spec.Services)
 			idx[i], stage[i], attempts[i], timeouts[i] = int64(i), int64(t.Stage), int64(a), int64(to/time.Second)
-			nodes[i], actions[i], svcs[i] = t.Node, t.Action.String(), t.Service
+			nodes[i], actions[i], svcs[i], bestEffort[i] = t.Node, t.Action.String(), t.Service, t.BestEffort
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, job_id, tenant_id, idx, node_id, action, service, stage,
-			state, max_attempts, timeout_seconds)
-			SELECT $1 || '-' || coopr_pad(i + 1, 3), $1, $2, i, n, a, s, st, 'NOT_SUBMITTED', ma, ts
-			FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[], $9::int[]) AS u(i, n, a, s, st, ma, ts)`,
+			state, max_attempts, timeout_seconds, best_effort)
+			SELECT $1 || '-' || coopr_pad(i + 1, 3), $1, $2, i, n, a, s, st, 'NOT_SUBMITTED', ma, ts, be
+			FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[], $9::int[], $10::boolean[])
+				AS u(i, n, a, s, st, ma, ts, be)`,
 			jobID, spec.TenantID, pq.Array(idx), pq.Array(nodes), pq.Array(actions), pq.Array(svcs),
-			pq.Array(stage), pq.Array(attempts), pq.Array(timeouts)); err != nil {
+			pq.Array(stage), pq.Array(attempts), pq.Array(timeouts), pq.BoolArray(bestEffort)); err != nil {
 			return err
 		}
 		if spec.Action == planner.ScaleIn {

@@ -182,7 +182,7 @@ func (s *scheduler) apply(ctx context.Context, n note) {
 }
 
 // rank orders the states one attempt of a task passes through.
-var rank = map[string]int{Queued: 1, InProgress: 2, Complete: 3}
+var rank = map[string]int{Queued: 1, InProgress: 2, Complete: 3, Skipped: 3}
 
 // stale reports whether a relayed change tells the scheduler something its
 // copy lacks, so that the job must be read again. Changes it made or was
@@ -222,7 +222,7 @@ func (s *scheduler) stale(js *jobState, c *externalChange) bool {
 func (s *scheduler) step(ctx context.Context) {
 	now := time.Now()
 	for _, js := range s.jobs {
-		if js.state == JobRunning && js.allComplete() {
+		if js.state == JobRunning && js.allDone() {
 			s.finishJob(ctx, js)
 		}
 		if js.state == JobFailed || js.state == JobComplete {

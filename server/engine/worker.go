@@ -111,6 +111,12 @@ type Result struct {
 	Secrets    map[string]any `json:"-"`
 	StdoutTail string         `json:"stdoutTail,omitempty"`
 	StderrTail string         `json:"stderrTail,omitempty"`
+	// Unreachable, on a failure, is the driver saying the node is not
+	// there to work on (it did not answer, has no address, or shows
+	// another host key) and nothing ran on it. The node is marked
+	// unreachable; a best-effort task is skipped at once. The driver only
+	// reports: what may be skipped is the plan's to say.
+	Unreachable bool `json:"unreachable,omitempty"`
 }
 
 func (r Result) retryable() bool { return r.Retryable == nil || *r.Retryable }
@@ -179,6 +185,7 @@ type attemptRow struct {
 	Token       []byte `db:"claim_token"`
 	JobState    string `db:"job_state"`
 	Agent       string `db:"agent_id"`
+	BestEffort  bool   `db:"best_effort"`
 }
 
 // namespace is where the attempt's facts and secrets go: the driver role
@@ -193,7 +200,8 @@ func (row attemptRow) namespace() string {
 }
 
 const attemptColumns = `t.id, t.job_id, t.tenant_id, j.cluster_id, t.idx, t.node_id, t.action, t.service, t.state,
-	t.attempt, t.failures, t.max_attempts, t.claim_token, j.state AS job_state, coalesce(t.agent_id, '') AS agent_id`
+	t.attempt, t.failures, t.max_attempts, t.claim_token, j.state AS job_state, coalesce(t.agent_id, '') AS agent_id,
+	t.best_effort`
 
 // Finish records how a claimed attempt ended. A token that is not the
 // attempt's current claim, or an attempt no longer IN_PROGRESS, gives
@@ -346,6 +354,8 @@ const finishSQL = `WITH i AS (
 				AND tasks.state = 'IN_PROGRESS'
 			RETURNING tasks.id, tasks.job_id, tasks.tenant_id, tasks.attempt, tasks.action, tasks.node_id, i.message, i.stdout, i.stderr),
 		gone AS (DELETE FROM nodes n USING t WHERE t.action = 'DELETE' AND n.id = t.node_id AND n.leaving),
+		back AS (UPDATE nodes n SET unreachable_since = NULL, unreachable_reason = '' FROM t
+			WHERE t.action <> 'DELETE' AND n.id = t.node_id AND n.unreachable_since IS NOT NULL),
 		a AS (UPDATE task_attempts a SET finished_at = now(), status = 0, message = t.message, retryable = true,
 			stdout_tail = t.stdout, stderr_tail = t.stderr FROM t WHERE a.task_id = t.id AND a.attempt = t.attempt),
 		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
@@ -378,12 +388,33 @@ func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, 
 			if _, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE id = $1 AND leaving`, row.Node); err != nil {
 				return nil, false, err
 			}
+		} else if err := nodeReached(ctx, tx, row.Node); err != nil {
+			return nil, false, err
 		}
 		return &taskChange{id: row.ID, state: Complete}, false, insertEvents(ctx, tx, ev("task", Complete, r.Message))
 	}
 	failures := row.Failures + 1
 	live := row.JobState == JobRunning || row.JobState == JobPaused
 	msg := fmt.Sprintf("%s failed (attempt %d, status %d): %s", row.Action, row.Attempt, r.Status, r.Message)
+	if r.Unreachable && row.Node != "" {
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET unreachable_since = coalesce(unreachable_since, now()),
+			unreachable_reason = $2 WHERE id = $1`, row.Node, msg); err != nil {
+			return nil, false, err
+		}
+	}
+	if live && row.BestEffort && (r.Unreachable || !retryable || failures >= row.MaxAttempts) {
+		// Cleanup inside a node being removed: the removal must not wait
+		// on a node that is gone, nor fail for what it could not tidy.
+		reason := "skipped: " + msg
+		if r.Unreachable {
+			reason = "skipped, node unreachable: " + msg
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'SKIPPED', failures = $2, claim_token = NULL,
+			lease_expires_at = NULL, timeout_at = NULL, retry_at = NULL, message = $3 WHERE id = $1`, row.ID, failures, reason); err != nil {
+			return nil, false, err
+		}
+		return &taskChange{id: row.ID, state: Skipped}, false, insertEvents(ctx, tx, ev("task", Skipped, reason))
+	}
 	if live && retryable && failures < row.MaxAttempts {
 		if row.Action == planner.Confirm.String() {
 			// The node is deleted and created again before CONFIRM runs
@@ -416,6 +447,16 @@ func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, 
 		evs = append(evs, event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, kind: "job", state: JobFailed, message: msg})
 	}
 	return change, false, insertEvents(ctx, tx, evs...)
+}
+
+// nodeReached clears the unreachable mark of a node a task just worked on.
+func nodeReached(ctx context.Context, tx *sqlx.Tx, node string) error {
+	if node == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE nodes SET unreachable_since = NULL, unreachable_reason = ''
+		WHERE id = $1 AND unreachable_since IS NOT NULL`, node)
+	return err
 }
 
 // failTask records a failed attempt. The task is retried after retryIn

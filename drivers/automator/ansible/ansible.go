@@ -432,10 +432,13 @@ func (r *report) result(what string, o outcome) drivers.Result {
 		}
 		return fail(true, "a task failed (exit %d)%s", o.code, r.errorSuffix())
 	case o.code == 4 && (r.unreachable != "" || r.recap["unreachable"] > 0):
+		// The preflight reached the node moments ago; it went away since.
+		res := fail(true, "node unreachable: %s", r.unreachable)
 		if r.hostKeyRefused {
-			return fail(false, "the node's host key does not match its pin: ssh: Host key verification failed")
+			res = fail(false, "the node's host key does not match its pin: ssh: Host key verification failed")
 		}
-		return fail(true, "node unreachable: %s", r.unreachable)
+		res.Unreachable = true
+		return res
 	case o.code == 4:
 		return fail(false, "the playbook cannot be parsed%s", r.errorSuffix())
 	}
@@ -443,7 +446,9 @@ func (r *report) result(what string, o outcome) drivers.Result {
 }
 
 func failure(err error, retryable bool) drivers.Result {
-	return result("ansible: "+err.Error(), retryable)
+	r := result("ansible: "+err.Error(), retryable)
+	r.Unreachable = remote.Unreachable(err)
+	return r
 }
 
 func result(msg string, retryable bool) drivers.Result {

@@ -128,7 +128,11 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	dir := TaskDir + "/" + taskID
 	log := d.log.With("task", t.TaskID, "service", t.Service.Name, "action", t.TaskName, "target", tg.String())
 
+	reached := false
 	defer func() {
+		if !reached {
+			return // nothing was written: spare a node that is gone a second wait
+		}
 		// Remove the task's files even when ctx has ended.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -144,7 +148,9 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		name string
 		data []byte
 	}{{"config.json", configJSON}, {"script.sh", []byte(script)}} {
-		if err := d.writeFile(ctx, tg, dir+"/"+f.name, f.data); err != nil {
+		err := d.writeFile(ctx, tg, dir+"/"+f.name, f.data)
+		reached = reached || err == nil || !remote.Unreachable(err)
+		if err != nil {
 			return failure(fmt.Errorf("write %s/%s: %w", dir, f.name, err), !remote.Terminal(err))
 		}
 	}
@@ -207,7 +213,9 @@ mv -f "$COOPR_FILE.tmp" "$COOPR_FILE"`, remote.RunOptions{
 }
 
 func failure(err error, retryable bool) drivers.Result {
-	return result("shell: "+err.Error(), retryable)
+	r := result("shell: "+err.Error(), retryable)
+	r.Unreachable = remote.Unreachable(err)
+	return r
 }
 
 func result(msg string, retryable bool) drivers.Result {

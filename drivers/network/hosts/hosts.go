@@ -9,10 +9,15 @@
 // `address hostname shortname` (bind_v4, else access_v4), between
 // `# BEGIN coopr <clusterId>` and `# END coopr <clusterId>` in the node's
 // /etc/hosts, replacing that block if present and leaving every other line
-// as it was. NETWORK_UNCONFIGURE removes the block; no block, a node that
-// was never given an address, or a host that no longer shows the pinned
-// host key (not the machine that was configured) is success. Writing is
-// skipped when nothing would change.
+// as it was. NETWORK_UNCONFIGURE removes the block; no block, or a node
+// that was never given an address, is success. Writing is skipped when
+// nothing would change.
+//
+// A node that does not answer, or whose address shows another host key
+// than the pinned one (not the machine that was configured, whose
+// /etc/hosts is not ours to edit), fails with Result.Unreachable and
+// nothing run on it: the server skips a NETWORK_UNCONFIGURE so reported,
+// so that a cluster whose machines are gone can still be deleted.
 package hosts
 
 import (
@@ -96,18 +101,10 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		if errors.Is(err, errChanged) && attempt < 3 {
 			continue
 		}
-		var mismatch *remote.HostKeyMismatchError
-		if !configure && errors.As(err, &mismatch) {
-			// Whatever answers there is not the node we configured: its
-			// /etc/hosts is not ours to edit, and a block left on it names
-			// only this cluster's addresses. Failing here would leave a
-			// cluster undeletable because one machine was reinstalled.
-			msg := "hosts: left /etc/hosts alone: " + err.Error()
-			out.Stderr(msg)
-			d.log.Warn(msg, "task", t.TaskID, "node", t.Node.ID)
-			return drivers.Result{Status: 0, Message: msg}
-		}
 		if err != nil {
+			if remote.Unreachable(err) {
+				d.log.Warn("hosts: node unreachable; /etc/hosts left alone", "task", t.TaskID, "node", t.Node.ID, "err", err)
+			}
 			return failure(err, !remote.Terminal(err))
 		}
 		msg := "hosts: /etc/hosts already up to date"
@@ -280,7 +277,7 @@ func describe(err error) error {
 }
 
 func failure(err error, retryable bool) drivers.Result {
-	r := drivers.Result{Status: statusFailed, Message: "hosts: " + err.Error()}
+	r := drivers.Result{Status: statusFailed, Message: "hosts: " + err.Error(), Unreachable: remote.Unreachable(err)}
 	if !retryable {
 		r.Retryable = &retryable
 	}

@@ -202,9 +202,9 @@ func TestDescriptor(t *testing.T) {
 	}
 }
 
-// A host that no longer shows the pinned key is refused for CONFIGURE;
-// UNCONFIGURE leaves its /etc/hosts alone and succeeds, so that a cluster
-// with a reinstalled machine can still be deleted.
+// A host that no longer shows the pinned key is refused for CONFIGURE and
+// UNCONFIGURE alike, reported unreachable (the server skips the
+// UNCONFIGURE of a node being deleted), and its /etc/hosts left alone.
 func TestChangedHostKey(t *testing.T) {
 	t.Parallel()
 	c := drivertest.NewCluster(t, 2, sshdtest.Options{})
@@ -223,9 +223,13 @@ func TestChangedHostKey(t *testing.T) {
 	if r.Status == 0 || r.Retryable == nil || *r.Retryable || !strings.Contains(r.Message, "host key mismatch") {
 		t.Errorf("CONFIGURE on a re-keyed host: status %d retryable %v %q, want a terminal mismatch", r.Status, r.Retryable, r.Message)
 	}
+	if !r.Unreachable {
+		t.Errorf("CONFIGURE on a re-keyed host: not reported unreachable: %q", r.Message)
+	}
 	r = drv.Run(ctx, c.Task("NETWORK_UNCONFIGURE", 0), &drivertest.Recorder{})
-	if r.Status != 0 || !strings.Contains(r.Message, "left /etc/hosts alone") {
-		t.Errorf("UNCONFIGURE on a re-keyed host: status %d %q, want success leaving the file alone", r.Status, r.Message)
+	if r.Status == 0 || !r.Unreachable || r.Retryable == nil || *r.Retryable || !strings.Contains(r.Message, "host key mismatch") {
+		t.Errorf("UNCONFIGURE on a re-keyed host: status %d unreachable %v retryable %v %q, want a terminal unreachable mismatch",
+			r.Status, r.Unreachable, r.Retryable, r.Message)
 	}
 	if after, _ := os.ReadFile(h.Path("/etc/hosts")); string(after) != string(before) {
 		t.Errorf("/etc/hosts of the re-keyed host changed:\n%s", after)

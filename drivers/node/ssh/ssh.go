@@ -338,7 +338,7 @@ func describe(err error) error {
 }
 
 func failure(err error, retryable bool, facts map[string]any) drivers.Result {
-	r := drivers.Result{Status: statusFailed, Message: "bootstrap: " + err.Error(), Facts: facts}
+	r := drivers.Result{Status: statusFailed, Message: "bootstrap: " + err.Error(), Facts: facts, Unreachable: remote.Unreachable(err)}
 	if !retryable {
 		r.Retryable = &retryable
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -132,19 +133,34 @@ func stopNode(ctx context.Context, dir, name string, log *slog.Logger) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if pids := netnsProcesses(netnsPath(name)); len(pids) > 0 {
+	left := func() []int { return containerProcesses(dir, name) }
+	if pids := left(); len(pids) > 0 {
 		log.Warn("killing processes left in the container", "name", name, "pids", pids)
 		for _, p := range pids {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
-		if !waitGone(ctx, killWait, func() bool { return len(netnsProcesses(netnsPath(name))) == 0 }) {
-			return fmt.Errorf("processes of %s survive SIGKILL: %v", name, netnsProcesses(netnsPath(name)))
+		if !waitGone(ctx, killWait, func() bool { return len(left()) == 0 }) {
+			return fmt.Errorf("processes of %s survive SIGKILL: %v", name, left())
 		}
 	}
 	if err := os.Remove(pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil
+}
+
+// containerProcesses lists what runs in the node's container without its
+// nspawn: processes in its network namespace, and, should the namespace's
+// name be gone already (removed by hand, with the processes keeping the
+// namespace alive), processes whose root is the node's root file system.
+func containerProcesses(dir, name string) []int {
+	pids := netnsProcesses(netnsPath(name))
+	for _, p := range rootProcesses(filepath.Join(dir, "merged")) {
+		if !slices.Contains(pids, p) {
+			pids = append(pids, p)
+		}
+	}
+	return pids
 }
 
 func waitGone(ctx context.Context, limit time.Duration, gone func() bool) bool {

@@ -492,3 +492,74 @@ func TestNoFreeAddress(t *testing.T) {
 		t.Errorf("a CREATE that got no address left traces of %s", name)
 	}
 }
+
+// TestDeleteOfGoneMachine: DELETE of a node that is already partly or
+// wholly gone (its container killed, its network namespace removed, its
+// overlay and state dir removed by hand, or all of it by a cleanup)
+// succeeds and leaves nothing of it behind.
+func TestDeleteOfGoneMachine(t *testing.T) {
+	cfg := testConfig(t)
+	key := newClusterKey(t)
+	drv := New(cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	kill := func(t *testing.T, name string) {
+		t.Helper()
+		pid := readPid(filepath.Join(cfg.StateDir, "nodes", name, "nspawn.pid"))
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if !waitGone(ctx, 10*time.Second, func() bool { return !processAlive(pid, name) }) {
+			t.Fatalf("nspawn %d survives SIGKILL", pid)
+		}
+	}
+	for i, tc := range []struct {
+		name   string
+		remove func(t *testing.T, name string)
+	}{
+		{"container killed", kill},
+		{"container orphaned, its namespace removed", func(t *testing.T, name string) {
+			kill(t, name)
+			if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+				t.Fatalf("ip netns del: %v: %s", err, out)
+			}
+		}},
+		{"overlay and state dir removed", func(t *testing.T, name string) {
+			kill(t, name)
+			dir := filepath.Join(cfg.StateDir, "nodes", name)
+			if err := unmountAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"everything removed by a cleanup", func(t *testing.T, name string) {
+			kill(t, name)
+			if err := Cleanup(ctx, cfg.StateDir, nil, false); err != nil {
+				t.Fatal(err)
+			}
+			if nodeTraces(cfg.StateDir, name) {
+				t.Fatalf("Cleanup left traces of %s", name)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodeID := fmt.Sprintf("gone-%d", i)
+			created := drv.Run(ctx, newTask(key, "00000097", nodeID, "", "CREATE"), nil)
+			if created.Status != 0 {
+				t.Fatalf("CREATE: %+v", created)
+			}
+			name := created.Facts["providerId"].(string)
+			procs := containerProcs(t, name)
+			tc.remove(t, name)
+			start := time.Now()
+			r := drv.Run(ctx, withFacts(newTask(key, "00000097", nodeID, "", "DELETE"), created), nil)
+			t.Logf("DELETE in %s: %s", time.Since(start).Round(time.Millisecond), r.Message)
+			if r.Status != 0 {
+				t.Fatalf("DELETE: %+v", r)
+			}
+			assertGone(t, cfg, name, procs)
+		})
+	}
+}

@@ -286,6 +286,30 @@ func netnsProcesses(path string) []int {
 	return pids
 }
 
+// rootProcesses lists the processes whose root directory is dir (the same
+// file: a container's processes see its mounted root as theirs). A dir
+// that is not mounted is nobody's root.
+func rootProcesses(dir string) []int {
+	var root syscall.Stat_t
+	if err := syscall.Stat(dir, &root); err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(fmt.Sprintf("/proc/%d/root", pid), &st) == nil && st.Ino == root.Ino && st.Dev == root.Dev {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // writeFileAtomic replaces path in one step, so a crash leaves the old
 // content or the new, never half.
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {

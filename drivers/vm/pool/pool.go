@@ -416,7 +416,7 @@ func terminal(status int, err error) drivers.Result {
 
 // failure is a failure, terminal when err is (a host key mismatch).
 func failure(status int, err error, facts map[string]any) drivers.Result {
-	r := drivers.Result{Status: status, Message: "pool: " + err.Error(), Facts: facts}
+	r := drivers.Result{Status: status, Message: "pool: " + err.Error(), Facts: facts, Unreachable: remote.Unreachable(err)}
 	var fe *fieldError
 	if remote.Terminal(err) || errors.As(err, &fe) {
 		r.Retryable = &no

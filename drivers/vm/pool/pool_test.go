@@ -690,8 +690,8 @@ func TestUnreachableHost(t *testing.T) {
 
 	gone := drivers.Result{Facts: map[string]any{"providerId": dead}}
 	r, _ = run(t, d, withDead(withFacts(f.task("DELETE", "z"), gone)))
-	if r.Status == 0 || !retryable(r) || !strings.Contains(r.Message, "remove it from provider metal's hosts") {
-		t.Fatalf("DELETE on a silent host: status %d retryable %v: %s", r.Status, retryable(r), r.Message)
+	if r.Status == 0 || !retryable(r) || !r.Unreachable || !strings.Contains(r.Message, "remove it from provider metal's hosts") {
+		t.Fatalf("DELETE on a silent host: status %d retryable %v unreachable %v: %s", r.Status, retryable(r), r.Unreachable, r.Message)
 	}
 	r, _ = run(t, d, withFacts(f.task("DELETE", "z"), gone))
 	if r.Status != 0 || !strings.Contains(r.Message, "no longer listed") {
@@ -716,4 +716,29 @@ func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// A host already released from under the node (its lease removed, as a
+// reinstall or an admin freeing it would) is gone as far as the node is
+// concerned: DELETE succeeds and runs nothing there.
+func TestDeleteOfReleasedHost(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1, sshdtest.Options{})
+	h := f.hosts[0]
+	d := newDriver(t, f.key.PEM)
+	created, _ := run(t, d, f.task("CREATE", "n1"))
+	mustSucceed(t, created)
+	if err := os.Remove(h.Path(LeasePath)); err != nil {
+		t.Fatal(err)
+	}
+	task := withFacts(f.task("DELETE", "n1"), created)
+	task.Provider.Provisioner["wipe_script"] = "echo must-not-run"
+	r, out := run(t, d, task)
+	mustSucceed(t, r)
+	if !strings.Contains(r.Message, "nothing to release") || out.Contains("stdout", "must-not-run") {
+		t.Fatalf("DELETE of a released host: %q, stdout %q", r.Message, out.Lines("stdout"))
+	}
+	if got := leaseOf(t, h); got != "" {
+		t.Fatalf("lease %q after DELETE", got)
+	}
 }

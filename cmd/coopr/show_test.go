@@ -1,0 +1,39 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cluster show says which nodes were found unreachable, since when and
+// why, and lists the steps the latest job skipped.
+func TestWriteClusterWithLostNode(t *testing.T) {
+	since := time.Date(2026, 11, 24, 2, 33, 10, 0, time.Local).Format(time.RFC3339)
+	reason := "NETWORK_UNCONFIGURE failed (attempt 1, status 1): hosts: read /etc/hosts: ssh root@10.231.0.3:22: dial: dial tcp 10.231.0.3:22: connect: no route to host"
+	var cl shownCluster
+	doc := `{"id": "00000007", "name": "demo", "status": "TERMINATED", "template": "web-cluster",
+		"nodes": [
+			{"nodenum": 1001, "hostname": "web7-1001.local", "services": ["base", "web"], "ipaddresses": {"access_v4": "10.231.0.3"},
+				"state": "UNREACHABLE", "stateReason": ` + quote(reason) + `, "stateSince": "` + since + `"},
+			{"nodenum": 1000, "hostname": "lb7-1000.local", "services": ["base", "lb"], "ipaddresses": {"access_v4": "10.231.0.2"},
+				"state": "OK", "stateReason": "", "stateSince": null}],
+		"latestJob": {"id": "00000007-002", "action": "CLUSTER_DELETE", "state": "COMPLETE", "tasks": [
+			{"nodeId": "n1", "hostname": "lb7-1000.local", "action": "NETWORK_UNCONFIGURE", "service": "", "state": "COMPLETE", "message": "ok"},
+			{"nodeId": "n2", "hostname": "web7-1001.local", "action": "NETWORK_UNCONFIGURE", "service": "", "state": "SKIPPED",
+				"message": ` + quote("skipped, node unreachable: "+reason) + `}]}}`
+	if err := json.Unmarshal([]byte(doc), &cl); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeCluster(&b, &cl); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "show-lost-node.txt", b.String())
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
