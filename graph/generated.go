@@ -318,7 +318,7 @@ type ComplexityRoot struct {
 		Agents          func(childComplexity int) int
 		Catalog         func(childComplexity int) int
 		Cluster         func(childComplexity int, id string) int
-		Clusters        func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string) int
+		Clusters        func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string, name *string) int
 		Job             func(childComplexity int, id string) int
 		Me              func(childComplexity int) int
 		ResourceContent func(childComplexity int, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) int
@@ -501,7 +501,7 @@ type QueryResolver interface {
 	Users(ctx context.Context) ([]*model.User, error)
 	APITokens(ctx context.Context) ([]*model.APIToken, error)
 	Cluster(ctx context.Context, id string) (*control.Cluster, error)
-	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string) (*model.ClusterConnection, error)
+	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string, name *string) (*model.ClusterConnection, error)
 	Job(ctx context.Context, id string) (*control.Job, error)
 	Agents(ctx context.Context) ([]*fleet.Agent, error)
 	Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error)
@@ -1905,7 +1905,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Clusters(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].([]model.ClusterStatus), args["template"].(*string)), true
+		return e.ComplexityRoot.Query.Clusters(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].([]model.ClusterStatus), args["template"].(*string), args["name"].(*string)), true
 
 	case "Query.job":
 		if e.ComplexityRoot.Query.Job == nil {
@@ -2515,8 +2515,11 @@ type Query {
 
   "A cluster the caller may see: its own, or any of the tenant's for admins."
   cluster(id: ID!): Cluster
-  "Clusters the caller may see, newest first. after is the endCursor of the previous page."
-  clusters(first: Int = 50, after: String, status: [ClusterStatus!], template: String): ClusterConnection!
+  """
+  Clusters the caller may see, newest first. after is the endCursor of the
+  previous page; status, template and name (exact) narrow the list.
+  """
+  clusters(first: Int = 50, after: String, status: [ClusterStatus!], template: String, name: String): ClusterConnection!
   "A job of a cluster the caller may see."
   job(id: ID!): Job
 
@@ -4653,6 +4656,14 @@ func (ec *executionContext) field_Query_clusters_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["template"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg4
 	return args, nil
 }
 
@@ -10395,7 +10406,7 @@ func (ec *executionContext) _Query_clusters(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Clusters(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].([]model.ClusterStatus), fc.Args["template"].(*string))
+			return ec.Resolvers.Query().Clusters(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].([]model.ClusterStatus), fc.Args["template"].(*string), fc.Args["name"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterConnection) graphql.Marshaler {

@@ -708,7 +708,7 @@ func (r *queryResolver) Cluster(ctx context.Context, id string) (*control.Cluste
 }
 
 // Clusters is the resolver for the clusters field.
-func (r *queryResolver) Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string) (*model.ClusterConnection, error) {
+func (r *queryResolver) Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string, name *string) (*model.ClusterConnection, error) {
 	p, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -726,6 +726,9 @@ func (r *queryResolver) Clusters(ctx context.Context, first *int, after *string,
 	}
 	if template != nil {
 		f.Template = *template
+	}
+	if name != nil {
+		f.Name = *name
 	}
 	cs, next, err := r.Control.List(ctx, p, f, n, cursor)
 	if err != nil {

@@ -72,7 +72,7 @@ func newClusterCreateCmd() *cobra.Command {
 			if noWait {
 				return nil
 			}
-			if err := watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), false); err != nil {
+			if err := watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), cmd.ErrOrStderr(), false); err != nil {
 				return err
 			}
 			return showCluster(cmd.Context(), c, id, cmd.OutOrStdout())
@@ -162,6 +162,7 @@ func newClusterShowCmd() *cobra.Command {
 	var api apiFlags
 	cmd := &cobra.Command{
 		Use:   "show CLUSTER",
+		Long:  "show prints a cluster's status, the state of its services and its nodes.\n\n" + clusterArgHelp,
 		Short: "Show a cluster's status and nodes with their addresses",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -169,7 +170,11 @@ func newClusterShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return showCluster(cmd.Context(), c, args[0], cmd.OutOrStdout())
+			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return showCluster(cmd.Context(), c, id, cmd.OutOrStdout())
 		},
 	}
 	api.register(cmd)
@@ -215,6 +220,7 @@ func newClusterDeleteCmd() *cobra.Command {
 	var noWait bool
 	cmd := &cobra.Command{
 		Use:   "delete CLUSTER",
+		Long:  "delete runs CLUSTER_DELETE and follows it until the cluster is TERMINATED.\n\n" + clusterArgHelp,
 		Short: "Delete a cluster's machines and follow it until it is TERMINATED",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -222,20 +228,24 @@ func newClusterDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			var out struct{ DeleteCluster *struct{ ID string } }
 			if err := gql(cmd.Context(), c, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`,
-				map[string]any{"id": args[0]}, &out); err != nil {
+				map[string]any{"id": id}, &out); err != nil {
 				return err
 			}
 			if out.DeleteCluster == nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "cluster %s is already terminated\n", args[0])
+				fmt.Fprintf(cmd.OutOrStdout(), "cluster %s is already terminated\n", id)
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deleting cluster %s (job %s)\n", args[0], out.DeleteCluster.ID)
+			fmt.Fprintf(cmd.OutOrStdout(), "deleting cluster %s (job %s)\n", id, out.DeleteCluster.ID)
 			if noWait {
 				return nil
 			}
-			return watchCluster(cmd.Context(), c, args[0], cmd.OutOrStdout(), false)
+			return watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), cmd.ErrOrStderr(), false)
 		},
 	}
 	api.register(cmd)
@@ -264,7 +274,9 @@ func newClusterOpCmd() *cobra.Command {
 
 start, stop and restart without --services act on every service of the
 cluster. With it, start also starts what those services need, and stop and
-restart also cover the services that need them.`,
+restart also cover the services that need them.
+
+` + clusterArgHelp,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ops := map[string]string{"configure": "CONFIGURE", "configure-with-restart": "CONFIGURE_WITH_RESTART",
@@ -281,6 +293,10 @@ restart also cover the services that need them.`,
 			if err != nil {
 				return err
 			}
+			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			in := map[string]any{"operation": op}
 			if err := withServicesAndConfig(in, services, configFile); err != nil {
 				return err
@@ -290,17 +306,17 @@ restart also cover the services that need them.`,
 			}
 			var out struct{ RunOperation struct{ ID, Action string } }
 			if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!) { runOperation(clusterId: $id, input: $in) { id action } }`,
-				map[string]any{"id": args[0], "in": in}, &out); err != nil {
+				map[string]any{"id": id, "in": in}, &out); err != nil {
 				return sizeHint(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s: %s\n", out.RunOperation.ID, out.RunOperation.Action)
 			if noWait {
 				return nil
 			}
-			if err := watchCluster(cmd.Context(), c, args[0], cmd.OutOrStdout(), false); err != nil {
+			if err := watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), cmd.ErrOrStderr(), false); err != nil {
 				return err
 			}
-			return showCluster(cmd.Context(), c, args[0], cmd.OutOrStdout())
+			return showCluster(cmd.Context(), c, id, cmd.OutOrStdout())
 		},
 	}
 	api.register(cmd)

@@ -48,14 +48,20 @@ func newWatchCmd() *cobra.Command {
 		Short: "Print a cluster's changes as they happen",
 		Long: `watch subscribes to a cluster's events and prints each change: the cluster's
 status, its jobs and their tasks. It stops when the cluster settles (exit 0
-when ACTIVE or TERMINATED, 1 when INCOMPLETE or INCONSISTENT) unless --follow.`,
+when ACTIVE or TERMINATED, 1 when INCOMPLETE or INCONSISTENT) unless --follow.
+
+` + clusterArgHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := api.client()
 			if err != nil {
 				return err
 			}
-			return watchCluster(cmd.Context(), c, args[0], cmd.OutOrStdout(), follow)
+			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), cmd.ErrOrStderr(), follow)
 		},
 	}
 	api.register(cmd)
@@ -65,7 +71,7 @@ when ACTIVE or TERMINATED, 1 when INCOMPLETE or INCONSISTENT) unless --follow.`,
 
 // watchCluster prints a cluster's changes until it settles (exit status 1
 // when it settles broken), or until ctx ends when follow is set.
-func watchCluster(ctx context.Context, c *client.Client, id string, out io.Writer, follow bool) error {
+func watchCluster(ctx context.Context, c *client.Client, id string, out, _ io.Writer, follow bool) error {
 	sub, err := c.Subscribe(ctx, `subscription($id: ID!) { clusterEvents(clusterId: $id) {
 		kind seq state message jobId taskId attempt at lagged } }`, map[string]any{"id": id})
 	if err != nil {

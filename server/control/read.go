@@ -84,6 +84,7 @@ func (s *Service) Get(ctx context.Context, p store.Principal, id string) (*Clust
 type Filter struct {
 	Statuses []string
 	Template string
+	Name     string // exact
 }
 
 // List returns up to first clusters the caller may see, newest first,
@@ -97,9 +98,9 @@ func (s *Service) List(ctx context.Context, p store.Principal, f Filter, first i
 	// Ids are zero-padded numbers that may outgrow the padding: order by
 	// length first, so that text order is numeric order.
 	q := `SELECT ` + clusterColumns + ` FROM clusters WHERE ` + cond
-	args = append(args, pq.Array(f.Statuses), f.Template, after)
+	args = append(args, pq.Array(f.Statuses), f.Template, after, f.Name)
 	q += ` AND (coalesce(cardinality($3::text[]), 0) = 0 OR status = ANY($3)) AND ($4 = '' OR template = $4)
-		AND ($5 = '' OR (length(id), id) < (length($5), $5))
+		AND ($5 = '' OR (length(id), id) < (length($5), $5)) AND ($6 = '' OR name = $6)
 		ORDER BY length(id) DESC, id DESC LIMIT ` + strconv.Itoa(first+1)
 	var cs []Cluster
 	if err := s.db.SelectContext(ctx, &cs, q, args...); err != nil {
