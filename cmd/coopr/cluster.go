@@ -182,19 +182,29 @@ func newClusterShowCmd() *cobra.Command {
 }
 
 func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) error {
+	type stateCount struct {
+		State string
+		Count int
+	}
 	var out struct {
 		Cluster *struct {
 			ID, Name, Status, Message, Template string
-			Nodes                               []struct {
-				Nodenum     int
-				Hostname    string
-				Services    []string
-				Ipaddresses map[string]string
+			ServiceSummary                      []struct {
+				Service string
+				Nodes   int
+				States  []stateCount
+			}
+			Nodes []struct {
+				Nodenum       int
+				Hostname      string
+				Ipaddresses   map[string]string
+				ServiceStates []struct{ Service, State string }
 			}
 		}
 	}
 	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name status message template
-		nodes { nodenum hostname services ipaddresses } } }`, map[string]any{"id": id}, &out); err != nil {
+		serviceSummary { service nodes states { state count } }
+		nodes { nodenum hostname ipaddresses serviceStates { service state } } } }`, map[string]any{"id": id}, &out); err != nil {
 		return err
 	}
 	cl := out.Cluster
@@ -206,11 +216,35 @@ func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) 
 		fmt.Fprintf(w, " (%s)", cl.Message)
 	}
 	fmt.Fprintln(w)
-	sort.Slice(cl.Nodes, func(i, j int) bool { return cl.Nodes[i].Nodenum < cl.Nodes[j].Nodenum })
+	// Services by their state over the nodes; on the nodes, a service is
+	// marked only where its state is not the one most nodes have.
+	usual := map[string]string{}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(cl.ServiceSummary) > 0 {
+		fmt.Fprintln(tw, "SERVICE\tSTATE")
+		for _, s := range cl.ServiceSummary {
+			parts := make([]string, len(s.States))
+			for i, st := range s.States {
+				parts[i] = fmt.Sprintf("%s on %d/%d", strings.ToLower(st.State), st.Count, s.Nodes)
+			}
+			if len(s.States) > 0 {
+				usual[s.Service] = s.States[0].State
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", s.Service, strings.Join(parts, ", "))
+		}
+		fmt.Fprintln(tw)
+	}
+	sort.Slice(cl.Nodes, func(i, j int) bool { return cl.Nodes[i].Nodenum < cl.Nodes[j].Nodenum })
 	fmt.Fprintln(tw, "NODE\tHOSTNAME\tADDRESS\tSERVICES")
 	for _, n := range cl.Nodes {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", n.Nodenum, n.Hostname, n.Ipaddresses["access_v4"], strings.Join(n.Services, ", "))
+		svcs := make([]string, len(n.ServiceStates))
+		for i, st := range n.ServiceStates {
+			svcs[i] = st.Service
+			if st.State != usual[st.Service] {
+				svcs[i] += " (" + strings.ToLower(st.State) + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", n.Nodenum, n.Hostname, n.Ipaddresses["access_v4"], strings.Join(svcs, ", "))
 	}
 	return tw.Flush()
 }

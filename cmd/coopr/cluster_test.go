@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -70,6 +72,13 @@ type fakeAgent struct {
 	stop func()
 	mu   sync.Mutex
 	ran  []string // "START web", in finishing order
+	fail string   // a task "START lb" to fail for good
+}
+
+func (a *fakeAgent) failing(task string) {
+	a.mu.Lock()
+	a.fail = task
+	a.mu.Unlock()
 }
 
 func (w *cliWorld) startAgent(t *testing.T) *fakeAgent {
@@ -86,6 +95,14 @@ func (w *cliWorld) startAgent(t *testing.T) *fakeAgent {
 				continue
 			}
 			res := engine.Result{}
+			if as.Service != nil {
+				a.mu.Lock()
+				if a.fail == as.TaskName+" "+as.Service.Name {
+					no := false
+					res = engine.Result{Status: 1, Message: "systemctl: unit failed", Retryable: &no}
+				}
+				a.mu.Unlock()
+			}
 			if as.TaskName == "CONFIRM" && as.Node != nil {
 				ip := fmt.Sprintf("10.0.0.%d", as.Node.NodeNum%1000+1)
 				res.IPAddresses = map[string]string{"access_v4": ip, "bind_v4": ip}
@@ -203,4 +220,90 @@ func TestClusterHandles(t *testing.T) {
 			t.Errorf("cluster show %s: exit %d: %q, want %q", tc.handle, code, errOut, tc.want)
 		}
 	}
+}
+
+// A cluster's services carry the state their last task left them in:
+// stopped by an operation, cluster show and the API say so; started
+// again, running; a START that fails, failed, with why.
+func TestServiceStates(t *testing.T) {
+	w := newCLIWorld(t)
+	agent := w.startAgent(t)
+	id := w.create(t, "web-cluster", "demo", 3)
+	w.await(t, id, "ACTIVE")
+
+	out, errOut, code := w.cli(t, "cluster", "op", "demo", "stop", "--services", "web")
+	if code != 0 {
+		t.Fatalf("stop web: exit %d:\n%s%s", code, out, errOut)
+	}
+	out, _, _ = w.cli(t, "cluster", "show", "demo")
+	golden(t, "cluster-stopped.txt", out)
+	type nodeService struct {
+		Service, State, Action, Message string
+		At                              *time.Time
+		JobID                           *string
+	}
+	var api struct {
+		Cluster struct {
+			LatestJob      struct{ ID string }
+			ServiceSummary []struct{ Service, Summary string }
+			Nodes          []struct {
+				Nodenum       int
+				ServiceStates []nodeService
+			}
+		}
+	}
+	query := `query($id: ID!) { cluster(id: $id) { latestJob { id } serviceSummary { service summary }
+		nodes { nodenum serviceStates { service state action message at jobId } } } }`
+	w.s.Must(w.token, query, map[string]any{"id": id}, &api)
+	stopJob := api.Cluster.LatestJob.ID
+	for _, n := range api.Cluster.Nodes {
+		for _, st := range n.ServiceStates {
+			if st.Service != "web" {
+				continue
+			}
+			if st.State != "STOPPED" || st.Action != "STOP" || st.At == nil || st.JobID == nil || *st.JobID != stopJob {
+				t.Errorf("node %d web: %+v, want STOPPED by STOP of job %s", n.Nodenum, st, stopJob)
+			}
+		}
+	}
+	var summaries []string
+	for _, s := range api.Cluster.ServiceSummary {
+		summaries = append(summaries, s.Summary)
+	}
+	if got := strings.Join(summaries, "; "); !strings.Contains(got, "web: stopped on 2/2") {
+		t.Errorf("summary %q", got)
+	}
+
+	if out, errOut, code := w.cli(t, "cluster", "op", "demo", "start"); code != 0 {
+		t.Fatalf("start: exit %d:\n%s%s", code, out, errOut)
+	}
+	out, _, _ = w.cli(t, "cluster", "show", "demo")
+	if want := goldenText(t, "cluster-show.txt"); out != want {
+		t.Errorf("after start:\n%s\nwant:\n%s", out, want)
+	}
+
+	agent.failing("START lb")
+	out, errOut, code = w.cli(t, "cluster", "op", "demo", "restart", "--services", "lb")
+	if code != 1 {
+		t.Fatalf("restart with START lb failing: exit %d, want 1:\n%s%s", code, out, errOut)
+	}
+	out, _, _ = w.cli(t, "cluster", "show", "demo")
+	golden(t, "cluster-failed.txt", out)
+	w.s.Must(w.token, query, map[string]any{"id": id}, &api)
+	for _, n := range api.Cluster.Nodes {
+		for _, st := range n.ServiceStates {
+			if st.Service == "lb" && (st.State != "FAILED" || st.Action != "START" || !strings.Contains(st.Message, "systemctl: unit failed")) {
+				t.Errorf("node %d lb: %+v, want FAILED by START with its message", n.Nodenum, st)
+			}
+		}
+	}
+}
+
+func goldenText(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

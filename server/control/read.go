@@ -127,6 +127,8 @@ type Node struct {
 	Image        string         `db:"image"`
 	SSHUser      string         `db:"sshuser"`
 	Leaving      bool           `db:"leaving"`
+
+	states *stateLoader // shared by the nodes of one Nodes call
 }
 
 // IPAddresses decodes the node's address map.
@@ -141,6 +143,10 @@ func (s *Service) Nodes(ctx context.Context, clusterID string) ([]Node, error) {
 	var ns []Node
 	err := s.db.SelectContext(ctx, &ns, `SELECT id, nodenum, hostname, services, ipaddresses, hardwaretype, imagetype,
 		flavor, image, sshuser, leaving FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, clusterID)
+	l := &stateLoader{s: s, cluster: clusterID}
+	for i := range ns {
+		ns[i].states = l
+	}
 	return ns, err
 }
 
