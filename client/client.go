@@ -205,13 +205,17 @@ func (c *Client) Subscribe(ctx context.Context, query string, vars map[string]an
 		return nil, lost(ctx, err)
 	}
 	conn.SetReadLimit(16 << 20)
+	fail := func(err error) (*Subscription, error) {
+		_ = conn.CloseNow()
+		return nil, lost(ctx, err)
+	}
 	init, _ := json.Marshal(map[string]any{"Authorization": "Bearer " + c.Token})
 	if err := wsjson.Write(ctx, conn, wsMessage{Type: "connection_init", Payload: init}); err != nil {
-		return nil, lost(ctx, err)
+		return fail(err)
 	}
 	var ack wsMessage
 	if err := wsjson.Read(ctx, conn, &ack); err != nil {
-		return nil, lost(ctx, err)
+		return fail(err)
 	}
 	if ack.Type != "connection_ack" {
 		_ = conn.Close(websocket.StatusPolicyViolation, "")
@@ -219,7 +223,7 @@ func (c *Client) Subscribe(ctx context.Context, query string, vars map[string]an
 	}
 	payload, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err := wsjson.Write(ctx, conn, wsMessage{ID: "1", Type: "subscribe", Payload: payload}); err != nil {
-		return nil, lost(ctx, err)
+		return fail(err)
 	}
 	return &Subscription{conn: conn}, nil
 }
