@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"syscall"
@@ -49,13 +50,26 @@ func (r *Response) Code() string {
 	return r.Errors[0].Code()
 }
 
-// Err is the response's errors as one error, nil without any.
+// Err is the response's errors as one *ResponseError, nil without any.
 func (r *Response) Err() error {
 	if len(r.Errors) == 0 {
 		return nil
 	}
-	msgs := make([]string, len(r.Errors))
-	for i, e := range r.Errors {
+	return &ResponseError{Errors: r.Errors}
+}
+
+// ResponseError is the GraphQL errors of a response. Callers tell them
+// apart by code (ErrorCode), never by their text.
+type ResponseError struct {
+	Errors []Error
+}
+
+// Code is the first error's extensions.code.
+func (e *ResponseError) Code() string { return e.Errors[0].Code() }
+
+func (e *ResponseError) Error() string {
+	msgs := make([]string, len(e.Errors))
+	for i, e := range e.Errors {
 		msgs[i] = e.Message
 		if c := e.Code(); c != "" {
 			// "CONFLICT: conflict: …" says it twice.
@@ -66,7 +80,59 @@ func (r *Response) Err() error {
 			msgs[i] = c + ": " + msg
 		}
 	}
-	return errors.New(strings.Join(msgs, "; "))
+	return strings.Join(msgs, "; ")
+}
+
+// ErrorCode is the extensions.code of the first GraphQL error in err's
+// chain, "" when it holds none.
+func ErrorCode(err error) string {
+	var re *ResponseError
+	if errors.As(err, &re) {
+		return re.Code()
+	}
+	return ""
+}
+
+// ConnectionError is a server that could not be reached or went away
+// mid-conversation: retrying later may work, unlike a GraphQL error.
+type ConnectionError struct {
+	Err error
+}
+
+func (e *ConnectionError) Error() string { return e.Err.Error() }
+func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// Reason says in a few words how the connection ended.
+func (e *ConnectionError) Reason() string {
+	switch {
+	case websocket.CloseStatus(e.Err) == websocket.StatusGoingAway:
+		return "server shutting down"
+	case websocket.CloseStatus(e.Err) != -1:
+		return fmt.Sprintf("closed with status %d", websocket.CloseStatus(e.Err))
+	case errors.Is(e.Err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(e.Err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(e.Err, io.EOF), errors.Is(e.Err, io.ErrUnexpectedEOF), errors.Is(e.Err, net.ErrClosed):
+		return "connection closed"
+	}
+	var ne net.Error
+	if errors.As(e.Err, &ne) && ne.Timeout() {
+		return "timed out"
+	}
+	return e.Err.Error()
+}
+
+// lost wraps err as a ConnectionError unless ctx ended (a caller that
+// gave up is not told the server went away) or the server closed the
+// websocket to refuse something (4400–4499 in graphql-transport-ws, such
+// as 4401 and 4403 for a bad token; 1008), which a retry would not change.
+func lost(ctx context.Context, err error) error {
+	st := websocket.CloseStatus(err)
+	if ctx.Err() != nil || st == websocket.StatusPolicyViolation || (st >= 4400 && st < 4500) {
+		return err
+	}
+	return &ConnectionError{Err: err}
 }
 
 // Decode unmarshals data into v, failing on GraphQL errors.
@@ -98,14 +164,14 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any) (*Re
 	resp, err := hc.Do(req)
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("no coopr server answers at %s (is it running? the address comes from COOPR_SERVER or --server): %w", c.URL, err)
+			err = fmt.Errorf("no coopr server answers at %s (is it running? the address comes from COOPR_SERVER or --server): %w", c.URL, err)
 		}
-		return nil, err
+		return nil, lost(ctx, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return nil, lost(ctx, err)
 	}
 	var out Response
 	if err := json.Unmarshal(data, &out); err != nil {
@@ -130,21 +196,26 @@ type wsMessage struct {
 
 // Subscribe opens a websocket, authenticates in connection_init (browsers
 // cannot set headers on websockets, so the server reads the token there)
-// and starts the subscription.
+// and starts the subscription. A server that cannot be reached, or that
+// drops the connection before it answers, is a *ConnectionError.
 func (c *Client) Subscribe(ctx context.Context, query string, vars map[string]any) (*Subscription, error) {
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(c.URL, "http")+"/graphql",
 		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: c.HTTP})
 	if err != nil {
-		return nil, err
+		return nil, lost(ctx, err)
 	}
 	conn.SetReadLimit(16 << 20)
+	fail := func(err error) (*Subscription, error) {
+		_ = conn.CloseNow()
+		return nil, lost(ctx, err)
+	}
 	init, _ := json.Marshal(map[string]any{"Authorization": "Bearer " + c.Token})
 	if err := wsjson.Write(ctx, conn, wsMessage{Type: "connection_init", Payload: init}); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	var ack wsMessage
 	if err := wsjson.Read(ctx, conn, &ack); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if ack.Type != "connection_ack" {
 		_ = conn.Close(websocket.StatusPolicyViolation, "")
@@ -152,19 +223,20 @@ func (c *Client) Subscribe(ctx context.Context, query string, vars map[string]an
 	}
 	payload, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err := wsjson.Write(ctx, conn, wsMessage{ID: "1", Type: "subscribe", Payload: payload}); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	return &Subscription{conn: conn}, nil
 }
 
 // Next waits for the next result: data, or GraphQL errors; done when the
-// server completed the subscription. A ctx that ends closes the websocket
-// (coder/websocket's reads cannot be abandoned otherwise).
+// server completed the subscription. A connection that drops is a
+// *ConnectionError. A ctx that ends closes the websocket (coder/websocket's
+// reads cannot be abandoned otherwise).
 func (s *Subscription) Next(ctx context.Context) (r *Response, done bool, err error) {
 	for {
 		var m wsMessage
 		if err := wsjson.Read(ctx, s.conn, &m); err != nil {
-			return nil, false, err
+			return nil, false, lost(ctx, err)
 		}
 		switch m.Type {
 		case "next":
@@ -183,7 +255,7 @@ func (s *Subscription) Next(ctx context.Context) (r *Response, done bool, err er
 			return nil, true, nil
 		case "ping":
 			if err := wsjson.Write(ctx, s.conn, wsMessage{Type: "pong"}); err != nil {
-				return nil, false, err
+				return nil, false, lost(ctx, err)
 			}
 		}
 	}

@@ -2,9 +2,17 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 )
 
 func TestResponseErr(t *testing.T) {
@@ -37,5 +45,78 @@ func TestDoNoServer(t *testing.T) {
 	_, err = (&Client{URL: url}).Do(context.Background(), `{ me { name } }`, nil)
 	if err == nil || !strings.Contains(err.Error(), "no coopr server answers at "+url) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A subscription whose server goes away ends in a ConnectionError that
+// says how; one the server refuses (4403: a bad token) does not, since a
+// retry would be refused too.
+func TestSubscriptionLost(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		end    func(*websocket.Conn)
+		reason string // "" for no ConnectionError
+	}{
+		{"dropped", func(c *websocket.Conn) { _ = c.CloseNow() }, "connection closed"},
+		{"shutdown", func(c *websocket.Conn) { _ = c.Close(websocket.StatusGoingAway, "server shutting down") }, "server shutting down"},
+		{"refused", func(c *websocket.Conn) { _ = c.Close(4403, "Forbidden") }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"graphql-transport-ws"}})
+				if err != nil {
+					return
+				}
+				ctx := r.Context()
+				var m wsMessage
+				_ = wsjson.Read(ctx, c, &m) // connection_init
+				_ = wsjson.Write(ctx, c, wsMessage{Type: "connection_ack"})
+				_ = wsjson.Read(ctx, c, &m) // subscribe
+				tc.end(c)
+			}))
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			sub, err := (&Client{URL: srv.URL}).Subscribe(ctx, `subscription { x }`, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			_, _, err = sub.Next(ctx)
+			var ce *ConnectionError
+			switch {
+			case err == nil:
+				t.Fatal("Next: no error")
+			case tc.reason == "" && errors.As(err, &ce):
+				t.Errorf("%v is a ConnectionError", err)
+			case tc.reason != "" && !errors.As(err, &ce):
+				t.Errorf("%v is not a ConnectionError", err)
+			case tc.reason != "" && ce.Reason() != tc.reason:
+				t.Errorf("reason %q, want %q (%v)", ce.Reason(), tc.reason, err)
+			}
+		})
+	}
+	// No server at all: a ConnectionError too.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	_, err = (&Client{URL: url}).Subscribe(context.Background(), `subscription { x }`, nil)
+	var ce *ConnectionError
+	if !errors.As(err, &ce) || ce.Reason() != "connection refused" {
+		t.Errorf("subscribing with no server: %v", err)
+	}
+}
+
+// Errors are told apart by their code.
+func TestErrorCode(t *testing.T) {
+	r := &Response{Errors: []Error{{Message: "cluster 1: not found", Extensions: map[string]any{"code": "NOT_FOUND"}}}}
+	if got := ErrorCode(fmt.Errorf("show: %w", r.Err())); got != "NOT_FOUND" {
+		t.Errorf("code %q", got)
+	}
+	if got := ErrorCode(errors.New("NOT_FOUND: lookalike")); got != "" {
+		t.Errorf("code %q of an error without one", got)
 	}
 }

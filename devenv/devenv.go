@@ -1,7 +1,8 @@
-// Package devenv runs private Postgres and Redis servers under a
-// directory, for `coopr dev`: they listen on loopback only, die with the
-// process that started them, and leave their data in the directory for
-// the next run.
+// Package devenv runs what `coopr dev` needs beside the server: private
+// Postgres and Redis servers under a directory, which listen on loopback
+// only, die with the process that started them, and leave their data in
+// the directory for the next run; and supervised children (the dev agent)
+// started again whenever they die.
 package devenv
 
 import (
@@ -255,6 +256,7 @@ func StartPostgres(ctx context.Context, dir string, port int, db string, log *sl
 			return nil, err
 		}
 	}
+	waitStalePostmaster(ctx, data, log)
 	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", run,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "max_connections=200")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -272,6 +274,30 @@ func StartPostgres(ctx context.Context, dir string, port int, db string, log *sl
 	}
 	p.URL = fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable", addr, db)
 	return p, nil
+}
+
+// waitStalePostmaster waits, ten seconds at most, for the postmaster an
+// earlier run left in postmaster.pid to be gone: killed with that run, it
+// may take a moment to go (and to be reaped), and Postgres refuses to
+// start while it is there. One still there after that is Postgres's to
+// refuse, with its own message.
+func waitStalePostmaster(ctx context.Context, data string, log *slog.Logger) {
+	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
+	if err != nil {
+		return
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || pid <= 0 {
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+		if i == 0 {
+			log.Info("waiting for the Postgres an earlier run left to exit", "pid", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // createDB makes db unless it exists; the port accepting connections may

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	_ "github.com/lib/pq"
 	"github.com/redis/go-redis/v9"
@@ -106,5 +107,68 @@ func TestPortInUse(t *testing.T) {
 	}
 	if _, err := StartPostgres(context.Background(), dir, port, "coopr", log); err == nil || !strings.Contains(err.Error(), "taken") {
 		t.Errorf("a private postgres on a port in use: %v, want an error saying it is taken", err)
+	}
+}
+
+// A run killed with its Postgres leaves postmaster.pid naming a process
+// that takes a moment to go: the next start waits for it instead of
+// failing on Postgres's "lock file already exists".
+func TestPostgresAfterKilledRun(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port, err := FreePort(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := StartPostgres(ctx, dir, port, "coopr", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "postgres", "data", "postmaster.pid")
+	lock, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The dying postmaster: a process of Postgres's user still there for
+	// half a second (one of another user's Postgres knows is not its own).
+	fi, err := os.Stat(filepath.Dir(pidFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := fi.Sys().(*syscall.Stat_t)
+	dying := exec.Command("sleep", "30")
+	if os.Geteuid() == 0 {
+		dying.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: owner.Uid, Gid: owner.Gid}}
+	}
+	if err := dying.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(lock), "\n")
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(dying.Process.Pid)+"\n"+rest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(pidFile, int(owner.Uid), int(owner.Gid)); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_ = dying.Process.Kill()
+		_ = dying.Wait()
+	}()
+	pg, err = StartPostgres(ctx, dir, port, "coopr", log)
+	if err != nil {
+		t.Fatalf("start after a killed run: %v", err)
+	}
+	if err := pg.Stop(); err != nil {
+		t.Error(err)
 	}
 }

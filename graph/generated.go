@@ -106,24 +106,25 @@ type ComplexityRoot struct {
 	}
 
 	Cluster struct {
-		Config      func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		DNSSuffix   func(childComplexity int) int
-		Description func(childComplexity int) int
-		ExpireTime  func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Jobs        func(childComplexity int) int
-		LatestJob   func(childComplexity int) int
-		Message     func(childComplexity int) int
-		Name        func(childComplexity int) int
-		Nodes       func(childComplexity int) int
-		Owner       func(childComplexity int) int
-		Provider    func(childComplexity int) int
-		Services    func(childComplexity int) int
-		Size        func(childComplexity int) int
-		Status      func(childComplexity int) int
-		Template    func(childComplexity int) int
-		UpdatedAt   func(childComplexity int) int
+		Config         func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		DNSSuffix      func(childComplexity int) int
+		Description    func(childComplexity int) int
+		ExpireTime     func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Jobs           func(childComplexity int) int
+		LatestJob      func(childComplexity int) int
+		Message        func(childComplexity int) int
+		Name           func(childComplexity int) int
+		Nodes          func(childComplexity int) int
+		Owner          func(childComplexity int) int
+		Provider       func(childComplexity int) int
+		ServiceSummary func(childComplexity int) int
+		Services       func(childComplexity int) int
+		Size           func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Template       func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
 	}
 
 	ClusterConnection struct {
@@ -258,6 +259,7 @@ type ComplexityRoot struct {
 		Ipaddresses      func(childComplexity int) int
 		NodeNum          func(childComplexity int) int
 		SSHUser          func(childComplexity int) int
+		ServiceStates    func(childComplexity int) int
 		Services         func(childComplexity int) int
 		State            func(childComplexity int) int
 		StateReason      func(childComplexity int) int
@@ -267,6 +269,15 @@ type ComplexityRoot struct {
 	NodeChange struct {
 		Add     func(childComplexity int) int
 		Nodenum func(childComplexity int) int
+	}
+
+	NodeService struct {
+		Action  func(childComplexity int) int
+		At      func(childComplexity int) int
+		JobID   func(childComplexity int) int
+		Message func(childComplexity int) int
+		Service func(childComplexity int) int
+		State   func(childComplexity int) int
 	}
 
 	OperationPreview struct {
@@ -341,7 +352,7 @@ type ComplexityRoot struct {
 		Agents          func(childComplexity int) int
 		Catalog         func(childComplexity int) int
 		Cluster         func(childComplexity int, id string) int
-		Clusters        func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string) int
+		Clusters        func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string, name *string) int
 		Job             func(childComplexity int, id string) int
 		Me              func(childComplexity int) int
 		ResourceContent func(childComplexity int, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) int
@@ -354,6 +365,18 @@ type ComplexityRoot struct {
 	ResourceContent struct {
 		Content func(childComplexity int) int
 		Digest  func(childComplexity int) int
+	}
+
+	ServiceStateCount struct {
+		Count func(childComplexity int) int
+		State func(childComplexity int) int
+	}
+
+	ServiceSummary struct {
+		Nodes   func(childComplexity int) int
+		Service func(childComplexity int) int
+		States  func(childComplexity int) int
+		Summary func(childComplexity int) int
 	}
 
 	SlotAssignment struct {
@@ -472,6 +495,7 @@ type ClusterResolver interface {
 	ExpireTime(ctx context.Context, obj *control.Cluster) (*time.Time, error)
 
 	Nodes(ctx context.Context, obj *control.Cluster) ([]*control.Node, error)
+	ServiceSummary(ctx context.Context, obj *control.Cluster) ([]*model.ServiceSummary, error)
 	LatestJob(ctx context.Context, obj *control.Cluster) (*control.Job, error)
 	Jobs(ctx context.Context, obj *control.Cluster) ([]*control.Job, error)
 }
@@ -519,6 +543,8 @@ type NodeResolver interface {
 	Ipaddresses(ctx context.Context, obj *control.Node) (any, error)
 
 	State(ctx context.Context, obj *control.Node) (model.NodeState, error)
+
+	ServiceStates(ctx context.Context, obj *control.Node) ([]*model.NodeService, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*model.Principal, error)
@@ -528,7 +554,7 @@ type QueryResolver interface {
 	Users(ctx context.Context) ([]*model.User, error)
 	APITokens(ctx context.Context) ([]*model.APIToken, error)
 	Cluster(ctx context.Context, id string) (*control.Cluster, error)
-	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string) (*model.ClusterConnection, error)
+	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string, name *string) (*model.ClusterConnection, error)
 	Job(ctx context.Context, id string) (*control.Job, error)
 	Agents(ctx context.Context) ([]*fleet.Agent, error)
 	Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error)
@@ -879,6 +905,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.Provider(childComplexity), true
+	case "Cluster.serviceSummary":
+		if e.ComplexityRoot.Cluster.ServiceSummary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.ServiceSummary(childComplexity), true
 	case "Cluster.services":
 		if e.ComplexityRoot.Cluster.Services == nil {
 			break
@@ -1676,6 +1708,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Node.SSHUser(childComplexity), true
+	case "Node.serviceStates":
+		if e.ComplexityRoot.Node.ServiceStates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.ServiceStates(childComplexity), true
 	case "Node.services":
 		if e.ComplexityRoot.Node.Services == nil {
 			break
@@ -1713,6 +1751,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NodeChange.Nodenum(childComplexity), true
+
+	case "NodeService.action":
+		if e.ComplexityRoot.NodeService.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeService.Action(childComplexity), true
+	case "NodeService.at":
+		if e.ComplexityRoot.NodeService.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeService.At(childComplexity), true
+	case "NodeService.jobId":
+		if e.ComplexityRoot.NodeService.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeService.JobID(childComplexity), true
+	case "NodeService.message":
+		if e.ComplexityRoot.NodeService.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeService.Message(childComplexity), true
+	case "NodeService.service":
+		if e.ComplexityRoot.NodeService.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeService.Service(childComplexity), true
+	case "NodeService.state":
+		if e.ComplexityRoot.NodeService.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeService.State(childComplexity), true
 
 	case "OperationPreview.action":
 		if e.ComplexityRoot.OperationPreview.Action == nil {
@@ -2036,7 +2111,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Clusters(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].([]model.ClusterStatus), args["template"].(*string)), true
+		return e.ComplexityRoot.Query.Clusters(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].([]model.ClusterStatus), args["template"].(*string), args["name"].(*string)), true
 
 	case "Query.job":
 		if e.ComplexityRoot.Query.Job == nil {
@@ -2113,6 +2188,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceContent.Digest(childComplexity), true
+
+	case "ServiceStateCount.count":
+		if e.ComplexityRoot.ServiceStateCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceStateCount.Count(childComplexity), true
+	case "ServiceStateCount.state":
+		if e.ComplexityRoot.ServiceStateCount.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceStateCount.State(childComplexity), true
+
+	case "ServiceSummary.nodes":
+		if e.ComplexityRoot.ServiceSummary.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceSummary.Nodes(childComplexity), true
+	case "ServiceSummary.service":
+		if e.ComplexityRoot.ServiceSummary.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceSummary.Service(childComplexity), true
+	case "ServiceSummary.states":
+		if e.ComplexityRoot.ServiceSummary.States == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceSummary.States(childComplexity), true
+	case "ServiceSummary.summary":
+		if e.ComplexityRoot.ServiceSummary.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceSummary.Summary(childComplexity), true
 
 	case "SlotAssignment.slots":
 		if e.ComplexityRoot.SlotAssignment.Slots == nil {
@@ -2658,8 +2771,11 @@ type Query {
 
   "A cluster the caller may see: its own, or any of the tenant's for admins."
   cluster(id: ID!): Cluster
-  "Clusters the caller may see, newest first. after is the endCursor of the previous page."
-  clusters(first: Int = 50, after: String, status: [ClusterStatus!], template: String): ClusterConnection!
+  """
+  Clusters the caller may see, newest first. after is the endCursor of the
+  previous page; status, template and name (exact) narrow the list.
+  """
+  clusters(first: Int = 50, after: String, status: [ClusterStatus!], template: String, name: String): ClusterConnection!
   "A job of a cluster the caller may see."
   job(id: ID!): Job
 
@@ -2994,6 +3110,8 @@ type Cluster {
   createdAt: Time!
   updatedAt: Time!
   nodes: [Node!]!
+  "Each service's last known state over the nodes that have it, in the order of services."
+  serviceSummary: [ServiceSummary!]!
   latestJob: Job
   "Newest first."
   jobs: [Job!]!
@@ -3023,6 +3141,8 @@ type Node {
   stateReason: String!
   "Since when the node is UNREACHABLE; null when OK."
   stateSince: Time
+  "Each of its services' last known state, in the order of services."
+  serviceStates: [NodeService!]!
 }
 
 "What the tasks on a node found of it."
@@ -3035,6 +3155,53 @@ enum NodeState {
   OK again.
   """
   UNREACHABLE
+}
+
+"""
+What the last task of a service that finished on a node (INSTALL,
+CONFIGURE, INITIALIZE, START, STOP or REMOVE) left the service in. A
+CONFIGURE or INITIALIZE keeps a running service RUNNING and a stopped one
+STOPPED.
+"""
+enum ServiceState {
+  "No task of the service has finished on the node yet."
+  UNKNOWN
+  INSTALLED
+  CONFIGURED
+  INITIALIZED
+  RUNNING
+  STOPPED
+  REMOVED
+  "Its last task failed: action names it and message says why."
+  FAILED
+}
+
+type NodeService {
+  service: String!
+  state: ServiceState!
+  "The action of the task the state comes from; empty when UNKNOWN."
+  action: String!
+  "When that task finished."
+  at: Time
+  "The job that task belongs to."
+  jobId: ID
+  "Why it failed, when FAILED."
+  message: String!
+}
+
+type ServiceSummary {
+  service: String!
+  "How many nodes have the service."
+  nodes: Int!
+  "How many of them are in each state, most first."
+  states: [ServiceStateCount!]!
+  "One line for people: \"web: running on 3/3\", \"web: running on 2/3, stopped on 1/3\"."
+  summary: String!
+}
+
+type ServiceStateCount {
+  state: ServiceState!
+  count: Int!
 }
 
 enum JobState {
@@ -3654,6 +3821,8 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_updatedAt(ctx, field)
 	case "nodes":
 		return ec.fieldContext_Cluster_nodes(ctx, field)
+	case "serviceSummary":
+		return ec.fieldContext_Cluster_serviceSummary(ctx, field)
 	case "latestJob":
 		return ec.fieldContext_Cluster_latestJob(ctx, field)
 	case "jobs":
@@ -3866,6 +4035,8 @@ func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.
 		return ec.fieldContext_Node_stateReason(ctx, field)
 	case "stateSince":
 		return ec.fieldContext_Node_stateSince(ctx, field)
+	case "serviceStates":
+		return ec.fieldContext_Node_serviceStates(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Node", field.Name)
 }
@@ -3878,6 +4049,24 @@ func (ec *executionContext) childFields_NodeChange(ctx context.Context, field gr
 		return ec.fieldContext_NodeChange_add(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NodeChange", field.Name)
+}
+
+func (ec *executionContext) childFields_NodeService(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "service":
+		return ec.fieldContext_NodeService_service(ctx, field)
+	case "state":
+		return ec.fieldContext_NodeService_state(ctx, field)
+	case "action":
+		return ec.fieldContext_NodeService_action(ctx, field)
+	case "at":
+		return ec.fieldContext_NodeService_at(ctx, field)
+	case "jobId":
+		return ec.fieldContext_NodeService_jobId(ctx, field)
+	case "message":
+		return ec.fieldContext_NodeService_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeService", field.Name)
 }
 
 func (ec *executionContext) childFields_OperationPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4022,6 +4211,30 @@ func (ec *executionContext) childFields_ResourceContent(ctx context.Context, fie
 		return ec.fieldContext_ResourceContent_digest(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceContent", field.Name)
+}
+
+func (ec *executionContext) childFields_ServiceStateCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "state":
+		return ec.fieldContext_ServiceStateCount_state(ctx, field)
+	case "count":
+		return ec.fieldContext_ServiceStateCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ServiceStateCount", field.Name)
+}
+
+func (ec *executionContext) childFields_ServiceSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "service":
+		return ec.fieldContext_ServiceSummary_service(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ServiceSummary_nodes(ctx, field)
+	case "states":
+		return ec.fieldContext_ServiceSummary_states(ctx, field)
+	case "summary":
+		return ec.fieldContext_ServiceSummary_summary(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ServiceSummary", field.Name)
 }
 
 func (ec *executionContext) childFields_SlotAssignment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4939,6 +5152,14 @@ func (ec *executionContext) field_Query_clusters_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["template"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg4
 	return args, nil
 }
 
@@ -6452,6 +6673,38 @@ func (ec *executionContext) fieldContext_Cluster_nodes(_ context.Context, field 
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_serviceSummary(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_serviceSummary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().ServiceSummary(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ServiceSummary) graphql.Marshaler {
+			return ec.marshalNServiceSummary2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceSummaryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_serviceSummary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ServiceSummary(ctx, field)
 		},
 	}
 	return fc, nil
@@ -9665,6 +9918,38 @@ func (ec *executionContext) fieldContext_Node_stateSince(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Node", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Node_serviceStates(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_serviceStates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Node().ServiceStates(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.NodeService) graphql.Marshaler {
+			return ec.marshalNNodeService2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeServiceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_serviceStates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Node",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeService(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NodeChange_nodenum(ctx context.Context, field graphql.CollectedField, obj *model.NodeChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9709,6 +9994,144 @@ func (ec *executionContext) _NodeChange_add(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_NodeChange_add(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NodeChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeService_service(ctx context.Context, field graphql.CollectedField, obj *model.NodeService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeService_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeService_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeService", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeService_state(ctx context.Context, field graphql.CollectedField, obj *model.NodeService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeService_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ServiceState) graphql.Marshaler {
+			return ec.marshalNServiceState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeService_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeService", field, false, false, "ServiceState")
+}
+
+func (ec *executionContext) _NodeService_action(ctx context.Context, field graphql.CollectedField, obj *model.NodeService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeService_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeService_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeService", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeService_at(ctx context.Context, field graphql.CollectedField, obj *model.NodeService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeService_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeService_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeService", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NodeService_jobId(ctx context.Context, field graphql.CollectedField, obj *model.NodeService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeService_jobId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JobID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeService_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeService", field, false, false, "ID")
+}
+
+func (ec *executionContext) _NodeService_message(ctx context.Context, field graphql.CollectedField, obj *model.NodeService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeService_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeService_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeService", field, false, false, "String")
 }
 
 func (ec *executionContext) _OperationPreview_action(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
@@ -11099,7 +11522,7 @@ func (ec *executionContext) _Query_clusters(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Clusters(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].([]model.ClusterStatus), fc.Args["template"].(*string))
+			return ec.Resolvers.Query().Clusters(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].([]model.ClusterStatus), fc.Args["template"].(*string), fc.Args["name"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterConnection) graphql.Marshaler {
@@ -11417,6 +11840,153 @@ func (ec *executionContext) _ResourceContent_digest(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_ResourceContent_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ResourceContent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ServiceStateCount_state(ctx context.Context, field graphql.CollectedField, obj *model.ServiceStateCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceStateCount_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ServiceState) graphql.Marshaler {
+			return ec.marshalNServiceState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceStateCount_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceStateCount", field, false, false, "ServiceState")
+}
+
+func (ec *executionContext) _ServiceStateCount_count(ctx context.Context, field graphql.CollectedField, obj *model.ServiceStateCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceStateCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceStateCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceStateCount", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ServiceSummary_service(ctx context.Context, field graphql.CollectedField, obj *model.ServiceSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceSummary_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceSummary_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceSummary", field, false, false, "String")
+}
+
+func (ec *executionContext) _ServiceSummary_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ServiceSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceSummary_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceSummary_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceSummary", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ServiceSummary_states(ctx context.Context, field graphql.CollectedField, obj *model.ServiceSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceSummary_states(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.States, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ServiceStateCount) graphql.Marshaler {
+			return ec.marshalNServiceStateCount2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceStateCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceSummary_states(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ServiceSummary",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ServiceStateCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ServiceSummary_summary(ctx context.Context, field graphql.CollectedField, obj *model.ServiceSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceSummary_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceSummary_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceSummary", field, false, false, "String")
 }
 
 func (ec *executionContext) _SlotAssignment_tenantId(ctx context.Context, field graphql.CollectedField, obj *model.SlotAssignment) (ret graphql.Marshaler) {
@@ -15660,6 +16230,12 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_nodes(ctx, field, obj)
 				})
+		case "serviceSummary":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_serviceSummary(ctx, field, obj)
+				})
 		case "latestJob":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -16581,6 +17157,12 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "serviceStates":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Node_serviceStates(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16616,6 +17198,64 @@ func (ec *executionContext) _NodeChange(ctx context.Context, sel ast.SelectionSe
 			}
 		case "add":
 			out.Values[i] = ec._NodeChange_add(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeServiceImplementors = []string{"NodeService"}
+
+func (ec *executionContext) _NodeService(ctx context.Context, sel ast.SelectionSet, obj *model.NodeService) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeServiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeService")
+		case "service":
+			out.Values[i] = ec._NodeService_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._NodeService_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._NodeService_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._NodeService_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "jobId":
+			out.Values[i] = ec._NodeService_jobId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._NodeService_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17202,6 +17842,92 @@ func (ec *executionContext) _ResourceContent(ctx context.Context, sel ast.Select
 			}
 		case "digest":
 			out.Values[i] = ec._ResourceContent_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var serviceStateCountImplementors = []string{"ServiceStateCount"}
+
+func (ec *executionContext) _ServiceStateCount(ctx context.Context, sel ast.SelectionSet, obj *model.ServiceStateCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, serviceStateCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ServiceStateCount")
+		case "state":
+			out.Values[i] = ec._ServiceStateCount_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ServiceStateCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var serviceSummaryImplementors = []string{"ServiceSummary"}
+
+func (ec *executionContext) _ServiceSummary(ctx context.Context, sel ast.SelectionSet, obj *model.ServiceSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, serviceSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ServiceSummary")
+		case "service":
+			out.Values[i] = ec._ServiceSummary_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ServiceSummary_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "states":
+			out.Values[i] = ec._ServiceSummary_states(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "summary":
+			out.Values[i] = ec._ServiceSummary_summary(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18683,6 +19409,30 @@ func (ec *executionContext) marshalNNodeChange2ᚖgithubᚗcomᚋcooprhqᚋcoopr
 	return ec._NodeChange(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNNodeService2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeServiceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.NodeService) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNodeService2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeService(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNodeService2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeService(ctx context.Context, sel ast.SelectionSet, v *model.NodeService) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NodeService!")
+		return graphql.Null
+	}
+	return ec._NodeService(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNNodeState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeState(ctx context.Context, v any) (model.NodeState, error) {
 	var res model.NodeState
 	err := res.UnmarshalGQL(v)
@@ -18850,6 +19600,64 @@ func (ec *executionContext) unmarshalNRole2githubᚗcomᚋcooprhqᚋcooprᚋgrap
 
 func (ec *executionContext) marshalNRole2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v model.Role) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNServiceState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceState(ctx context.Context, v any) (model.ServiceState, error) {
+	var res model.ServiceState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNServiceState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceState(ctx context.Context, sel ast.SelectionSet, v model.ServiceState) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNServiceStateCount2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceStateCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ServiceStateCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNServiceStateCount2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceStateCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNServiceStateCount2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceStateCount(ctx context.Context, sel ast.SelectionSet, v *model.ServiceStateCount) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ServiceStateCount!")
+		return graphql.Null
+	}
+	return ec._ServiceStateCount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNServiceSummary2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceSummaryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ServiceSummary) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNServiceSummary2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceSummary(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNServiceSummary2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceSummary(ctx context.Context, sel ast.SelectionSet, v *model.ServiceSummary) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ServiceSummary!")
+		return graphql.Null
+	}
+	return ec._ServiceSummary(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSlotAssignment2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐSlotAssignmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SlotAssignment) graphql.Marshaler {

@@ -120,6 +120,23 @@ func (r *clusterResolver) Nodes(ctx context.Context, obj *control.Cluster) ([]*c
 	return out, nil
 }
 
+// ServiceSummary is the resolver for the serviceSummary field.
+func (r *clusterResolver) ServiceSummary(ctx context.Context, obj *control.Cluster) ([]*model.ServiceSummary, error) {
+	sums, err := r.Control.ServiceSummaries(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.ServiceSummary, len(sums))
+	for i, s := range sums {
+		m := &model.ServiceSummary{Service: s.Service, Nodes: s.Nodes, Summary: s.String()}
+		for _, c := range s.States {
+			m.States = append(m.States, &model.ServiceStateCount{State: model.ServiceState(c.State), Count: c.Count})
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
 // LatestJob is the resolver for the latestJob field.
 func (r *clusterResolver) LatestJob(ctx context.Context, obj *control.Cluster) (*control.Job, error) {
 	if !obj.LatestJobID.Valid {
@@ -601,6 +618,20 @@ func (r *nodeResolver) State(ctx context.Context, obj *control.Node) (model.Node
 	return model.NodeStateOk, nil
 }
 
+// ServiceStates is the resolver for the serviceStates field.
+func (r *nodeResolver) ServiceStates(ctx context.Context, obj *control.Node) ([]*model.NodeService, error) {
+	states, err := obj.ServiceStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.NodeService, len(states))
+	for i, st := range states {
+		out[i] = &model.NodeService{Service: st.Service, State: model.ServiceState(st.State), Action: st.Action, At: st.At,
+			JobID: opt(st.JobID), Message: st.Message}
+	}
+	return out, nil
+}
+
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*model.Principal, error) {
 	p, err := caller(ctx)
@@ -716,7 +747,7 @@ func (r *queryResolver) Cluster(ctx context.Context, id string) (*control.Cluste
 }
 
 // Clusters is the resolver for the clusters field.
-func (r *queryResolver) Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string) (*model.ClusterConnection, error) {
+func (r *queryResolver) Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string, name *string) (*model.ClusterConnection, error) {
 	p, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -734,6 +765,9 @@ func (r *queryResolver) Clusters(ctx context.Context, first *int, after *string,
 	}
 	if template != nil {
 		f.Template = *template
+	}
+	if name != nil {
+		f.Name = *name
 	}
 	cs, next, err := r.Control.List(ctx, p, f, n, cursor)
 	if err != nil {

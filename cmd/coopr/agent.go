@@ -35,6 +35,9 @@ type agentConfig struct {
 	// Limits of each task's unit with systemd-run isolation.
 	TaskCPUQuota  string `yaml:"task_cpu_quota"`  // COOPR_TASK_CPU_QUOTA, e.g. 150%
 	TaskMemoryMax string `yaml:"task_memory_max"` // COOPR_TASK_MEMORY_MAX, e.g. 2G
+	// The local vm driver's state directory where the provider names none
+	// (COOPR_LOCAL_STATE_DIR; default its own, /var/lib/coopr/local/state).
+	LocalStateDir string `yaml:"local_state_dir"`
 }
 
 func agentDefaults() agentConfig {
@@ -54,7 +57,8 @@ func loadAgentConfig(file string, getenv func(string) string) (agentConfig, erro
 		dst *string
 		key string
 	}{{&c.Server, "COOPR_SERVER"}, {&c.Token, "COOPR_TOKEN"}, {&c.Name, "COOPR_AGENT_NAME"}, {&c.WorkDir, "COOPR_WORK_DIR"},
-		{&c.Isolation, "COOPR_ISOLATION"}, {&c.TaskCPUQuota, "COOPR_TASK_CPU_QUOTA"}, {&c.TaskMemoryMax, "COOPR_TASK_MEMORY_MAX"}} {
+		{&c.Isolation, "COOPR_ISOLATION"}, {&c.TaskCPUQuota, "COOPR_TASK_CPU_QUOTA"}, {&c.TaskMemoryMax, "COOPR_TASK_MEMORY_MAX"},
+		{&c.LocalStateDir, "COOPR_LOCAL_STATE_DIR"}} {
 		if v := getenv(s.key); v != "" {
 			*s.dst = v
 		}
@@ -94,6 +98,8 @@ func (c agentConfig) check() error {
 		return errors.New("no work directory: set COOPR_WORK_DIR, work_dir in the config file, or --work-dir")
 	case c.Grace <= 0 || c.KillGrace <= 0:
 		return fmt.Errorf("grace %s and kill grace %s: both must be positive", c.Grace, c.KillGrace)
+	case c.LocalStateDir != "" && !filepath.IsAbs(c.LocalStateDir):
+		return fmt.Errorf("local state dir %q: give an absolute path (COOPR_LOCAL_STATE_DIR, local_state_dir or --local-state-dir)", c.LocalStateDir)
 	}
 	if _, err := url.ParseRequestURI(c.Server); err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -121,16 +127,20 @@ func (c agentConfig) isolation(cmd []string) (isolation.Config, error) {
 
 // taskCommand is the argv of an isolated task process: only what is not
 // secret, since anyone on the host may read it; the task comes on stdin.
-func taskCommand(exe, workDir string) []string {
-	return []string{exe, "agent", "run-task", "--work-dir", workDir}
+func taskCommand(exe, workDir, localStateDir string) []string {
+	argv := []string{exe, "agent", "run-task", "--work-dir", workDir}
+	if localStateDir != "" {
+		argv = append(argv, "--local-state-dir", localStateDir)
+	}
+	return argv
 }
 
 // agentFlags are `coopr agent`'s flags; each, when given, wins over the
 // environment and the file.
 type agentFlags struct {
-	file, server, token, name, workDir, isolation, cpuQuota, memoryMax string
-	capacity                                                           int
-	grace, killGrace                                                   time.Duration
+	file, server, token, name, workDir, isolation, cpuQuota, memoryMax, localStateDir string
+	capacity                                                                          int
+	grace, killGrace                                                                  time.Duration
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -146,6 +156,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fs.DurationVar(&f.killGrace, "kill-grace", 0, "how long an isolated task may take to exit after SIGTERM before SIGKILL (default 10s)")
 	fs.StringVar(&f.cpuQuota, "task-cpu-quota", "", "CPU quota of each task unit with systemd-run, e.g. 150%")
 	fs.StringVar(&f.memoryMax, "task-memory-max", "", "memory limit of each task unit with systemd-run, e.g. 2G")
+	fs.StringVar(&f.localStateDir, "local-state-dir", "", "the local vm driver's state directory where the provider names none (default /var/lib/coopr/local/state)")
 }
 
 // resolve is the configuration from the file, the environment and the
@@ -161,7 +172,8 @@ func (f *agentFlags) resolve(cmd *cobra.Command, getenv func(string) string) (ag
 		dst  *string
 		v    string
 	}{{"server", &c.Server, f.server}, {"token", &c.Token, f.token}, {"name", &c.Name, f.name}, {"work-dir", &c.WorkDir, f.workDir},
-		{"isolation", &c.Isolation, f.isolation}, {"task-cpu-quota", &c.TaskCPUQuota, f.cpuQuota}, {"task-memory-max", &c.TaskMemoryMax, f.memoryMax}} {
+		{"isolation", &c.Isolation, f.isolation}, {"task-cpu-quota", &c.TaskCPUQuota, f.cpuQuota}, {"task-memory-max", &c.TaskMemoryMax, f.memoryMax},
+		{"local-state-dir", &c.LocalStateDir, f.localStateDir}} {
 		if changed(s.flag) {
 			*s.dst = s.v
 		}
@@ -189,9 +201,10 @@ its busy slots and watchdog keep-alives (Type=notify, WatchdogSec).
 
 Settings come from flags, then the environment (COOPR_SERVER, COOPR_TOKEN,
 COOPR_AGENT_CAPACITY, COOPR_AGENT_NAME, COOPR_WORK_DIR, COOPR_AGENT_GRACE,
-COOPR_ISOLATION, COOPR_KILL_GRACE, COOPR_TASK_CPU_QUOTA, COOPR_TASK_MEMORY_MAX),
-then the --config YAML file (server, token, capacity, name, work_dir, grace,
-isolation, kill_grace, task_cpu_quota, task_memory_max).
+COOPR_ISOLATION, COOPR_KILL_GRACE, COOPR_TASK_CPU_QUOTA, COOPR_TASK_MEMORY_MAX,
+COOPR_LOCAL_STATE_DIR), then the --config YAML file (server, token, capacity,
+name, work_dir, grace, isolation, kill_grace, task_cpu_quota, task_memory_max,
+local_state_dir).
 
 With --isolation=process-group each task runs in a child process group, killed
 as a whole when the task ends; with systemd-run in a transient unit
@@ -235,7 +248,7 @@ func runAgent(ctx context.Context, cfg agentConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
 		return fmt.Errorf("work directory: %w", err)
 	}
-	reg, closeDrivers, err := driverRegistry(cfg.WorkDir, log)
+	reg, closeDrivers, err := driverRegistry(cfg.WorkDir, cfg.LocalStateDir, log)
 	if err != nil {
 		return fmt.Errorf("drivers: %w", err)
 	}
@@ -244,7 +257,7 @@ func runAgent(ctx context.Context, cfg agentConfig, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("find this binary to run isolated tasks with: %w", err)
 	}
-	icfg, err := cfg.isolation(taskCommand(exe, cfg.WorkDir))
+	icfg, err := cfg.isolation(taskCommand(exe, cfg.WorkDir, cfg.LocalStateDir))
 	if err != nil {
 		return err
 	}
@@ -284,7 +297,7 @@ func runAgent(ctx context.Context, cfg agentConfig, log *slog.Logger) error {
 // newRunTaskCmd is the isolated task process: `coopr agent run-task`,
 // started by the agent with the task's payload on stdin.
 func newRunTaskCmd() *cobra.Command {
-	var workDir string
+	var workDir, localStateDir string
 	cmd := &cobra.Command{
 		Use:    "run-task",
 		Short:  "Run one task read on stdin (started by the agent for isolated tasks)",
@@ -300,7 +313,7 @@ func newRunTaskCmd() *cobra.Command {
 				defer f.Close()
 				out = f
 			}
-			reg, closeDrivers, err := driverRegistry(workDir, slog.Default())
+			reg, closeDrivers, err := driverRegistry(workDir, localStateDir, slog.Default())
 			if err != nil {
 				return fmt.Errorf("drivers: %w", err)
 			}
@@ -309,5 +322,6 @@ func newRunTaskCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&workDir, "work-dir", agentDefaults().WorkDir, "directory for drivers' and tasks' files")
+	cmd.Flags().StringVar(&localStateDir, "local-state-dir", "", "the local vm driver's state directory where the provider names none")
 	return cmd
 }

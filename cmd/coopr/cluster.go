@@ -90,7 +90,7 @@ refused either way, before anything is made.`,
 			if noWait {
 				return nil
 			}
-			if err := watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), false); err != nil {
+			if err := watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), cmd.ErrOrStderr(), false); err != nil {
 				return err
 			}
 			return showCluster(cmd.Context(), c, id, cmd.OutOrStdout())
@@ -181,6 +181,7 @@ func newClusterShowCmd() *cobra.Command {
 	var api apiFlags
 	cmd := &cobra.Command{
 		Use:   "show CLUSTER",
+		Long:  "show prints a cluster's status, the state of its services and its nodes.\n\n" + clusterArgHelp,
 		Short: "Show a cluster's status and nodes with their addresses",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -188,7 +189,11 @@ func newClusterShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return showCluster(cmd.Context(), c, args[0], cmd.OutOrStdout())
+			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return showCluster(cmd.Context(), c, id, cmd.OutOrStdout())
 		},
 	}
 	api.register(cmd)
@@ -198,14 +203,22 @@ func newClusterShowCmd() *cobra.Command {
 // shownCluster is what cluster show prints.
 type shownCluster struct {
 	ID, Name, Status, Message, Template string
-	Nodes                               []struct {
-		Nodenum     int
-		Hostname    string
-		Services    []string
-		Ipaddresses map[string]string
-		State       string
-		StateReason string
-		StateSince  *time.Time
+	ServiceSummary                      []struct {
+		Service string
+		Nodes   int
+		States  []struct {
+			State string
+			Count int
+		}
+	}
+	Nodes []struct {
+		Nodenum       int
+		Hostname      string
+		Ipaddresses   map[string]string
+		ServiceStates []struct{ Service, State string }
+		State         string
+		StateReason   string
+		StateSince    *time.Time
 	}
 	LatestJob *struct {
 		ID, Action, State string
@@ -219,7 +232,8 @@ type shownCluster struct {
 func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) error {
 	var out struct{ Cluster *shownCluster }
 	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name status message template
-		nodes { nodenum hostname services ipaddresses state stateReason stateSince }
+		serviceSummary { service nodes states { state count } }
+		nodes { nodenum hostname ipaddresses serviceStates { service state } state stateReason stateSince }
 		latestJob { id action state tasks { nodeId hostname action service state message } } } }`, map[string]any{"id": id}, &out); err != nil {
 		return err
 	}
@@ -237,17 +251,41 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 		fmt.Fprintf(w, " (%s)", cl.Message)
 	}
 	fmt.Fprintln(w)
-	sort.Slice(cl.Nodes, func(i, j int) bool { return cl.Nodes[i].Nodenum < cl.Nodes[j].Nodenum })
+	// Services by their state over the nodes; on the nodes, a service is
+	// marked only where its state is not the one most nodes have.
+	usual := map[string]string{}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(cl.ServiceSummary) > 0 {
+		fmt.Fprintln(tw, "SERVICE\tSTATE")
+		for _, s := range cl.ServiceSummary {
+			parts := make([]string, len(s.States))
+			for i, st := range s.States {
+				parts[i] = fmt.Sprintf("%s on %d/%d", strings.ToLower(st.State), st.Count, s.Nodes)
+			}
+			if len(s.States) > 0 {
+				usual[s.Service] = s.States[0].State
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", s.Service, strings.Join(parts, ", "))
+		}
+		fmt.Fprintln(tw)
+	}
+	sort.Slice(cl.Nodes, func(i, j int) bool { return cl.Nodes[i].Nodenum < cl.Nodes[j].Nodenum })
 	fmt.Fprintln(tw, "NODE\tHOSTNAME\tADDRESS\tSERVICES\tSTATE")
 	var lost []string
 	for _, n := range cl.Nodes {
+		svcs := make([]string, len(n.ServiceStates))
+		for i, st := range n.ServiceStates {
+			svcs[i] = st.Service
+			if st.State != usual[st.Service] {
+				svcs[i] += " (" + strings.ToLower(st.State) + ")"
+			}
+		}
 		state := n.State
 		if n.StateSince != nil {
 			state += " since " + n.StateSince.Local().Format(time.DateTime)
 			lost = append(lost, fmt.Sprintf("node %d (%s) unreachable: %s", n.Nodenum, n.Hostname, n.StateReason))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", n.Nodenum, n.Hostname, n.Ipaddresses["access_v4"], strings.Join(n.Services, ", "), state)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", n.Nodenum, n.Hostname, n.Ipaddresses["access_v4"], strings.Join(svcs, ", "), state)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -288,6 +326,7 @@ func newClusterDeleteCmd() *cobra.Command {
 	var noWait bool
 	cmd := &cobra.Command{
 		Use:   "delete CLUSTER",
+		Long:  "delete runs CLUSTER_DELETE and follows it until the cluster is TERMINATED.\n\n" + clusterArgHelp,
 		Short: "Delete a cluster's machines and follow it until it is TERMINATED",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -295,20 +334,24 @@ func newClusterDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			var out struct{ DeleteCluster *struct{ ID string } }
 			if err := gql(cmd.Context(), c, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`,
-				map[string]any{"id": args[0]}, &out); err != nil {
+				map[string]any{"id": id}, &out); err != nil {
 				return err
 			}
 			if out.DeleteCluster == nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "cluster %s is already terminated\n", args[0])
+				fmt.Fprintf(cmd.OutOrStdout(), "cluster %s is already terminated\n", id)
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deleting cluster %s (job %s)\n", args[0], out.DeleteCluster.ID)
+			fmt.Fprintf(cmd.OutOrStdout(), "deleting cluster %s (job %s)\n", id, out.DeleteCluster.ID)
 			if noWait {
 				return nil
 			}
-			return watchCluster(cmd.Context(), c, args[0], cmd.OutOrStdout(), false)
+			return watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), cmd.ErrOrStderr(), false)
 		},
 	}
 	api.register(cmd)
@@ -347,7 +390,9 @@ before it runs.
 
 --dry-run shows what the operation would do and changes nothing: the nodes
 added or removed, the config changes, the plan, and for a scale-out the
-room the new nodes take on the provider.`,
+room the new nodes take on the provider.
+
+` + clusterArgHelp,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ops := map[string]string{"configure": "CONFIGURE", "configure-with-restart": "CONFIGURE_WITH_RESTART",
@@ -361,6 +406,10 @@ room the new nodes take on the provider.`,
 				return errors.New("scale needs --size N: the node count the cluster should have")
 			}
 			c, err := api.client()
+			if err != nil {
+				return err
+			}
+			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -387,7 +436,7 @@ room the new nodes take on the provider.`,
 				if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!) { previewOperation(clusterId: $id, input: $in) {
 					action added { nodenum hostname services } removed changed { nodenum add }
 					configChanges { path kind old new } tasks { ref } stages planHash `+capacityFields+` } }`,
-					map[string]any{"id": args[0], "in": in}, &pv); err != nil {
+					map[string]any{"id": id, "in": in}, &pv); err != nil {
 					return sizeHint(err)
 				}
 				if dryRun {
@@ -401,17 +450,17 @@ room the new nodes take on the provider.`,
 			var out struct{ RunOperation struct{ ID, Action string } }
 			if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!, $h: String) {
 				runOperation(clusterId: $id, input: $in, expectedPlanHash: $h) { id action } }`,
-				map[string]any{"id": args[0], "in": in, "h": hash}, &out); err != nil {
+				map[string]any{"id": id, "in": in, "h": hash}, &out); err != nil {
 				return sizeHint(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s: %s\n", out.RunOperation.ID, out.RunOperation.Action)
 			if noWait {
 				return nil
 			}
-			if err := watchCluster(cmd.Context(), c, args[0], cmd.OutOrStdout(), false); err != nil {
+			if err := watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), cmd.ErrOrStderr(), false); err != nil {
 				return err
 			}
-			return showCluster(cmd.Context(), c, args[0], cmd.OutOrStdout())
+			return showCluster(cmd.Context(), c, id, cmd.OutOrStdout())
 		},
 	}
 	api.register(cmd)

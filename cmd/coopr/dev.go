@@ -14,7 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,11 +22,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cooprhq/coopr/agent"
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/client"
 	"github.com/cooprhq/coopr/devenv"
-	"github.com/cooprhq/coopr/drivers/builtin"
 	"github.com/cooprhq/coopr/drivers/vm/local"
 	"github.com/cooprhq/coopr/server"
 )
@@ -56,13 +54,19 @@ func newDevCmd() *cobra.Command {
 		Short: "Run the whole system on this machine: Postgres, Redis, server, agent, local nodes and the example catalog",
 		Long: `dev brings coopr up on one machine for trying it out: a private Postgres and
 Redis under --dir (unless COOPR_DATABASE_URL and COOPR_REDIS_URL name others),
-the server, an agent with every built-in driver, the local vm driver's base
-image (built once with debootstrap, about a minute and a half), and the
-example catalog in tenant "dev", which may have --max-clusters clusters and
+the server, an agent with every built-in driver (` + "`coopr agent`" + ` as a child
+process, started again whenever it dies), the local vm driver's base image
+(built once with debootstrap, about a minute and a half), and the example
+catalog in tenant "dev", which may have --max-clusters clusters and
 --max-nodes nodes at once (set again at every start; -1 for no limit). It
-prints the playground's URL and a command that builds a 3-node web cluster. Ctrl-C deletes the clusters it made, stops
+prints the playground's URL and a command that builds a 3-node web cluster.
+Ctrl-C deletes the tenant's clusters, stops
 everything and leaves no process, container or mount behind; a second Ctrl-C
 stops without waiting for the deletes.
+
+When an earlier run died without Ctrl-C, this one keeps the nodes of the
+clusters still live (a job that was running goes on with them) and removes
+the others.
 
 It must run as root (the local driver makes containers and a bridge).`,
 		Args: cobra.NoArgs,
@@ -191,36 +195,28 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 	}
 
 	localCfg := local.Config{StateDir: filepath.Join(dir, "local")}
-	// A run that did not stop cleanly leaves its nodes; no other run uses
-	// this state dir (its Postgres would have kept this one from starting).
-	if err := local.Cleanup(ctx, localCfg.StateDir, log, true); err != nil {
-		log.Warn("removing the nodes an earlier run left", "err", err)
-	}
-	stale, err := devClusters(ctx, url, tokens.admin)
+	// Nodes an earlier run left whose clusters are still live stay: a job
+	// that was running when that run died goes on with them. The rest are
+	// orphans. No other run uses this state dir (its Postgres would have
+	// kept this one from starting).
+	owned, err := devOwnedNodes(ctx, url, tokens.admin)
 	if err != nil {
 		return err
 	}
-	if len(stale) > 0 {
-		log.Warn("clusters of an earlier run that did not stop cleanly have lost their nodes; they stay listed until you delete them (bin/coopr cluster delete ID)",
-			"clusters", strings.Join(stale, " "))
+	if err := local.CleanupOrphans(ctx, localCfg.StateDir, log, owned); err != nil {
+		log.Warn("removing the nodes an earlier run left", "err", err)
+	}
+	if len(owned) > 0 {
+		log.Info("keeping the nodes of clusters an earlier run left live", "nodes", len(owned))
 	}
 	log.Info("making sure the local nodes' base image exists (the first time takes about a minute and a half)")
 	if _, err := local.EnsureImage(ctx, localCfg.ImageDir, log); err != nil {
 		return fmt.Errorf("local base image: %w", err)
 	}
-	reg, closeDrivers, err := builtin.Registry(builtin.Config{WorkDir: filepath.Join(dir, "agent"), Local: localCfg, Log: log})
+	agent, err := startDevAgent(url, tokens.agent, dir, localCfg.StateDir, o.capacity, log)
 	if err != nil {
 		return err
 	}
-	a, err := agent.New(agent.Config{Server: url, Token: tokens.agent, ID: "dev-agent", Capacity: o.capacity,
-		Version: version, Grace: 10 * time.Second, Log: log, ResourceDir: filepath.Join(dir, "agent", "resources")}, reg)
-	if err != nil {
-		closeDrivers()
-		return err
-	}
-	agentCtx, stopAgent := context.WithCancel(context.WithoutCancel(ctx))
-	agentDone := make(chan error, 1)
-	go func() { agentDone <- a.Run(agentCtx) }()
 	stops = append(stops, func() error {
 		// The nodes go last: a delete still running needs the agent.
 		defer func() {
@@ -228,10 +224,7 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 				log.Warn("removing local nodes", "err", err)
 			}
 		}()
-		stopAgent()
-		err := <-agentDone
-		closeDrivers()
-		return err
+		return agent.Stop(devAgentGrace + 10*time.Second)
 	})
 
 	fmt.Fprintf(out, `
@@ -252,7 +245,7 @@ Ctrl-C here deletes the clusters and stops everything.
 
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping: deleting clusters first (Ctrl-C again to skip)")
-	devDeleteAll(url, tokens.admin, stale, o.deleteWait, out, log)
+	devDeleteAll(url, tokens.admin, o.deleteWait, out, log)
 	return nil
 }
 
@@ -265,6 +258,35 @@ func devQuotas(o devOptions) string {
 		return fmt.Sprintf("%d %s", n, what)
 	}
 	return q(o.maxClusters, "clusters") + " and " + q(o.maxNodes, "nodes") + " (--max-clusters, --max-nodes)"
+}
+
+// devAgentGrace is how long the dev agent's running tasks may go on after
+// a stop before it hands them back.
+const devAgentGrace = 10 * time.Second
+
+// startDevAgent runs `coopr agent` as a supervised child process, started
+// again whenever it dies, as systemd would: a crash of the agent (or of a
+// driver in it) leaves the server, the databases and the nodes running, and
+// the new agent takes up the tasks the old one held. The token goes in the
+// environment, where other users cannot read it.
+func startDevAgent(url, token, dir, localStateDir string, capacity int, log *slog.Logger) (*devenv.Supervised, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this binary to run the agent with: %w", err)
+	}
+	args := []string{"agent", "--server", url, "--name", "dev-agent", "--capacity", strconv.Itoa(capacity),
+		"--work-dir", filepath.Join(dir, "agent"), "--grace", devAgentGrace.String(), "--local-state-dir", localStateDir}
+	a, err := devenv.Supervise("dev agent", func() *exec.Cmd {
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), "COOPR_TOKEN="+token)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		return cmd
+	}, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("dev agent running", "pid", a.Pid(), "command", exe+" "+strings.Join(args, " "))
+	return a, nil
 }
 
 // devKey reads the credential key, making it on first use: losing it
@@ -353,30 +375,55 @@ func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOpti
 	return devTokens{admin: admin, agent: agentTok}, nil
 }
 
-// devDeleteAll deletes every live cluster of the tenant and waits until
-// they are TERMINATED, wait at most, or a second interrupt.
-// devClusters lists the tenant's clusters not TERMINATED.
-func devClusters(ctx context.Context, url, token string) ([]string, error) {
-	var list struct {
-		Clusters struct {
-			Nodes []struct{ ID, Status string }
+// devClusters lists the tenant's clusters not TERMINATED, with their
+// nodes' ids.
+func devClusters(ctx context.Context, url, token string) ([]devCluster, error) {
+	c := &client.Client{URL: url, Token: token}
+	var all []devCluster
+	var after *string
+	for {
+		var list struct {
+			Clusters struct {
+				Nodes       []devCluster
+				EndCursor   *string
+				HasNextPage bool
+			}
 		}
-	}
-	if err := gql(ctx, &client.Client{URL: url, Token: token}, `{ clusters(first: 500) { nodes { id status } } }`, nil, &list); err != nil {
-		return nil, fmt.Errorf("listing clusters: %w", err)
-	}
-	var ids []string
-	for _, cl := range list.Clusters.Nodes {
-		if cl.Status != "TERMINATED" {
-			ids = append(ids, cl.ID)
+		if err := gql(ctx, c, `query($after: String) { clusters(first: 500, after: $after, status: [PENDING, ACTIVE, INCOMPLETE, INCONSISTENT]) {
+			nodes { id nodes { id } } endCursor hasNextPage } }`, map[string]any{"after": after}, &list); err != nil {
+			return nil, fmt.Errorf("listing clusters: %w", err)
 		}
+		all = append(all, list.Clusters.Nodes...)
+		if !list.Clusters.HasNextPage || list.Clusters.EndCursor == nil {
+			return all, nil
+		}
+		after = list.Clusters.EndCursor
 	}
-	return ids, nil
 }
 
-// devDeleteAll deletes this run's clusters (all but skip, whose nodes an
-// earlier run lost), waiting for them up to wait.
-func devDeleteAll(url, token string, skip []string, wait time.Duration, out io.Writer, log *slog.Logger) {
+type devCluster struct {
+	ID    string
+	Nodes []struct{ ID string }
+}
+
+// devOwnedNodes are the nodes of the tenant's live clusters.
+func devOwnedNodes(ctx context.Context, url, token string) ([]local.NodeKey, error) {
+	cs, err := devClusters(ctx, url, token)
+	if err != nil {
+		return nil, err
+	}
+	var out []local.NodeKey
+	for _, c := range cs {
+		for _, n := range c.Nodes {
+			out = append(out, local.NodeKey{Cluster: c.ID, Node: n.ID})
+		}
+	}
+	return out, nil
+}
+
+// devDeleteAll deletes every live cluster of the tenant, waiting for them
+// up to wait, or until a second interrupt.
+func devDeleteAll(url, token string, wait time.Duration, out io.Writer, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	sig := make(chan os.Signal, 1)
@@ -391,16 +438,14 @@ func devDeleteAll(url, token string, skip []string, wait time.Duration, out io.W
 		}
 	}()
 	c := &client.Client{URL: url, Token: token}
-	all, err := devClusters(ctx, url, token)
+	live, err := devClusters(ctx, url, token)
 	if err != nil {
 		log.Warn("listing clusters to delete", "err", err)
 		return
 	}
 	var ids []string
-	for _, id := range all {
-		if !slices.Contains(skip, id) {
-			ids = append(ids, id)
-		}
+	for _, cl := range live {
+		ids = append(ids, cl.ID)
 	}
 	if len(ids) == 0 {
 		return

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,14 +49,22 @@ func newWatchCmd() *cobra.Command {
 		Short: "Print a cluster's changes as they happen",
 		Long: `watch subscribes to a cluster's events and prints each change: the cluster's
 status, its jobs and their tasks. It stops when the cluster settles (exit 0
-when ACTIVE or TERMINATED, 1 when INCOMPLETE or INCONSISTENT) unless --follow.`,
+when ACTIVE or TERMINATED, 1 when INCOMPLETE or INCONSISTENT) unless --follow.
+When the server goes away it says so, reconnects when the server is back and
+goes on from the cluster as it then stands.
+
+` + clusterArgHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := api.client()
 			if err != nil {
 				return err
 			}
-			return watchCluster(cmd.Context(), c, args[0], cmd.OutOrStdout(), follow)
+			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), cmd.ErrOrStderr(), follow)
 		},
 	}
 	api.register(cmd)
@@ -63,11 +72,72 @@ when ACTIVE or TERMINATED, 1 when INCOMPLETE or INCONSISTENT) unless --follow.`,
 	return cmd
 }
 
-// watchCluster prints a cluster's changes until it settles (exit status 1
-// when it settles broken), or until ctx ends when follow is set.
-func watchCluster(ctx context.Context, c *client.Client, id string, out io.Writer, follow bool) error {
-	sub, err := c.Subscribe(ctx, `subscription($id: ID!) { clusterEvents(clusterId: $id) {
-		kind seq state message jobId taskId attempt at lagged } }`, map[string]any{"id": id})
+// Reconnection backoff: doubling from the first to the last.
+const (
+	reconnectFirst = 250 * time.Millisecond
+	reconnectMax   = 5 * time.Second
+)
+
+// watchCluster prints a cluster's changes to out until it settles (exit
+// status 1 when it settles broken), or until ctx ends when follow is set.
+// When the connection drops it says so on notes, reconnects with backoff
+// and goes on from the snapshot the new subscription starts with.
+func watchCluster(ctx context.Context, c *client.Client, id string, out, notes io.Writer, follow bool) error {
+	w := &watcher{c: c, id: id, out: out, notes: notes, follow: follow, printed: map[string]bool{}}
+	wait := reconnectFirst
+	down := false
+	for {
+		err := w.watch(ctx, down)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var ce *client.ConnectionError
+		if !errors.As(err, &ce) || !w.ever {
+			// A first subscription that fails (websockets blocked on the
+			// way, say) is not retried: it may never work.
+			return err
+		}
+		if w.received {
+			// It had come back: this is a new loss.
+			w.received, down, wait = false, false, reconnectFirst
+		}
+		if !down {
+			fmt.Fprintf(notes, "server went away (%s); reconnecting…\n", ce.Reason())
+			down = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, reconnectMax)
+	}
+}
+
+// watcher follows one cluster across reconnections.
+type watcher struct {
+	c       *client.Client
+	id      string
+	out     io.Writer
+	notes   io.Writer // reconnection news
+	follow  bool
+	printed map[string]bool // sequence numbers of the changes printed
+	state   string          // the cluster's status as last printed
+	// received is set once a subscription answered, so that its loss is
+	// told apart from a retry that found the server still down.
+	received bool
+	ever     bool // some subscription answered
+}
+
+// errServerEnded is a subscription the server completed before the
+// cluster settled: another subscription picks up from there.
+var errServerEnded = &client.ConnectionError{Err: errors.New("the server ended the subscription")}
+
+// watch runs one subscription until the cluster settles or it fails;
+// resumed says a connection was lost before it.
+func (w *watcher) watch(ctx context.Context, resumed bool) error {
+	sub, err := w.c.Subscribe(ctx, `subscription($id: ID!) { clusterEvents(clusterId: $id) {
+		kind seq state message jobId taskId attempt at lagged } }`, map[string]any{"id": w.id})
 	if err != nil {
 		return err
 	}
@@ -75,46 +145,45 @@ func watchCluster(ctx context.Context, c *client.Client, id string, out io.Write
 	for {
 		r, done, err := sub.Next(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
 			return err
 		}
 		if done {
-			return nil
+			return errServerEnded
 		}
 		var ev struct {
 			ClusterEvents struct {
-				Kind, State, Message string
-				JobID, TaskID        *string
-				Attempt              *int
-				At                   time.Time
-				Lagged               bool
+				Kind, Seq, State, Message string
+				JobID, TaskID             *string
+				Attempt                   *int
+				At                        time.Time
+				Lagged                    bool
 			}
 		}
 		if err := r.Decode(&ev); err != nil {
 			return err
 		}
 		e := ev.ClusterEvents
-		what := id
+		if !w.received && resumed {
+			fmt.Fprintf(w.notes, "reconnected; following cluster %s again\n", w.id)
+		}
+		w.received, w.ever = true, true
+		cluster := e.Kind == "CLUSTER" || e.Kind == "SNAPSHOT"
 		switch {
-		case e.TaskID != nil:
-			what = *e.TaskID
-		case e.JobID != nil:
-			what = *e.JobID
+		case e.Kind == "SNAPSHOT" && e.State == w.state:
+			// A reconnection's snapshot of what was already printed.
+		case e.Seq != "" && e.Seq != "0" && w.printed[e.Seq]:
+			// Sent again on a new subscription.
+		default:
+			if e.Seq != "" && e.Seq != "0" {
+				w.printed[e.Seq] = true
+			}
+			w.print(e.Kind, e.State, e.Message, e.JobID, e.TaskID, e.Attempt, e.At, e.Lagged)
 		}
-		line := fmt.Sprintf("%s  %-8s %-22s %s", e.At.Local().Format("15:04:05.000"), e.Kind, what, e.State)
-		if e.Attempt != nil && *e.Attempt > 1 {
-			line += fmt.Sprintf(" (attempt %d)", *e.Attempt)
+		if !cluster {
+			continue
 		}
-		if e.Message != "" {
-			line += "  " + e.Message
-		}
-		if e.Lagged {
-			line += "  [some changes were skipped: this watcher fell behind]"
-		}
-		fmt.Fprintln(out, line)
-		if follow || (e.Kind != "CLUSTER" && e.Kind != "SNAPSHOT") {
+		w.state = e.State
+		if w.follow {
 			continue
 		}
 		switch e.State {
@@ -124,4 +193,25 @@ func watchCluster(ctx context.Context, c *client.Client, id string, out io.Write
 			return exitCode(1)
 		}
 	}
+}
+
+func (w *watcher) print(kind, state, message string, job, task *string, attempt *int, at time.Time, lagged bool) {
+	what := w.id
+	switch {
+	case task != nil:
+		what = *task
+	case job != nil:
+		what = *job
+	}
+	line := fmt.Sprintf("%s  %-8s %-22s %s", at.Local().Format("15:04:05.000"), kind, what, state)
+	if attempt != nil && *attempt > 1 {
+		line += fmt.Sprintf(" (attempt %d)", *attempt)
+	}
+	if message != "" {
+		line += "  " + message
+	}
+	if lagged {
+		line += "  [some changes were skipped: this watcher fell behind]"
+	}
+	fmt.Fprintln(w.out, line)
 }

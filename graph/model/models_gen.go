@@ -226,6 +226,19 @@ type NodeChange struct {
 	Add []string `json:"add"`
 }
 
+type NodeService struct {
+	Service string       `json:"service"`
+	State   ServiceState `json:"state"`
+	// The action of the task the state comes from; empty when UNKNOWN.
+	Action string `json:"action"`
+	// When that task finished.
+	At *time.Time `json:"at,omitempty"`
+	// The job that task belongs to.
+	JobID *string `json:"jobId,omitempty"`
+	// Why it failed, when FAILED.
+	Message string `json:"message"`
+}
+
 type OperationInput struct {
 	Operation ClusterOperation `json:"operation"`
 	// START/STOP/RESTART_SERVICES: the services (default all), widened by their dependencies; ADD_SERVICES: those to add.
@@ -373,6 +386,21 @@ type ResourceVersionInput struct {
 	ResourceType string     `json:"resourceType"`
 	Name         string     `json:"name"`
 	Version      int        `json:"version"`
+}
+
+type ServiceStateCount struct {
+	State ServiceState `json:"state"`
+	Count int          `json:"count"`
+}
+
+type ServiceSummary struct {
+	Service string `json:"service"`
+	// How many nodes have the service.
+	Nodes int `json:"nodes"`
+	// How many of them are in each state, most first.
+	States []*ServiceStateCount `json:"states"`
+	// One line for people: "web: running on 3/3", "web: running on 2/3, stopped on 1/3".
+	Summary string `json:"summary"`
 }
 
 type SlotAssignment struct {
@@ -1226,6 +1254,79 @@ func (e *Role) UnmarshalJSON(b []byte) error {
 }
 
 func (e Role) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What the last task of a service that finished on a node (INSTALL,
+// CONFIGURE, INITIALIZE, START, STOP or REMOVE) left the service in. A
+// CONFIGURE or INITIALIZE keeps a running service RUNNING and a stopped one
+// STOPPED.
+type ServiceState string
+
+const (
+	// No task of the service has finished on the node yet.
+	ServiceStateUnknown     ServiceState = "UNKNOWN"
+	ServiceStateInstalled   ServiceState = "INSTALLED"
+	ServiceStateConfigured  ServiceState = "CONFIGURED"
+	ServiceStateInitialized ServiceState = "INITIALIZED"
+	ServiceStateRunning     ServiceState = "RUNNING"
+	ServiceStateStopped     ServiceState = "STOPPED"
+	ServiceStateRemoved     ServiceState = "REMOVED"
+	// Its last task failed: action names it and message says why.
+	ServiceStateFailed ServiceState = "FAILED"
+)
+
+var AllServiceState = []ServiceState{
+	ServiceStateUnknown,
+	ServiceStateInstalled,
+	ServiceStateConfigured,
+	ServiceStateInitialized,
+	ServiceStateRunning,
+	ServiceStateStopped,
+	ServiceStateRemoved,
+	ServiceStateFailed,
+}
+
+func (e ServiceState) IsValid() bool {
+	switch e {
+	case ServiceStateUnknown, ServiceStateInstalled, ServiceStateConfigured, ServiceStateInitialized, ServiceStateRunning, ServiceStateStopped, ServiceStateRemoved, ServiceStateFailed:
+		return true
+	}
+	return false
+}
+
+func (e ServiceState) String() string {
+	return string(e)
+}
+
+func (e *ServiceState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ServiceState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ServiceState", str)
+	}
+	return nil
+}
+
+func (e ServiceState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ServiceState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ServiceState) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -85,6 +85,7 @@ func (s *Service) Get(ctx context.Context, p store.Principal, id string) (*Clust
 type Filter struct {
 	Statuses []string
 	Template string
+	Name     string // exact
 }
 
 // List returns up to first clusters the caller may see, newest first,
@@ -98,9 +99,9 @@ func (s *Service) List(ctx context.Context, p store.Principal, f Filter, first i
 	// Ids are zero-padded numbers that may outgrow the padding: order by
 	// length first, so that text order is numeric order.
 	q := `SELECT ` + clusterColumns + ` FROM clusters WHERE ` + cond
-	args = append(args, pq.Array(f.Statuses), f.Template, after)
+	args = append(args, pq.Array(f.Statuses), f.Template, after, f.Name)
 	q += ` AND (coalesce(cardinality($3::text[]), 0) = 0 OR status = ANY($3)) AND ($4 = '' OR template = $4)
-		AND ($5 = '' OR (length(id), id) < (length($5), $5))
+		AND ($5 = '' OR (length(id), id) < (length($5), $5)) AND ($6 = '' OR name = $6)
 		ORDER BY length(id) DESC, id DESC LIMIT ` + strconv.Itoa(first+1)
 	var cs []Cluster
 	if err := s.db.SelectContext(ctx, &cs, q, args...); err != nil {
@@ -131,6 +132,8 @@ type Node struct {
 	// while nothing is known wrong. StateReason says why.
 	UnreachableSince *time.Time `db:"unreachable_since"`
 	StateReason      string     `db:"unreachable_reason"`
+
+	states *stateLoader // shared by the nodes of one Nodes call
 }
 
 // IPAddresses decodes the node's address map.
@@ -145,6 +148,10 @@ func (s *Service) Nodes(ctx context.Context, clusterID string) ([]Node, error) {
 	var ns []Node
 	err := s.db.SelectContext(ctx, &ns, `SELECT id, nodenum, hostname, services, ipaddresses, hardwaretype, imagetype,
 		flavor, image, sshuser, leaving, unreachable_since, unreachable_reason FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, clusterID)
+	l := &stateLoader{s: s, cluster: clusterID}
+	for i := range ns {
+		ns[i].states = l
+	}
 	return ns, err
 }
 

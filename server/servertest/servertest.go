@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,24 +57,47 @@ func Key() string {
 // StartWith runs a server with cfg (its listen address is ignored).
 func StartWith(t testing.TB, cfg server.Config) *Server {
 	t.Helper()
+	s := &Server{t: t, Config: cfg, stop: func() error { return nil }}
+	if err := s.serve("127.0.0.1:0"); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Errorf("servertest: serve: %v", err)
+		}
+	})
+	ctx := context.Background()
+	sup, err := s.Srv.Store().Tenant(ctx, store.SuperadminTenant)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	if s.Super, _, err = s.Srv.Store().CreateToken(ctx, sup.ID, "admin", store.TokenUser, "servertest"); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	return s
+}
+
+// serve opens the server and serves it on addr until stop.
+func (s *Server) serve(addr string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+		log = slog.New(slog.NewTextHandler(testWriter{s.t}, nil))
 	}
-	srv, err := server.Open(ctx, cfg, log)
+	srv, err := server.Open(ctx, s.Config, log)
 	if err != nil {
 		cancel()
-		t.Fatalf("servertest: %v", err)
+		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		cancel()
-		t.Fatalf("servertest: %v", err)
+		_ = srv.Close()
+		return err
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
-	s := &Server{t: t, URL: "http://" + ln.Addr().String(), Srv: srv, Config: cfg}
+	s.URL, s.Srv = "http://"+ln.Addr().String(), srv
 	var stopped bool
 	var stopErr error
 	s.stop = func() error {
@@ -85,23 +109,24 @@ func StartWith(t testing.TB, cfg server.Config) *Server {
 		}
 		return stopErr
 	}
-	t.Cleanup(func() {
-		if err := s.stop(); err != nil {
-			t.Errorf("servertest: serve: %v", err)
-		}
-	})
-	sup, err := srv.Store().Tenant(ctx, store.SuperadminTenant)
-	if err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
-	if s.Super, _, err = srv.Store().CreateToken(ctx, sup.ID, "admin", store.TokenUser, "servertest"); err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
-	return s
+	return nil
 }
 
 // Stop shuts the server down as SIGTERM would and returns Serve's error.
 func (s *Server) Stop() error { return s.stop() }
+
+// Restart stops the server as Stop does and starts it again on the same
+// address, database and Redis prefix, as a restarted process would; Srv
+// is the new server. It must not run while the test uses Srv elsewhere.
+func (s *Server) Restart() {
+	s.t.Helper()
+	if err := s.stop(); err != nil {
+		s.t.Fatalf("servertest: restart: stop: %v", err)
+	}
+	if err := s.serve(strings.TrimPrefix(s.URL, "http://")); err != nil {
+		s.t.Fatalf("servertest: restart: %v", err)
+	}
+}
 
 type testWriter struct{ t testing.TB }
 

@@ -181,6 +181,39 @@ func waitGone(ctx context.Context, limit time.Duration, gone func() bool) bool {
 // all it also removes the bridges the state dir used. `coopr local
 // cleanup` calls it.
 func Cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool) error {
+	return cleanup(ctx, stateDir, log, all, nil)
+}
+
+// NodeKey names a node as the server knows it: its cluster's id and its
+// own.
+type NodeKey struct {
+	Cluster, Node string
+}
+
+// CleanupOrphans is Cleanup with all, except for the nodes of owned (those
+// of clusters the server still has live): they are left as they are,
+// running or not. It is for restarting an installation whose server knows
+// which nodes are still in use (a job that was running when everything
+// went down goes on with the nodes it had made); every other node of the
+// state dir is an orphan, removed with its leftovers.
+func CleanupOrphans(ctx context.Context, stateDir string, log *slog.Logger, owned []NodeKey) error {
+	if stateDir == "" {
+		stateDir = DefaultStateDir
+	}
+	abs, err := filepath.Abs(stateDir)
+	if err != nil {
+		return err
+	}
+	// Names, not node.json: a node whose CREATE died before writing it is
+	// still its cluster's, found again under the same name by the retry.
+	keep := make(map[string]bool, len(owned))
+	for _, k := range owned {
+		keep[nodeName(abs, k.Cluster, k.Node)] = true
+	}
+	return cleanup(ctx, abs, log, true, keep)
+}
+
+func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, keep map[string]bool) error {
 	if stateDir == "" {
 		stateDir = DefaultStateDir
 	}
@@ -198,6 +231,11 @@ func Cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool) e
 	}
 	var errs []error
 	kept := map[string]bool{}
+	for name := range keep {
+		// Kept whether or not its directory is there yet: a CREATE may be
+		// making it.
+		kept[name] = true
+	}
 	entries, err := os.ReadDir(nodesDir(stateDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -212,7 +250,7 @@ func Cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool) e
 			return err
 		}
 		dir := filepath.Join(nodesDir(stateDir), name)
-		if !all && processAlive(readPid(filepath.Join(dir, "nspawn.pid")), name) {
+		if keep[name] || (!all && processAlive(readPid(filepath.Join(dir, "nspawn.pid")), name)) {
 			kept[name] = true
 			unlock()
 			continue

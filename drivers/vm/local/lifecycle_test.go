@@ -466,6 +466,49 @@ func TestCleanup(t *testing.T) {
 	}
 }
 
+// TestCleanupOrphans: a restart's cleanup spares the nodes live clusters
+// own, running or not, and removes every other node, running or not.
+func TestCleanupOrphans(t *testing.T) {
+	cfg := testConfig(t)
+	key := newClusterKey(t)
+	drv := New(cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	nodes := []NodeKey{{"00000098", "node-0"}, {"00000098", "node-1"}, {"00000097", "node-0"}}
+	var names []string
+	for _, n := range nodes {
+		r := drv.Run(ctx, newTask(key, n.Cluster, n.Node, "", "CREATE"), nil)
+		if r.Status != 0 {
+			t.Fatalf("CREATE %v: %+v", n, r)
+		}
+		names = append(names, r.Facts["providerId"].(string))
+	}
+	owned, stopped, orphan := names[0], names[1], names[2]
+	orphanProcs := containerProcs(t, orphan)
+	pid := readPid(filepath.Join(cfg.StateDir, "nodes", stopped, "nspawn.pid"))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !waitGone(ctx, 10*time.Second, func() bool { return !processAlive(pid, stopped) }) {
+		t.Fatalf("nspawn %d survives SIGKILL", pid)
+	}
+
+	if err := CleanupOrphans(ctx, cfg.StateDir, nil, nodes[:2]); err != nil {
+		t.Fatalf("CleanupOrphans: %v", err)
+	}
+	assertGone(t, cfg, orphan, orphanProcs)
+	if !processAlive(readPid(filepath.Join(cfg.StateDir, "nodes", owned, "nspawn.pid")), owned) {
+		t.Errorf("the owned node %s was stopped", owned)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.StateDir, "nodes", stopped, "node.json")); err != nil {
+		t.Errorf("the owned stopped node %s was removed: %v", stopped, err)
+	}
+	// Its cluster's next CONFIRM finds the running one as it was.
+	if r := drv.Run(ctx, newTask(key, "00000098", "node-0", "", "CONFIRM"), nil); r.Status != 0 {
+		t.Errorf("CONFIRM of the spared node: %+v", r)
+	}
+}
+
 // TestNoFreeAddress: a CREATE that finds the subnet full creates nothing
 // and says so with a 2xx status.
 func TestNoFreeAddress(t *testing.T) {
