@@ -276,7 +276,7 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 		svcs := make([]string, len(n.ServiceStates))
 		for i, st := range n.ServiceStates {
 			svcs[i] = st.Service
-			if st.State != usual[st.Service] {
+			if u, ok := usual[st.Service]; ok && st.State != u {
 				svcs[i] += " (" + strings.ToLower(st.State) + ")"
 			}
 		}

@@ -15,9 +15,9 @@ func TestWriteClusterWithLostNode(t *testing.T) {
 	var cl shownCluster
 	doc := `{"id": "00000007", "name": "demo", "status": "TERMINATED", "template": "web-cluster",
 		"nodes": [
-			{"nodenum": 1001, "hostname": "web7-1001.local", "services": ["base", "web"], "ipaddresses": {"access_v4": "10.231.0.3"},
+			{"nodenum": 1001, "hostname": "web7-1001.local", "serviceStates": [{"service": "base", "state": "UNKNOWN"}, {"service": "web", "state": "UNKNOWN"}], "ipaddresses": {"access_v4": "10.231.0.3"},
 				"state": "UNREACHABLE", "stateReason": ` + quote(reason) + `, "stateSince": "` + since + `"},
-			{"nodenum": 1000, "hostname": "lb7-1000.local", "services": ["base", "lb"], "ipaddresses": {"access_v4": "10.231.0.2"},
+			{"nodenum": 1000, "hostname": "lb7-1000.local", "serviceStates": [{"service": "base", "state": "UNKNOWN"}, {"service": "lb", "state": "UNKNOWN"}], "ipaddresses": {"access_v4": "10.231.0.2"},
 				"state": "OK", "stateReason": "", "stateSince": null}],
 		"latestJob": {"id": "00000007-002", "action": "CLUSTER_DELETE", "state": "COMPLETE", "tasks": [
 			{"nodeId": "n1", "hostname": "lb7-1000.local", "action": "NETWORK_UNCONFIGURE", "service": "", "state": "COMPLETE", "message": "ok"},
