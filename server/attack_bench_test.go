@@ -1,0 +1,166 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/server/servertest"
+)
+
+// The attacks of docs/api.md's Limits, each measured per request: time,
+// bytes allocated, and the heap's peak above its live size before (or,
+// for documents a server might keep, what is still live after a forced
+// collection). Run them one at a time on an idle machine:
+//
+//	go test -run '^$' -bench Attack -benchtime 1x ./server/
+//
+// The numbers include the in-process client's own work, which is small
+// beside the server's here.
+
+// aliases is a query of n aliased copies of field.
+func aliases(n int, field string) string {
+	var q strings.Builder
+	q.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&q, " a%d: %s", i, field)
+	}
+	q.WriteString(" }")
+	return q.String()
+}
+
+// measureRequests runs do b.N times, one after another, and reports time,
+// allocation and heap peak per request, with the code of the last
+// response's first error ("" when it had none).
+func measureRequests(b *testing.B, do func() (*servertest.Response, error)) {
+	b.Helper()
+	var peak uint64
+	var code string
+	_, before := heap()
+	b.ResetTimer()
+	for range b.N {
+		p := watchHeap()
+		r, err := do()
+		peak = max(peak, p.Stop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		code = r.Code()
+	}
+	b.StopTimer()
+	_, after := heap()
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/req")
+	b.ReportMetric(float64(after-before)/float64(b.N)/(1<<20), "MB-alloc/req")
+	b.ReportMetric(float64(peak)/(1<<20), "MB-peak-heap")
+	b.Logf("%d requests; last answered %q", b.N, code)
+}
+
+// BenchmarkAttackComplexity (issue 17, point 1): a plain user with 20
+// clusters asks for the clusters' jobs' tasks through as many aliases of
+// clusters(first: 500) as the old complexity limit let through (each
+// weighed 5, whatever first said): one database query per cluster and
+// per job, for every alias.
+func BenchmarkAttackComplexity(b *testing.B) {
+	w := newAttackWorld(b, 20, func(c *server.Config) { c.RateLimit = 0 })
+	q := aliases(2000, "clusters(first: 500) { nodes { jobs { tasks { id } } } }")
+	measureRequests(b, func() (*servertest.Response, error) { return w.s.Request(w.alice, q, nil) })
+}
+
+// BenchmarkAttackAnonymousDocuments (issue 17, point 2): 2 MB documents of
+// 100,000 __typename aliases, each different, sent without a token.
+// retained-MB is what the server still holds after b.N of them and a
+// forced collection.
+func BenchmarkAttackAnonymousDocuments(b *testing.B) {
+	w := newAttackWorld(b, 0, nil)
+	base := liveHeap()
+	n := 0
+	measureRequests(b, func() (*servertest.Response, error) {
+		n++
+		return w.s.Request("", aliases(100_000, "__typename")+strings.Repeat(" ", n), nil)
+	})
+	after := liveHeap()
+	b.ReportMetric(float64(after-min(after, base))/(1<<20), "retained-MB")
+}
+
+// BenchmarkAttackSubscribeFlood (issue 17, point 3): one websocket of a
+// plain user sends COOPR_BENCH_FLOOD (default 2,000) subscribe messages
+// as fast as it can. Reports how long the server took to answer them all,
+// how many it accepted (a next message, not an error), and the goroutines
+// and live heap the open connection holds per subscribe sent.
+func BenchmarkAttackSubscribeFlood(b *testing.B) {
+	flood := 2000
+	if n, err := strconv.Atoi(os.Getenv("COOPR_BENCH_FLOOD")); err == nil {
+		flood = n
+	}
+	w := newAttackWorld(b, 1, func(c *server.Config) { c.RateLimit = 50 })
+	var accepted int
+	var goroutines, held float64
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		// A fresh token each time: the flood of one iteration does not
+		// spend the rate of the next.
+		var tok struct{ CreateAPIToken struct{ Secret string } }
+		w.s.Must(w.admin, `mutation { createAPIToken(input: {name: "flood", user: "alice"}) { secret } }`, nil, &tok)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		c, err := dialReader(ctx, w.s.URL, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.writeJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + tok.CreateAPIToken.Secret}}); err != nil {
+			b.Fatal(err)
+		}
+		if m, err := c.read(); err != nil || !bytes.Contains(m, []byte("connection_ack")) {
+			b.Fatalf("init: %s %v", m, err)
+		}
+		g0, h0 := runtime.NumGoroutine(), liveHeap()
+		b.StartTimer()
+		go func() {
+			for i := range flood {
+				_ = c.writeJSON(map[string]any{"id": strconv.Itoa(i), "type": "subscribe", "payload": map[string]any{
+					"query":     `subscription($id: ID!) { clusterEvents(clusterId: $id) { kind cluster { status } } }`,
+					"variables": map[string]any{"id": w.clusters[0]}}})
+			}
+		}()
+		answered := map[string]bool{}
+		accepted = 0
+		for len(answered) < flood {
+			_ = c.conn.SetReadDeadline(time.Now().Add(time.Minute))
+			m, err := c.read()
+			if err != nil {
+				b.Fatalf("after %d answers: %v", len(answered), err)
+			}
+			var id string
+			if i := bytes.Index(m, []byte(`"id":"`)); i >= 0 {
+				rest := m[i+6:]
+				id = string(rest[:bytes.IndexByte(rest, '"')])
+			}
+			if id == "" || answered[id] {
+				continue
+			}
+			answered[id] = true
+			if bytes.Contains(m, []byte(`"type":"next"`)) && !bytes.Contains(m, []byte(`"errors"`)) {
+				accepted++
+			}
+		}
+		b.StopTimer()
+		goroutines += float64(runtime.NumGoroutine()-g0) / float64(flood)
+		h := liveHeap()
+		held += float64(h-min(h, h0)) / float64(flood)
+		c.Close()
+		cancel()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/flood")
+	b.ReportMetric(float64(accepted), "accepted")
+	b.ReportMetric(goroutines/float64(b.N), "goroutines/subscribe")
+	b.ReportMetric(held/float64(b.N)/1024, "KB-held/subscribe")
+}
