@@ -99,6 +99,15 @@ func (r *clusterResolver) Services(ctx context.Context, obj *control.Cluster) ([
 
 // Config is the resolver for the config field.
 func (r *clusterResolver) Config(ctx context.Context, obj *control.Cluster) (any, error) {
+	if obj.ConfigJSON == nil { // read by a list, without it
+		b, err := r.Control.Config(ctx, obj.ID)
+		if err != nil {
+			return nil, err
+		}
+		c := *obj
+		c.ConfigJSON = b
+		return c.Config()
+	}
 	return obj.Config()
 }
 

@@ -62,15 +62,62 @@ func measureRequests(b *testing.B, do func() (*servertest.Response, error)) {
 	b.Logf("%d requests; last answered %q", b.N, code)
 }
 
-// BenchmarkAttackComplexity (issue 17, point 1): a plain user with 20
-// clusters asks for the clusters' jobs' tasks through as many aliases of
-// clusters(first: 500) as the old complexity limit let through (each
-// weighed 5, whatever first said): one database query per cluster and
-// per job, for every alias.
+// BenchmarkAttackComplexity (issue 17, point 1). issue-17: a plain user
+// with 20 clusters asks for the clusters' jobs' tasks through as many
+// aliases of clusters(first: 500) as the old complexity limit let through
+// (each weighed 5, whatever first said): one database query per cluster
+// and per job, for every alias. The other cases are the costliest queries
+// of their kind that the default limit admits (docs/api.md, Limits), each
+// as many aliases as fit: the figure the limit is calibrated by.
 func BenchmarkAttackComplexity(b *testing.B) {
 	w := newAttackWorld(b, 20, func(c *server.Config) { c.RateLimit = 0 })
-	q := aliases(2000, "clusters(first: 500) { nodes { jobs { tasks { id } } } }")
-	measureRequests(b, func() (*servertest.Response, error) { return w.s.Request(w.alice, q, nil) })
+	// A 12-node cluster: its create has about 100 tasks, more than a
+	// job's estimated 50, and 20 clusters with 60 kB configs.
+	var big struct {
+		CreateCluster struct{ LatestJob struct{ ID string } }
+	}
+	w.s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { latestJob { id } } }`,
+		map[string]any{"in": map[string]any{"name": "big", "clusterTemplate": "web-cluster", "numMachines": 12}}, &big)
+	job := big.CreateCluster.LatestJob.ID
+	pad := strings.Repeat("x", 1000)
+	config := map[string]any{}
+	for i := range 60 {
+		config[fmt.Sprintf("k%d", i)] = pad
+	}
+	for range 20 {
+		w.s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"name": "configured", "clusterTemplate": "web-cluster", "numMachines": 2,
+				"config": config}}, &struct{}{})
+	}
+	const task = "id nodeId hostname action service stage state attempt failures maxAttempts message"
+	const cluster = "id name description owner status message template provider services size dnsSuffix expireTime createdAt updatedAt"
+	typenames := strings.TrimPrefix(strings.TrimSuffix(aliases(200, "__typename"), "}"), "{")
+	cases := []struct{ name, query string }{
+		{"issue-17", aliases(2000, "clusters(first: 500) { nodes { jobs { tasks { id } } } }")},
+		// 160 × (51 + 20 × (1 + 1 + 14)) = 59,360: 3,200 clusters' 14 fields.
+		{"fields", aliases(160, "clusters(first: 20) { nodes { "+cluster+" } }")},
+		// 53 × (51 + 20 × (1 + 1 + 51 + 1)) = 59,943: 1,060 reads.
+		{"reads", aliases(53, "clusters(first: 20) { nodes { latestJob { id } } }")},
+		// 85 × (51 + 51 + 50 × (1 + 11)) = 59,670 estimated; the job has
+		// about 100 tasks, so the meter stops it at 60,000.
+		{"tasks", aliases(85, `job(id: "`+job+`") { tasks { `+task+` } }`)},
+		// 20 × (51 + 51 + 50 × (1 + 51 + 2 × (1 + 1))) = 58,040 estimated;
+		// a read per task, stopped by the meter at 60,000.
+		{"attempts", aliases(20, `job(id: "`+job+`") { tasks { attempts { attempt } } }`)},
+		// 39 × (51 + 20 × (1 + 1 + 71)) = 58,929 estimated: a read per
+		// config (lists leave them out); 60 kB configs are charged 240
+		// each, stopped by the meter at 60,000.
+		{"json", aliases(39, "clusters(first: 20) { nodes { config } }")},
+		// 200 × (51 + 200) = 50,200: selection sets as large as allowed.
+		{"selections", aliases(200, "me { "+typenames+" }")},
+		// 59 × (1,001 + 1) = 59,118: previews of a 10-node cluster.
+		{"mutations", "mutation " + aliases(59, `previewCluster(input: {name: "p", clusterTemplate: "web-cluster", numMachines: 10}) { planHash }`)},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			measureRequests(b, func() (*servertest.Response, error) { return w.s.Request(w.alice, c.query, nil) })
+		})
+	}
 }
 
 // BenchmarkAttackAnonymousDocuments (issue 17, point 2): 2 MB documents of

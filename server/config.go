@@ -25,11 +25,13 @@ type Config struct {
 	// websockets; same-origin pages always may.
 	AllowedOrigins []string `yaml:"allowed_origins"` // COOPR_ALLOWED_ORIGINS, comma-separated
 
-	// Limits on one request: body size, nesting depth and complexity
-	// (gqlgen's count of fields, lists weighing their requested size).
-	MaxRequestBytes int64 `yaml:"max_request_bytes"` // default 16 MiB
-	MaxDepth        int   `yaml:"max_depth"`         // default 12
-	MaxComplexity   int   `yaml:"max_complexity"`    // default 10000
+	// Limits on one request: body size, nesting depth, cost (graph.CostLimit:
+	// fields, database reads and list sizes; docs/api.md) and the fields of
+	// one selection set.
+	MaxRequestBytes    int64 `yaml:"max_request_bytes"`    // default 16 MiB
+	MaxDepth           int   `yaml:"max_depth"`            // default 12
+	MaxComplexity      int   `yaml:"max_complexity"`       // default 60000
+	MaxSelectionFields int   `yaml:"max_selection_fields"` // default 200
 	// Requests per second and burst per API token; agent tokens get their
 	// own, larger, allowance. 0 disables.
 	RateLimit      float64 `yaml:"rate_limit"`       // default 50
@@ -63,8 +65,9 @@ type Config struct {
 // Defaults returns a Config with every default set.
 func Defaults() Config {
 	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
-		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDepth: 12, MaxComplexity: 10000,
-		RateLimit: 50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute,
+		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDepth: 12, MaxComplexity: 60_000,
+		MaxSelectionFields: 200,
+		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second}
 }
 

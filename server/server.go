@@ -185,7 +185,7 @@ func (s *Server) Handler() http.Handler {
 	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	gql.Use(extension.Introspection{})
 	gql.Use(depthLimit{max: s.cfg.MaxDepth})
-	gql.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
+	gql.Use(graph.CostLimit{Max: s.cfg.MaxComplexity, MaxFields: s.cfg.MaxSelectionFields})
 	gql.SetErrorPresenter(graph.PresentError(s.log))
 	gql.SetRecoverFunc(func(ctx context.Context, p any) error {
 		s.log.ErrorContext(ctx, "graphql: panic", "panic", p)
