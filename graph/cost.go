@@ -295,6 +295,9 @@ type meter struct {
 // InterceptResponse gives each response (each message of a subscription)
 // a meter starting at the operation's base cost.
 func (c CostLimit) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	if !graphql.HasOperationContext(ctx) {
+		return next(ctx) // a request refused before it had one
+	}
 	oc := graphql.GetOperationContext(ctx)
 	cost, _ := oc.Stats.GetExtension(costExtension).(*Cost)
 	if cost == nil {

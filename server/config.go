@@ -29,6 +29,7 @@ type Config struct {
 	// fields, database reads and list sizes; docs/api.md) and the fields of
 	// one selection set.
 	MaxRequestBytes    int64 `yaml:"max_request_bytes"`    // default 16 MiB
+	MaxDocumentBytes   int   `yaml:"max_document_bytes"`   // default 64 KiB
 	MaxDepth           int   `yaml:"max_depth"`            // default 12
 	MaxComplexity      int   `yaml:"max_complexity"`       // default 60000
 	MaxSelectionFields int   `yaml:"max_selection_fields"` // default 200
@@ -65,7 +66,7 @@ type Config struct {
 // Defaults returns a Config with every default set.
 func Defaults() Config {
 	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
-		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDepth: 12, MaxComplexity: 60_000,
+		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDocumentBytes: 64 << 10, MaxDepth: 12, MaxComplexity: 60_000,
 		MaxSelectionFields: 200,
 		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second}

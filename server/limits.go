@@ -67,6 +67,56 @@ func depth(ss ast.SelectionSet, frags ast.FragmentDefinitionList, seen int) int 
 	return deepest
 }
 
+// The document cache keeps at most docCacheBytes of query text (about
+// twenty times that once parsed), none of a document over docCacheMaxDoc.
+const (
+	docCacheBytes  = 512 << 10
+	docCacheMaxDoc = 32 << 10
+)
+
+// requireToken refuses a request without a valid token before anything of
+// it is read: nothing is parsed or kept for someone who may not ask. A
+// websocket goes on: its token comes in connection_init (documentGate
+// refuses its operations until then). Preflight OPTIONS go on too.
+func requireToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := auth.FromContext(r.Context()); ok || r.Header.Get("Upgrade") != "" || r.Method == http.MethodOptions {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="coopr"`)
+		writeGraphQLError(w, http.StatusUnauthorized, "UNAUTHENTICATED",
+			`no valid API token: send "Authorization: Bearer <token>"; make one with `+"`coopr token create`")
+	})
+}
+
+// documentGate runs before a document is parsed: it refuses operations of
+// callers without a valid token (websockets acknowledged without one) and
+// documents over maxBytes, whose parsing alone would cost what no
+// request may.
+type documentGate struct{ maxBytes int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = documentGate{}
+
+func (documentGate) ExtensionName() string                   { return "DocumentGate" }
+func (documentGate) Validate(graphql.ExecutableSchema) error { return nil }
+func (g documentGate) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if _, ok := auth.FromContext(ctx); !ok {
+		err := gqlerror.Errorf("no valid API token: send {\"Authorization\": \"Bearer <token>\"} in connection_init's payload")
+		err.Extensions = map[string]any{"code": "UNAUTHENTICATED"}
+		return err
+	}
+	if g.maxBytes > 0 && len(p.Query) > g.maxBytes {
+		err := gqlerror.Errorf("a document of %d bytes, over the limit of %d: send large values as variables", len(p.Query), g.maxBytes)
+		err.Extensions = map[string]any{"code": "LIMIT_EXCEEDED"}
+		return err
+	}
+	return nil
+}
+
 // limitBody caps request bodies; a catalog import is the largest thing a
 // client sends.
 func limitBody(n int64, next http.Handler) http.Handler {

@@ -50,7 +50,7 @@ func TestRequestLimits(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("5 kB body over a 4 kB limit: HTTP %d", resp.StatusCode)
 	}
-	// The two cases above spent the burst of 2 (the oversized body was refused before authentication); the next request waits.
+	// The two cases above spent the burst of 2 (the oversized body was refused before the rate counted it); the next request waits.
 	r, err := s.Request(s.Super, `{ me { user } }`, nil)
 	if err != nil {
 		t.Fatal(err)

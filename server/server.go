@@ -14,7 +14,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
 	coderws "github.com/coder/websocket"
@@ -22,7 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/cooprhq/coopr/graph"
 	"github.com/cooprhq/coopr/graph/fanout"
@@ -182,10 +180,13 @@ func (s *Server) Handler() http.Handler {
 	gql.AddTransport(transport.POST{})
 	// Agents and UIs send the same few documents over and over: each is
 	// parsed and validated once, not on every request.
-	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	docs := newDocCache(docCacheBytes, docCacheMaxDoc)
+	gql.SetQueryCache(docs)
 	gql.Use(extension.Introspection{})
+	gql.Use(documentGate{maxBytes: s.cfg.MaxDocumentBytes})
 	gql.Use(depthLimit{max: s.cfg.MaxDepth})
 	gql.Use(graph.CostLimit{Max: s.cfg.MaxComplexity, MaxFields: s.cfg.MaxSelectionFields})
+	gql.Use(keepDocuments{docs}) // last: only documents that passed every limit
 	gql.SetErrorPresenter(graph.PresentError(s.log))
 	gql.SetRecoverFunc(func(ctx context.Context, p any) error {
 		s.log.ErrorContext(ctx, "graphql: panic", "panic", p)
@@ -194,8 +195,8 @@ func (s *Server) Handler() http.Handler {
 
 	mux := http.NewServeMux()
 	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
-	mux.Handle("/graphql", s.instrument("graphql", limitBody(s.cfg.MaxRequestBytes,
-		auth.Middleware(s.store, limiter.middleware(s.endOnShutdown(gql))))))
+	mux.Handle("/graphql", s.instrument("graphql", auth.Middleware(s.store, requireToken(
+		limitBody(s.cfg.MaxRequestBytes, limiter.middleware(s.endOnShutdown(gql)))))))
 	mux.Handle("GET /{$}", s.instrument("playground", playground.Handler("coopr", "/graphql")))
 	mux.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
@@ -222,7 +223,7 @@ func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (contex
 	}
 	secret := auth.BearerToken(init.Authorization())
 	if secret == "" {
-		return ctx, nil, nil // subscriptions will answer UNAUTHENTICATED
+		return ctx, nil, nil // operations will answer UNAUTHENTICATED
 	}
 	p, err := s.store.Authenticate(ctx, secret)
 	if errors.Is(err, store.ErrUnauthenticated) {

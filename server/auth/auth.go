@@ -40,9 +40,10 @@ func BearerToken(header string) string {
 }
 
 // Middleware puts the principal of the request's bearer token, if any, in
-// its context. A request without a valid token goes on unauthenticated:
-// the API answers it with UNAUTHENTICATED, and the playground still loads.
-// A failing token store is a 503, not a silent downgrade.
+// its context. A request without a valid token goes on without one, for
+// the handler to refuse (the API does, before reading the body; a
+// websocket may bring its token later). A failing token store is a 503,
+// not a silent downgrade.
 func Middleware(a Authenticator, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret := BearerToken(r.Header.Get("Authorization"))
