@@ -61,6 +61,15 @@ type Config struct {
 	// WebsocketWriteTimeout is how long a write to a websocket client may
 	// block before the client counts as gone. Default 15 s.
 	WebsocketWriteTimeout time.Duration `yaml:"websocket_write_timeout"`
+	// WebsocketOperations bounds the operations running at once on one
+	// websocket. Default 50.
+	WebsocketOperations int `yaml:"websocket_operations"`
+	// WebsocketsPerToken bounds the websockets a user token holds open on
+	// one server (default 10); agent tokens, each shared by a fleet of
+	// agents holding one session each, AgentWebsocketsPerToken (default
+	// 1000). 0: no bound.
+	WebsocketsPerToken      int `yaml:"websockets_per_token"`
+	AgentWebsocketsPerToken int `yaml:"agent_websockets_per_token"`
 }
 
 // Defaults returns a Config with every default set.
@@ -69,7 +78,8 @@ func Defaults() Config {
 		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDocumentBytes: 64 << 10, MaxDepth: 12, MaxComplexity: 60_000,
 		MaxSelectionFields: 200,
 		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute,
-		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second}
+		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
+		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.

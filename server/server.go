@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -49,6 +48,7 @@ type Server struct {
 	fleet   *fleet.Fleet
 	hub     *events.Hub
 	fanout  *fanout.Groups
+	sockets *tokenSockets
 	reg     *prometheus.Registry
 	// streams ends long-lived requests (websockets) when shutdown begins;
 	// ordinary requests are left to finish.
@@ -106,6 +106,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		p, _ := auth.FromContext(ctx)
 		return p.TenantID
 	}}
+	s.sockets = newTokenSockets(cfg.WebsocketsPerToken, cfg.AgentWebsocketsPerToken)
 	s.control = control.New(st, s.engine, creds)
 	s.fleet = fleet.New(st.DB())
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
@@ -157,23 +158,26 @@ func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
 		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet,
 		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace}}))
+	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
 	accept := coderws.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins}
 	const keepAlive = 10 * time.Second
 	gql.AddTransport(sharingWebsocket{groups: s.fanout, Transport: gqlws.Transport{
 		AcceptOptions: accept,
 		// Browsers cannot set headers on a websocket: the token may come in
 		// connection_init's payload instead.
-		Init:         s.wsInit,
-		InitTimeout:  s.cfg.WebsocketInitTimeout,
-		WriteTimeout: s.cfg.WebsocketWriteTimeout,
-		KeepAlive:    keepAlive,
-		Encode:       s.fanout.Encode,
-		Legacy: transport.Websocket{
+		Init:          s.wsInit,
+		InitTimeout:   s.cfg.WebsocketInitTimeout,
+		WriteTimeout:  s.cfg.WebsocketWriteTimeout,
+		KeepAlive:     keepAlive,
+		Encode:        s.fanout.Encode,
+		MaxOperations: s.cfg.WebsocketOperations,
+		Admit:         limiter.admit,
+		Legacy: legacyWebsocket{Websocket: transport.Websocket{
 			KeepAlivePingInterval: keepAlive,
 			Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: accept},
 			InitFunc:              s.wsInit,
 			InitTimeout:           s.cfg.WebsocketInitTimeout,
-		},
+		}, maxOps: s.cfg.WebsocketOperations, admit: limiter.admit},
 	}})
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(transport.GET{})
@@ -194,7 +198,6 @@ func (s *Server) Handler() http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
 	mux.Handle("/graphql", s.instrument("graphql", auth.Middleware(s.store, requireToken(
 		limitBody(s.cfg.MaxRequestBytes, limiter.middleware(s.endOnShutdown(gql)))))))
 	mux.Handle("GET /{$}", s.instrument("playground", playground.Handler("coopr", "/graphql")))
@@ -206,33 +209,29 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// sharingWebsocket is the websocket transport whose subscriptions share
-// rendered values (see fanout).
-type sharingWebsocket struct {
-	gqlws.Transport
-	groups *fanout.Groups
-}
-
-func (t sharingWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	t.Transport.Do(w, r, t.groups.Executor(exec))
-}
-
+// wsInit authenticates a websocket's connection_init (unless its upgrade
+// request carried a token) and counts it against its token's websockets.
 func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-	if _, ok := auth.FromContext(ctx); ok {
-		return ctx, nil, nil
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		secret := auth.BearerToken(init.Authorization())
+		if secret == "" {
+			return ctx, nil, nil // operations will answer UNAUTHENTICATED
+		}
+		var err error
+		p, err = s.store.Authenticate(ctx, secret)
+		if errors.Is(err, store.ErrUnauthenticated) {
+			return ctx, nil, errors.New("invalid API token")
+		}
+		if err != nil {
+			return ctx, nil, errors.New("authentication is unavailable")
+		}
+		ctx = auth.WithPrincipal(ctx, p)
 	}
-	secret := auth.BearerToken(init.Authorization())
-	if secret == "" {
-		return ctx, nil, nil // operations will answer UNAUTHENTICATED
+	if err := s.sockets.take(ctx, p); err != nil {
+		return ctx, nil, err
 	}
-	p, err := s.store.Authenticate(ctx, secret)
-	if errors.Is(err, store.ErrUnauthenticated) {
-		return ctx, nil, errors.New("invalid API token")
-	}
-	if err != nil {
-		return ctx, nil, errors.New("authentication is unavailable")
-	}
-	return auth.WithPrincipal(ctx, p), nil, nil
+	return ctx, nil, nil
 }
 
 // ready answers 200 when Postgres and Redis both answer within a second.
