@@ -55,8 +55,18 @@ type Config struct {
 	// JanitorInterval is how often clusters whose lease ended are deleted.
 	JanitorInterval time.Duration `yaml:"janitor_interval"` // default 60s
 
+	// ReadTimeout bounds reading one request, body included (default
+	// 30 s); WriteTimeout, from the end of its headers to the end of its
+	// answer (default 45 s: more than an agent's 20 s long poll);
+	// IdleTimeout, how long a kept-alive connection may wait for its next
+	// request (default 60 s). Websockets are exempt, bounded by their own.
+	ReadTimeout  time.Duration `yaml:"read_timeout"`
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	IdleTimeout  time.Duration `yaml:"idle_timeout"`
+
 	// WebsocketInitTimeout is how long a websocket may wait before its
-	// connection_init. Default 10 s.
+	// connection_init, and how long one without a valid token may stay
+	// open at all. Default 10 s.
 	WebsocketInitTimeout time.Duration `yaml:"websocket_init_timeout"`
 	// WebsocketWriteTimeout is how long a write to a websocket client may
 	// block before the client counts as gone. Default 15 s.
@@ -72,12 +82,17 @@ type Config struct {
 	AgentWebsocketsPerToken int `yaml:"agent_websockets_per_token"`
 }
 
+// MinWriteTimeout is the least write_timeout: an agent's claim waits up to
+// 20 s for a task before its answer is written.
+const MinWriteTimeout = 25 * time.Second
+
 // Defaults returns a Config with every default set.
 func Defaults() Config {
 	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
 		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDocumentBytes: 64 << 10, MaxDepth: 12, MaxComplexity: 60_000,
 		MaxSelectionFields: 200,
 		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
 		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000}
 }
@@ -144,6 +159,8 @@ func (c Config) Check() error {
 		return errors.New("no listen address: set COOPR_LISTEN, listen in the config file, or --listen")
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("shutdown timeout %s: must be positive", c.ShutdownTimeout)
+	case c.WriteTimeout > 0 && c.WriteTimeout < MinWriteTimeout:
+		return fmt.Errorf("write_timeout %s: must be at least %s, or an agent's long poll (up to 20 s) is cut off", c.WriteTimeout, MinWriteTimeout)
 	}
 	return nil
 }

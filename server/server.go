@@ -167,6 +167,7 @@ func (s *Server) Handler() http.Handler {
 		// connection_init's payload instead.
 		Init:          s.wsInit,
 		InitTimeout:   s.cfg.WebsocketInitTimeout,
+		Authenticated: authenticated,
 		WriteTimeout:  s.cfg.WebsocketWriteTimeout,
 		KeepAlive:     keepAlive,
 		Encode:        s.fanout.Encode,
@@ -175,7 +176,7 @@ func (s *Server) Handler() http.Handler {
 		Legacy: legacyWebsocket{Websocket: transport.Websocket{
 			KeepAlivePingInterval: keepAlive,
 			Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: accept},
-			InitFunc:              s.wsInit,
+			InitFunc:              closeAnonymous(s.wsInit, s.cfg.WebsocketInitTimeout),
 			InitTimeout:           s.cfg.WebsocketInitTimeout,
 		}, maxOps: s.cfg.WebsocketOperations, admit: limiter.admit},
 	}})
@@ -252,13 +253,19 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
-// endOnShutdown ties websocket requests to the streams context.
+// endOnShutdown ties websocket requests to the streams context, and lifts
+// the server's read and write deadlines from them (a hijacked connection
+// keeps its write deadline): a websocket lives on, bounded by its own
+// timeouts (init, write, pings).
 func (s *Server) endOnShutdown(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") == "" {
 			h.ServeHTTP(w, r)
 			return
 		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		stop := context.AfterFunc(s.streams, cancel)
@@ -298,6 +305,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 	}
 	hs.RegisterOnShutdown(s.endStreams)

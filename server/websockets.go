@@ -51,6 +51,26 @@ func (t sharingWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphq
 	t.Transport.Do(w, r.WithContext(context.WithValue(r.Context(), socketKey{}, s)), t.groups.Executor(exec))
 }
 
+func authenticated(ctx context.Context) bool {
+	_, ok := auth.FromContext(ctx)
+	return ok
+}
+
+// closeAnonymous makes init's connections that have no valid token end
+// after timeout (gqlgen's graphql-ws transport closes a connection when
+// the context its init returned ends).
+func closeAnonymous(init transport.WebsocketInitFunc, timeout time.Duration) transport.WebsocketInitFunc {
+	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		ctx, ack, err := init(ctx, p)
+		if err != nil || authenticated(ctx) {
+			return ctx, ack, err
+		}
+		ctx, cancel := context.WithCancel(transport.AppendCloseReason(ctx, "no valid token within the initialisation timeout"))
+		time.AfterFunc(timeout, cancel)
+		return ctx, ack, nil
+	}
+}
+
 // tokenSockets counts each token's open websockets on this server.
 type tokenSockets struct {
 	user, agent int

@@ -58,6 +58,11 @@ type Transport struct {
 	// InitTimeout is how long a connection may wait before connection_init
 	// (10 s when zero).
 	InitTimeout time.Duration
+	// Authenticated, when set, reports whether Init's context carries an
+	// identity. A connection whose does not is closed with 4401 once
+	// InitTimeout has passed since it opened: acknowledged or not, a
+	// client without one holds no socket for long.
+	Authenticated func(ctx context.Context) bool
 	// WriteTimeout is how long one write to the network may block before
 	// the client counts as gone and the connection is dropped (15 s when
 	// zero): a client that stops reading would otherwise hold its
@@ -142,6 +147,9 @@ type conn struct {
 	ctx     context.Context // operations', from Init
 	inited  atomic.Bool     // connection_init came (Init may still run)
 	acked   atomic.Bool
+	// Set when Init has run: whether its context is authenticated.
+	initRan, authed atomic.Bool
+	initBy          time.Time // InitTimeout after the connection opened
 
 	mu     sync.Mutex
 	active map[string]*running
@@ -179,10 +187,15 @@ func (c *conn) serve(ctx context.Context) {
 	if timeout == 0 {
 		timeout = defaultInitTimeout
 	}
+	c.initBy = time.Now().Add(timeout)
 	initTimer := time.AfterFunc(timeout, func() {
-		if !c.inited.Load() {
+		switch {
+		case !c.inited.Load():
 			c.close(CloseInitTimeout, "Connection initialisation timeout")
+		case c.initRan.Load() && !c.authed.Load():
+			c.close(CloseUnauthorized, "Unauthorized: no valid token within the initialisation timeout")
 		}
+		// Init still running: init sees to it when it returns.
 	})
 	defer initTimer.Stop()
 	if c.t.KeepAlive > 0 {
@@ -315,6 +328,12 @@ func (c *conn) init(ctx context.Context, raw json.RawMessage) bool {
 			return false
 		}
 		c.ctx, ack = next, a
+	}
+	c.authed.Store(c.t.Authenticated == nil || c.t.Authenticated(c.ctx))
+	c.initRan.Store(true)
+	if !c.authed.Load() && !time.Now().Before(c.initBy) {
+		c.close(CloseUnauthorized, "Unauthorized: no valid token within the initialisation timeout")
+		return false
 	}
 	m := message{Type: "connection_ack"}
 	if ack != nil {
