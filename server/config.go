@@ -39,6 +39,10 @@ type Config struct {
 	RateBurst      float64 `yaml:"rate_burst"`       // default 200
 	AgentRateLimit float64 `yaml:"agent_rate_limit"` // default 500
 	AgentRateBurst float64 `yaml:"agent_rate_burst"` // default 2000
+	// Requests per second and burst per client address that bring no
+	// valid token, counted before the token is looked up. 0 disables.
+	UnauthenticatedRateLimit float64 `yaml:"unauthenticated_rate_limit"` // default 10
+	UnauthenticatedRateBurst float64 `yaml:"unauthenticated_rate_burst"` // default 50
 
 	// CredentialKey seals sensitive provider fields and driver secrets:
 	// 32 random bytes, base64. Without it the server refuses them.
@@ -91,7 +95,8 @@ func Defaults() Config {
 	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
 		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDocumentBytes: 64 << 10, MaxDepth: 12, MaxComplexity: 60_000,
 		MaxSelectionFields: 200,
-		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute,
+		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000,
+		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
 		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -75,18 +76,27 @@ const (
 )
 
 // requireToken refuses a request without a valid token before anything of
-// it is read: nothing is parsed or kept for someone who may not ask. A
-// websocket goes on: its token comes in connection_init (documentGate
-// refuses its operations until then). Preflight OPTIONS go on too.
-func requireToken(next http.Handler) http.Handler {
+// it is read: nothing is parsed or kept for someone who may not ask; its
+// address is charged for it. A websocket goes on: its token comes in
+// connection_init (documentGate refuses its operations until then).
+// Preflight OPTIONS go on too.
+func (l *addressLimiter) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := auth.FromContext(r.Context()); ok || r.Header.Get("Upgrade") != "" || r.Method == http.MethodOptions {
-			next.ServeHTTP(w, r)
+		_, ok := auth.FromContext(r.Context())
+		switch {
+		case ok, r.Method == http.MethodOptions:
+		case r.Header.Get("Upgrade") != "":
+			if r.Header.Get("Authorization") != "" {
+				l.charge(r.Context()) // a bad token; without one, connection_init is charged
+			}
+		default:
+			l.charge(r.Context())
+			w.Header().Set("WWW-Authenticate", `Bearer realm="coopr"`)
+			writeGraphQLError(w, http.StatusUnauthorized, "UNAUTHENTICATED",
+				`no valid API token: send "Authorization: Bearer <token>"; make one with `+"`coopr token create`")
 			return
 		}
-		w.Header().Set("WWW-Authenticate", `Bearer realm="coopr"`)
-		writeGraphQLError(w, http.StatusUnauthorized, "UNAUTHENTICATED",
-			`no valid API token: send "Authorization: Bearer <token>"; make one with `+"`coopr token create`")
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -147,9 +157,7 @@ func writeGraphQLError(w http.ResponseWriter, status int, code, msg string) {
 // with several servers each grants the rate.
 type rateLimiter struct {
 	user, agent rate
-	mu          sync.Mutex
-	buckets     map[string]*bucket
-	now         func() time.Time
+	buckets     buckets
 }
 
 type rate struct {
@@ -157,13 +165,8 @@ type rate struct {
 	burst     float64
 }
 
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
 func newRateLimiter(user, agent rate) *rateLimiter {
-	return &rateLimiter{user: user, agent: agent, buckets: map[string]*bucket{}, now: time.Now}
+	return &rateLimiter{user: user, agent: agent}
 }
 
 // allow takes one request from the principal's bucket; when empty it says
@@ -173,27 +176,104 @@ func (l *rateLimiter) allow(p store.Principal) (bool, time.Duration) {
 	if p.Kind == store.TokenAgent {
 		r = l.agent
 	}
+	return l.buckets.take(p.TokenID, r, 1)
+}
+
+// buckets are token buckets by key.
+type buckets struct {
+	mu  sync.Mutex
+	m   map[string]*bucket
+	now func() time.Time // time.Now when nil
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// take takes n (0: none, to look) from key's bucket if it holds at least
+// one; when it does not, it says how long until it will. A rate of 0
+// allows everything.
+func (b *buckets) take(key string, r rate, n float64) (bool, time.Duration) {
 	if r.perSecond <= 0 {
 		return true, 0
 	}
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buckets[p.TokenID]
-	if b == nil {
-		if len(l.buckets) > 100_000 {
-			l.buckets = map[string]*bucket{} // forget idle tokens rather than grow without bound
+	now := time.Now()
+	if b.now != nil {
+		now = b.now()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.m[key]
+	if k == nil {
+		if b.m == nil || len(b.m) > 100_000 {
+			b.m = map[string]*bucket{} // forget idle keys rather than grow without bound
 		}
-		b = &bucket{tokens: r.burst, last: now}
-		l.buckets[p.TokenID] = b
+		k = &bucket{tokens: r.burst, last: now}
+		b.m[key] = k
 	}
-	b.tokens = math.Min(r.burst, b.tokens+now.Sub(b.last).Seconds()*r.perSecond)
-	b.last = now
-	if b.tokens < 1 {
-		return false, time.Duration((1 - b.tokens) / r.perSecond * float64(time.Second))
+	k.tokens = math.Min(r.burst, k.tokens+now.Sub(k.last).Seconds()*r.perSecond)
+	k.last = now
+	if k.tokens < 1 {
+		return false, time.Duration((1 - k.tokens) / r.perSecond * float64(time.Second))
 	}
-	b.tokens--
+	k.tokens -= n
 	return true, 0
+}
+
+// refusalTTL is how long a token refused by the database is refused again
+// without asking.
+const refusalTTL = 10 * time.Second
+
+// addressLimiter limits, per client address, the requests that bring no
+// valid token, so that guessing at tokens costs the database nothing past
+// the rate: an address whose bucket is empty is refused before its token
+// is looked up (valid or not, it cannot be known without the lookup). A
+// request is charged once it proves to have no valid token. Addresses are
+// the connection's (behind a proxy, the proxy's: raise or disable the
+// limit there); IPv6 addresses count by their /64.
+type addressLimiter struct {
+	rate    rate
+	buckets buckets
+}
+
+type addressKey struct{}
+
+// clientAddress is r's client address, IPv6 by its /64.
+func clientAddress(r *http.Request) string {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	a := ap.Addr().Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
+
+// gate refuses requests from an address out of tries, and notes the
+// address for charge.
+func (l *addressLimiter) gate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		addr := clientAddress(r)
+		if ok, wait := l.buckets.take(addr, l.rate, 0); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			writeGraphQLError(w, http.StatusTooManyRequests, "RATE_LIMITED",
+				"too many requests without a valid token from this address; retry after "+wait.Round(time.Millisecond).String())
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), addressKey{}, addr)))
+	})
+}
+
+// charge counts a request of ctx that brought no valid token against its
+// address.
+func (l *addressLimiter) charge(ctx context.Context) {
+	if addr, ok := ctx.Value(addressKey{}).(string); ok {
+		l.buckets.take(addr, l.rate, 1)
+	}
 }
 
 func (l *rateLimiter) middleware(next http.Handler) http.Handler {

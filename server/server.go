@@ -49,7 +49,11 @@ type Server struct {
 	hub     *events.Hub
 	fanout  *fanout.Groups
 	sockets *tokenSockets
-	reg     *prometheus.Registry
+	// auth looks tokens up, remembering refusals for a while; addrs
+	// limits, per client address, requests that bring no valid token.
+	auth  *auth.RefusalCache
+	addrs *addressLimiter
+	reg   *prometheus.Registry
 	// streams ends long-lived requests (websockets) when shutdown begins;
 	// ordinary requests are left to finish.
 	streams    context.Context
@@ -107,6 +111,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return p.TenantID
 	}}
 	s.sockets = newTokenSockets(cfg.WebsocketsPerToken, cfg.AgentWebsocketsPerToken)
+	s.auth = &auth.RefusalCache{Authenticator: st, TTL: refusalTTL}
+	s.addrs = &addressLimiter{rate: rate{cfg.UnauthenticatedRateLimit, cfg.UnauthenticatedRateBurst}}
 	s.control = control.New(st, s.engine, creds)
 	s.fleet = fleet.New(st.DB())
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
@@ -129,6 +135,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Help: "Changes handed to this server's subscribers."}, func() float64 { return float64(s.hub.Published.Load()) }))
 	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_events_dropped_total",
 		Help: "Changes lost by subscribers that fell behind."}, func() float64 { return float64(s.hub.Dropped.Load()) }))
+	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_token_lookups_total",
+		Help: "API tokens looked up in the database (refusals are remembered for a while)."}, func() float64 { return float64(s.auth.Lookups.Load()) }))
 	s.reg.MustRegister(s.httpRequests, s.httpDuration, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(st.DB().DB, "coopr"))
@@ -199,8 +207,8 @@ func (s *Server) Handler() http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", s.instrument("graphql", auth.Middleware(s.store, requireToken(
-		limitBody(s.cfg.MaxRequestBytes, limiter.middleware(s.endOnShutdown(gql)))))))
+	mux.Handle("/graphql", s.instrument("graphql", s.addrs.gate(auth.Middleware(s.auth, s.addrs.requireToken(
+		limitBody(s.cfg.MaxRequestBytes, limiter.middleware(s.endOnShutdown(gql))))))))
 	mux.Handle("GET /{$}", s.instrument("playground", playground.Handler("coopr", "/graphql")))
 	mux.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
@@ -217,11 +225,13 @@ func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (contex
 	if !ok {
 		secret := auth.BearerToken(init.Authorization())
 		if secret == "" {
+			s.addrs.charge(ctx)
 			return ctx, nil, nil // operations will answer UNAUTHENTICATED
 		}
 		var err error
-		p, err = s.store.Authenticate(ctx, secret)
+		p, err = s.auth.Authenticate(ctx, secret)
 		if errors.Is(err, store.ErrUnauthenticated) {
+			s.addrs.charge(ctx)
 			return ctx, nil, errors.New("invalid API token")
 		}
 		if err != nil {
