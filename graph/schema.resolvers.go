@@ -728,6 +728,9 @@ func (r *queryResolver) Clusters(ctx context.Context, first *int, after *string,
 	}
 	if after != nil {
 		cursor = *after
+		if !isCursor(cursor) {
+			return nil, invalid("after", "not a cursor of this list: pass the endCursor of the page before")
+		}
 	}
 	f := control.Filter{}
 	for _, st := range status {

@@ -199,6 +199,7 @@ func (s *Server) Handler() http.Handler {
 	gql.Use(documentGate{maxBytes: s.cfg.MaxDocumentBytes})
 	gql.Use(depthLimit{max: s.cfg.MaxDepth})
 	gql.Use(graph.CostLimit{Max: s.cfg.MaxComplexity, MaxFields: s.cfg.MaxSelectionFields})
+	gql.Use(&graph.InputLimits{})
 	gql.Use(keepDocuments{docs}) // last: only documents that passed every limit
 	gql.SetErrorPresenter(graph.PresentError(s.log))
 	gql.SetRecoverFunc(func(ctx context.Context, p any) error {
@@ -208,7 +209,7 @@ func (s *Server) Handler() http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.instrument("graphql", s.addrs.gate(auth.Middleware(s.auth, s.addrs.requireToken(
-		limitBody(s.cfg.MaxRequestBytes, limiter.middleware(s.endOnShutdown(gql))))))))
+		limitBody(s.cfg.MaxRequestBytes, limiter.middleware(readBody(s.endOnShutdown(gql)))))))))
 	mux.Handle("GET /{$}", s.instrument("playground", playground.Handler("coopr", "/graphql")))
 	mux.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
