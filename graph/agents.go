@@ -350,10 +350,11 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	for _, f := range []struct {
 		dst *string
 		src *string
-	}{{&res.Message, in.Result.Message}, {&res.Hostname, in.Result.Hostname}, {&res.StdoutTail, in.Result.StdoutTail},
-		{&res.StderrTail, in.Result.StderrTail}} {
+		max int
+	}{{&res.Message, in.Result.Message, maxMessage}, {&res.Hostname, in.Result.Hostname, 0},
+		{&res.StdoutTail, in.Result.StdoutTail, 0}, {&res.StderrTail, in.Result.StderrTail, 0}} { // the engine keeps tails' ends
 		if f.src != nil {
-			*f.dst = *f.src
+			*f.dst = cleanOutput(*f.src, f.max)
 		}
 	}
 	if in.Result.Ipaddresses != nil {
@@ -402,7 +403,7 @@ func (r *Resolver) reportProgress(ctx context.Context, in model.ProgressInput) (
 	if err != nil {
 		return false, err
 	}
-	chunk := in.Chunk
+	chunk := cleanOutput(in.Chunk, maxOutput)
 	for _, s := range secrets {
 		chunk = strings.ReplaceAll(chunk, s, "[redacted]")
 	}

@@ -63,3 +63,17 @@ func settings(in model.TenantInput) (store.TenantSettings, error) {
 	}
 	return store.TenantSettings{Description: in.Description, Workers: in.Workers, MaxClusters: in.MaxClusters, MaxNodes: in.MaxNodes}, nil
 }
+
+// isCursor reports whether s can be a clusters page's endCursor: a
+// cluster id, decimal digits.
+func isCursor(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

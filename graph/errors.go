@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -88,11 +89,13 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				ref := make([]byte, 6)
 				_, _ = rand.Read(ref)
 				r := hex.EncodeToString(ref)
-				log.ErrorContext(ctx, "graphql: internal error", "ref", r, "path", out.Path.String(), "err", err)
+				log.ErrorContext(ctx, "graphql: internal error", "ref", r, "path", out.Path.String(), "err", clip(err.Error()))
 				out.Message = "internal error (ref " + r + "); the server log has the details"
 				code = CodeInternal
 			}
 		}
+		// gqlgen's message for a body it cannot decode holds the whole body.
+		out.Message = clip(out.Message)
 		if out.Extensions == nil {
 			out.Extensions = map[string]any{}
 		}
@@ -102,6 +105,22 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return out
 	}
+}
+
+// maxErrorText bounds an error's message in answers and logs: none repeats
+// a request's body.
+const maxErrorText = 1024
+
+// clip cuts s to maxErrorText bytes.
+func clip(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d bytes more)", len(s)-cut)
 }
 
 func classify(err error) (string, map[string]any) {

@@ -99,6 +99,15 @@ func (r *clusterResolver) Services(ctx context.Context, obj *control.Cluster) ([
 
 // Config is the resolver for the config field.
 func (r *clusterResolver) Config(ctx context.Context, obj *control.Cluster) (any, error) {
+	if obj.ConfigJSON == nil { // read by a list, without it
+		b, err := r.Control.Config(ctx, obj.ID)
+		if err != nil {
+			return nil, err
+		}
+		c := *obj
+		c.ConfigJSON = b
+		return c.Config()
+	}
 	return obj.Config()
 }
 
@@ -758,6 +767,9 @@ func (r *queryResolver) Clusters(ctx context.Context, first *int, after *string,
 	}
 	if after != nil {
 		cursor = *after
+		if !isCursor(cursor) {
+			return nil, invalid("after", "not a cursor of this list: pass the endCursor of the page before")
+		}
 	}
 	f := control.Filter{}
 	for _, st := range status {

@@ -25,17 +25,24 @@ type Config struct {
 	// websockets; same-origin pages always may.
 	AllowedOrigins []string `yaml:"allowed_origins"` // COOPR_ALLOWED_ORIGINS, comma-separated
 
-	// Limits on one request: body size, nesting depth and complexity
-	// (gqlgen's count of fields, lists weighing their requested size).
-	MaxRequestBytes int64 `yaml:"max_request_bytes"` // default 16 MiB
-	MaxDepth        int   `yaml:"max_depth"`         // default 12
-	MaxComplexity   int   `yaml:"max_complexity"`    // default 10000
+	// Limits on one request: body size, nesting depth, cost (graph.CostLimit:
+	// fields, database reads and list sizes; docs/api.md) and the fields of
+	// one selection set.
+	MaxRequestBytes    int64 `yaml:"max_request_bytes"`    // default 16 MiB
+	MaxDocumentBytes   int   `yaml:"max_document_bytes"`   // default 64 KiB
+	MaxDepth           int   `yaml:"max_depth"`            // default 12
+	MaxComplexity      int   `yaml:"max_complexity"`       // default 60000
+	MaxSelectionFields int   `yaml:"max_selection_fields"` // default 200
 	// Requests per second and burst per API token; agent tokens get their
 	// own, larger, allowance. 0 disables.
 	RateLimit      float64 `yaml:"rate_limit"`       // default 50
 	RateBurst      float64 `yaml:"rate_burst"`       // default 200
 	AgentRateLimit float64 `yaml:"agent_rate_limit"` // default 500
 	AgentRateBurst float64 `yaml:"agent_rate_burst"` // default 2000
+	// Requests per second and burst per client address that bring no
+	// valid token, counted before the token is looked up. 0 disables.
+	UnauthenticatedRateLimit float64 `yaml:"unauthenticated_rate_limit"` // default 10
+	UnauthenticatedRateBurst float64 `yaml:"unauthenticated_rate_burst"` // default 50
 
 	// CredentialKey seals sensitive provider fields and driver secrets:
 	// 32 random bytes, base64. Without it the server refuses them.
@@ -52,20 +59,47 @@ type Config struct {
 	// JanitorInterval is how often clusters whose lease ended are deleted.
 	JanitorInterval time.Duration `yaml:"janitor_interval"` // default 60s
 
+	// ReadTimeout bounds reading one request, body included (default
+	// 30 s); WriteTimeout, from the end of its headers to the end of its
+	// answer (default 45 s: more than an agent's 20 s long poll);
+	// IdleTimeout, how long a kept-alive connection may wait for its next
+	// request (default 60 s). Websockets are exempt, bounded by their own.
+	ReadTimeout  time.Duration `yaml:"read_timeout"`
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	IdleTimeout  time.Duration `yaml:"idle_timeout"`
+
 	// WebsocketInitTimeout is how long a websocket may wait before its
-	// connection_init. Default 10 s.
+	// connection_init, and how long one without a valid token may stay
+	// open at all. Default 10 s.
 	WebsocketInitTimeout time.Duration `yaml:"websocket_init_timeout"`
 	// WebsocketWriteTimeout is how long a write to a websocket client may
 	// block before the client counts as gone. Default 15 s.
 	WebsocketWriteTimeout time.Duration `yaml:"websocket_write_timeout"`
+	// WebsocketOperations bounds the operations running at once on one
+	// websocket. Default 50.
+	WebsocketOperations int `yaml:"websocket_operations"`
+	// WebsocketsPerToken bounds the websockets a user token holds open on
+	// one server (default 10); agent tokens, each shared by a fleet of
+	// agents holding one session each, AgentWebsocketsPerToken (default
+	// 1000). 0: no bound.
+	WebsocketsPerToken      int `yaml:"websockets_per_token"`
+	AgentWebsocketsPerToken int `yaml:"agent_websockets_per_token"`
 }
+
+// MinWriteTimeout is the least write_timeout: an agent's claim waits up to
+// 20 s for a task before its answer is written.
+const MinWriteTimeout = 25 * time.Second
 
 // Defaults returns a Config with every default set.
 func Defaults() Config {
 	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
-		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDepth: 12, MaxComplexity: 10000,
-		RateLimit: 50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute,
-		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second}
+		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDocumentBytes: 64 << 10, MaxDepth: 12, MaxComplexity: 60_000,
+		MaxSelectionFields: 200,
+		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000,
+		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
+		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
+		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.
@@ -130,6 +164,8 @@ func (c Config) Check() error {
 		return errors.New("no listen address: set COOPR_LISTEN, listen in the config file, or --listen")
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("shutdown timeout %s: must be positive", c.ShutdownTimeout)
+	case c.WriteTimeout > 0 && c.WriteTimeout < MinWriteTimeout:
+		return fmt.Errorf("write_timeout %s: must be at least %s, or an agent's long poll (up to 20 s) is cut off", c.WriteTimeout, MinWriteTimeout)
 	}
 	return nil
 }

@@ -11,17 +11,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/cooprhq/coopr/drivers/builtin"
 	"github.com/cooprhq/coopr/graph"
@@ -52,7 +49,12 @@ type Server struct {
 	fleet   *fleet.Fleet
 	hub     *events.Hub
 	fanout  *fanout.Groups
-	reg     *prometheus.Registry
+	sockets *tokenSockets
+	// auth looks tokens up, remembering refusals for a while; addrs
+	// limits, per client address, requests that bring no valid token.
+	auth  *auth.RefusalCache
+	addrs *addressLimiter
+	reg   *prometheus.Registry
 	// streams ends long-lived requests (websockets) when shutdown begins;
 	// ordinary requests are left to finish.
 	streams    context.Context
@@ -109,6 +111,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		p, _ := auth.FromContext(ctx)
 		return p.TenantID
 	}}
+	s.sockets = newTokenSockets(cfg.WebsocketsPerToken, cfg.AgentWebsocketsPerToken)
+	s.auth = &auth.RefusalCache{Authenticator: st, TTL: refusalTTL}
+	s.addrs = &addressLimiter{rate: rate{cfg.UnauthenticatedRateLimit, cfg.UnauthenticatedRateBurst}}
 	s.control = control.New(st, s.engine, creds)
 	s.control.Capacity = builtin.Capacities()
 	s.fleet = fleet.New(st.DB())
@@ -132,6 +137,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Help: "Changes handed to this server's subscribers."}, func() float64 { return float64(s.hub.Published.Load()) }))
 	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_events_dropped_total",
 		Help: "Changes lost by subscribers that fell behind."}, func() float64 { return float64(s.hub.Dropped.Load()) }))
+	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_token_lookups_total",
+		Help: "API tokens looked up in the database (refusals are remembered for a while)."}, func() float64 { return float64(s.auth.Lookups.Load()) }))
 	s.reg.MustRegister(s.httpRequests, s.httpDuration, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(st.DB().DB, "coopr"))
@@ -161,33 +168,41 @@ func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
 		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet,
 		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace}}))
+	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
 	accept := coderws.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins}
 	const keepAlive = 10 * time.Second
 	gql.AddTransport(sharingWebsocket{groups: s.fanout, Transport: gqlws.Transport{
 		AcceptOptions: accept,
 		// Browsers cannot set headers on a websocket: the token may come in
 		// connection_init's payload instead.
-		Init:         s.wsInit,
-		InitTimeout:  s.cfg.WebsocketInitTimeout,
-		WriteTimeout: s.cfg.WebsocketWriteTimeout,
-		KeepAlive:    keepAlive,
-		Encode:       s.fanout.Encode,
-		Legacy: transport.Websocket{
+		Init:          s.wsInit,
+		InitTimeout:   s.cfg.WebsocketInitTimeout,
+		Authenticated: authenticated,
+		WriteTimeout:  s.cfg.WebsocketWriteTimeout,
+		KeepAlive:     keepAlive,
+		Encode:        s.fanout.Encode,
+		MaxOperations: s.cfg.WebsocketOperations,
+		Admit:         limiter.admit,
+		Legacy: legacyWebsocket{Websocket: transport.Websocket{
 			KeepAlivePingInterval: keepAlive,
 			Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: accept},
-			InitFunc:              s.wsInit,
+			InitFunc:              closeAnonymous(s.wsInit, s.cfg.WebsocketInitTimeout),
 			InitTimeout:           s.cfg.WebsocketInitTimeout,
-		},
+		}, maxOps: s.cfg.WebsocketOperations, admit: limiter.admit},
 	}})
 	gql.AddTransport(transport.Options{})
 	gql.AddTransport(transport.GET{})
 	gql.AddTransport(transport.POST{})
 	// Agents and UIs send the same few documents over and over: each is
 	// parsed and validated once, not on every request.
-	gql.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	docs := newDocCache(docCacheBytes, docCacheMaxDoc)
+	gql.SetQueryCache(docs)
 	gql.Use(extension.Introspection{})
+	gql.Use(documentGate{maxBytes: s.cfg.MaxDocumentBytes})
 	gql.Use(depthLimit{max: s.cfg.MaxDepth})
-	gql.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
+	gql.Use(graph.CostLimit{Max: s.cfg.MaxComplexity, MaxFields: s.cfg.MaxSelectionFields})
+	gql.Use(&graph.InputLimits{})
+	gql.Use(keepDocuments{docs}) // last: only documents that passed every limit
 	gql.SetErrorPresenter(graph.PresentError(s.log))
 	gql.SetRecoverFunc(func(ctx context.Context, p any) error {
 		s.log.ErrorContext(ctx, "graphql: panic", "panic", p)
@@ -195,9 +210,8 @@ func (s *Server) Handler() http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
-	mux.Handle("/graphql", s.instrument("graphql", limitBody(s.cfg.MaxRequestBytes,
-		auth.Middleware(s.store, limiter.middleware(s.endOnShutdown(gql))))))
+	mux.Handle("/graphql", s.instrument("graphql", s.addrs.gate(auth.Middleware(s.auth, s.addrs.requireToken(
+		limitBody(s.cfg.MaxRequestBytes, limiter.middleware(readBody(s.endOnShutdown(gql)))))))))
 	// The playground, its files built in; / leads to it until a web UI
 	// takes that place.
 	mux.Handle("GET "+playground.Path, s.instrument("playground", playground.Handler()))
@@ -211,33 +225,31 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// sharingWebsocket is the websocket transport whose subscriptions share
-// rendered values (see fanout).
-type sharingWebsocket struct {
-	gqlws.Transport
-	groups *fanout.Groups
-}
-
-func (t sharingWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	t.Transport.Do(w, r, t.groups.Executor(exec))
-}
-
+// wsInit authenticates a websocket's connection_init (unless its upgrade
+// request carried a token) and counts it against its token's websockets.
 func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-	if _, ok := auth.FromContext(ctx); ok {
-		return ctx, nil, nil
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		secret := auth.BearerToken(init.Authorization())
+		if secret == "" {
+			s.addrs.charge(ctx)
+			return ctx, nil, nil // operations will answer UNAUTHENTICATED
+		}
+		var err error
+		p, err = s.auth.Authenticate(ctx, secret)
+		if errors.Is(err, store.ErrUnauthenticated) {
+			s.addrs.charge(ctx)
+			return ctx, nil, errors.New("invalid API token")
+		}
+		if err != nil {
+			return ctx, nil, errors.New("authentication is unavailable")
+		}
+		ctx = auth.WithPrincipal(ctx, p)
 	}
-	secret := auth.BearerToken(init.Authorization())
-	if secret == "" {
-		return ctx, nil, nil // subscriptions will answer UNAUTHENTICATED
+	if err := s.sockets.take(ctx, p); err != nil {
+		return ctx, nil, err
 	}
-	p, err := s.store.Authenticate(ctx, secret)
-	if errors.Is(err, store.ErrUnauthenticated) {
-		return ctx, nil, errors.New("invalid API token")
-	}
-	if err != nil {
-		return ctx, nil, errors.New("authentication is unavailable")
-	}
-	return auth.WithPrincipal(ctx, p), nil, nil
+	return ctx, nil, nil
 }
 
 // ready answers 200 when Postgres and Redis both answer within a second.
@@ -258,13 +270,19 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
-// endOnShutdown ties websocket requests to the streams context.
+// endOnShutdown ties websocket requests to the streams context, and lifts
+// the server's read and write deadlines from them (a hijacked connection
+// keeps its write deadline): a websocket lives on, bounded by its own
+// timeouts (init, write, pings).
 func (s *Server) endOnShutdown(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") == "" {
 			h.ServeHTTP(w, r)
 			return
 		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		stop := context.AfterFunc(s.streams, cancel)
@@ -304,6 +322,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 	}
 	hs.RegisterOnShutdown(s.endStreams)

@@ -391,4 +391,9 @@ func TestConfigPrecedence(t *testing.T) {
 	if err := (server.Config{}).Check(); err == nil || !strings.Contains(err.Error(), "COOPR_DATABASE_URL") {
 		t.Errorf("empty config: %v", err)
 	}
+	short := server.Defaults()
+	short.DatabaseURL, short.WriteTimeout = "postgres://x", 10*time.Second
+	if err := short.Check(); err == nil || !strings.Contains(err.Error(), "write_timeout") {
+		t.Errorf("a write timeout shorter than a long poll: %v", err)
+	}
 }

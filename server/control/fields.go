@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/store"
@@ -55,16 +56,17 @@ func applyProviderFields(pt *catalog.PluginType, prov *catalog.Provider, given, 
 			out.public[k] = given[k]
 		}
 	}
+	// An empty value is no value: it meets no requirement.
 	have := map[string]bool{}
-	for k := range prov.Provisioner {
-		have[k] = true
+	for k, v := range prov.Provisioner {
+		have[k] = hasValue(v)
 	}
 	for k := range schemas {
-		have[k] = true
+		have[k] = have[k] || hasValue(given[k])
 	}
 	if len(given) == 0 {
-		for k := range stored {
-			have[k] = true
+		for k, v := range stored {
+			have[k] = have[k] || hasValue(v)
 		}
 	}
 	for _, sec := range []struct {
@@ -94,6 +96,17 @@ func applyProviderFields(pt *catalog.PluginType, prov *catalog.Provider, given, 
 		}
 	}
 	return out, nil
+}
+
+// hasValue reports whether v is a value: not absent, null or blank.
+func hasValue(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return false
+	case string:
+		return strings.TrimSpace(v) != ""
+	}
+	return true
 }
 
 // withPublic returns a copy of p whose provisioner also holds the accepted

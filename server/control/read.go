@@ -47,6 +47,12 @@ func (c *Cluster) Config() (map[string]any, error) {
 const clusterColumns = `id, tenant_id, name, description, owner, status, message, template, provider, services, size,
 	dns_suffix, config, latest_job_id, expire_at, created_at, updated_at`
 
+// listColumns are clusterColumns without the config, which can be tens of
+// kilobytes: a page of 500 clusters is read without them, and Config
+// reads the one asked for.
+const listColumns = `id, tenant_id, name, description, owner, status, message, template, provider, services, size,
+	dns_suffix, NULL AS config, latest_job_id, expire_at, created_at, updated_at`
+
 // visible is the SQL condition for clusters the caller may see: its tenant's,
 // and only its own unless it is an admin
 // (docs/operations.md#roles-and-visibility).
@@ -98,7 +104,7 @@ func (s *Service) List(ctx context.Context, p store.Principal, f Filter, first i
 	cond, args := visible(p)
 	// Ids are zero-padded numbers that may outgrow the padding: order by
 	// length first, so that text order is numeric order.
-	q := `SELECT ` + clusterColumns + ` FROM clusters WHERE ` + cond
+	q := `SELECT ` + listColumns + ` FROM clusters WHERE ` + cond
 	args = append(args, pq.Array(f.Statuses), f.Template, after, f.Name)
 	q += ` AND (coalesce(cardinality($3::text[]), 0) = 0 OR status = ANY($3)) AND ($4 = '' OR template = $4)
 		AND ($5 = '' OR (length(id), id) < (length($5), $5)) AND ($6 = '' OR name = $6)
@@ -113,6 +119,14 @@ func (s *Service) List(ctx context.Context, p store.Principal, f Filter, first i
 		next = cs[first-1].ID
 	}
 	return cs, next, nil
+}
+
+// Config returns a cluster's config as stored, for a cluster read by List
+// (whose ConfigJSON is nil). The caller has already seen the cluster.
+func (s *Service) Config(ctx context.Context, clusterID string) ([]byte, error) {
+	var b []byte
+	err := s.db.GetContext(ctx, &b, `SELECT config FROM clusters WHERE id = $1`, clusterID)
+	return b, err
 }
 
 // Node is a node record.

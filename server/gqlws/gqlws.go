@@ -35,15 +35,16 @@ const Subprotocol = "graphql-transport-ws"
 
 // Close codes of the protocol.
 const (
-	CloseBadRequest     websocket.StatusCode = 4400
-	CloseUnauthorized   websocket.StatusCode = 4401
-	CloseForbidden      websocket.StatusCode = 4403
-	CloseInitTimeout    websocket.StatusCode = 4408
-	CloseDuplicateID    websocket.StatusCode = 4409
-	CloseTooManyInits   websocket.StatusCode = 4429
-	defaultInitTimeout                       = 10 * time.Second
-	defaultWriteTimeout                      = 15 * time.Second
-	defaultReadLimit                         = 1 << 20
+	CloseBadRequest      websocket.StatusCode = 4400
+	CloseUnauthorized    websocket.StatusCode = 4401
+	CloseForbidden       websocket.StatusCode = 4403
+	CloseInitTimeout     websocket.StatusCode = 4408
+	CloseDuplicateID     websocket.StatusCode = 4409
+	CloseTooManyInits    websocket.StatusCode = 4429
+	defaultInitTimeout                        = 10 * time.Second
+	defaultWriteTimeout                       = 15 * time.Second
+	defaultReadLimit                          = 1 << 20
+	defaultMaxOperations                      = 100
 )
 
 // Transport is a gqlgen transport for websocket requests.
@@ -57,6 +58,11 @@ type Transport struct {
 	// InitTimeout is how long a connection may wait before connection_init
 	// (10 s when zero).
 	InitTimeout time.Duration
+	// Authenticated, when set, reports whether Init's context carries an
+	// identity. A connection whose does not is closed with 4401 once
+	// InitTimeout has passed since it opened: acknowledged or not, a
+	// client without one holds no socket for long.
+	Authenticated func(ctx context.Context) bool
 	// WriteTimeout is how long one write to the network may block before
 	// the client counts as gone and the connection is dropped (15 s when
 	// zero): a client that stops reading would otherwise hold its
@@ -64,6 +70,15 @@ type Transport struct {
 	WriteTimeout time.Duration
 	// ReadLimit bounds one client message in bytes (1 MiB when zero).
 	ReadLimit int64
+	// MaxOperations bounds the operations running at once on one
+	// connection (100 when zero): a subscribe over it is answered with an
+	// error message, before anything of it is read or run.
+	MaxOperations int
+	// Admit, when set, is asked with the operations' context (Init's)
+	// before each subscribe and ping is acted on, in the order they came:
+	// a rate limit. A subscribe it refuses gets an error message with its
+	// error (a *gqlerror.Error keeps its extensions), a ping no pong.
+	Admit func(ctx context.Context) error
 	// KeepAlive is how often an idle connection gets a ping, so that
 	// proxies with idle timeouts keep it open (never when zero).
 	KeepAlive time.Duration
@@ -132,6 +147,9 @@ type conn struct {
 	ctx     context.Context // operations', from Init
 	inited  atomic.Bool     // connection_init came (Init may still run)
 	acked   atomic.Bool
+	// Set when Init has run: whether its context is authenticated.
+	initRan, authed atomic.Bool
+	initBy          time.Time // InitTimeout after the connection opened
 
 	mu     sync.Mutex
 	active map[string]*running
@@ -169,10 +187,15 @@ func (c *conn) serve(ctx context.Context) {
 	if timeout == 0 {
 		timeout = defaultInitTimeout
 	}
+	c.initBy = time.Now().Add(timeout)
 	initTimer := time.AfterFunc(timeout, func() {
-		if !c.inited.Load() {
+		switch {
+		case !c.inited.Load():
 			c.close(CloseInitTimeout, "Connection initialisation timeout")
+		case c.initRan.Load() && !c.authed.Load():
+			c.close(CloseUnauthorized, "Unauthorized: no valid token within the initialisation timeout")
 		}
+		// Init still running: init sees to it when it returns.
 	})
 	defer initTimer.Stop()
 	if c.t.KeepAlive > 0 {
@@ -198,6 +221,9 @@ func (c *conn) serve(ctx context.Context) {
 				return
 			}
 		case "ping":
+			if c.t.Admit != nil && c.t.Admit(c.ctx) != nil {
+				continue
+			}
 			c.write(message{Type: "pong", Payload: m.Payload})
 		case "pong":
 		case "subscribe":
@@ -208,6 +234,10 @@ func (c *conn) serve(ctx context.Context) {
 			if m.ID == "" {
 				c.close(CloseBadRequest, "Invalid message: subscribe without an id")
 				return
+			}
+			if err := c.admit(m.ID); err != nil {
+				(&op{c: c, id: m.ID}).errors(err)
+				continue
 			}
 			if !c.subscribe(m) {
 				c.close(CloseDuplicateID, "Subscriber for "+m.ID+" already exists")
@@ -228,6 +258,37 @@ func (c *conn) serve(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// admit refuses an operation over the connection's limit or its
+// principal's rate. An id in use is let through, to be refused for that.
+func (c *conn) admit(id string) *gqlerror.Error {
+	max := c.t.MaxOperations
+	if max == 0 {
+		max = defaultMaxOperations
+	}
+	c.mu.Lock()
+	_, inUse := c.active[id]
+	n := len(c.active)
+	c.mu.Unlock()
+	if inUse {
+		return nil
+	}
+	if n >= max {
+		return &gqlerror.Error{Message: fmt.Sprintf("%d operations are running on this connection, the most it may run: complete one first", max),
+			Extensions: map[string]any{"code": "LIMIT_EXCEEDED"}}
+	}
+	if c.t.Admit == nil {
+		return nil
+	}
+	if err := c.t.Admit(c.ctx); err != nil {
+		var gqlErr *gqlerror.Error
+		if !errors.As(err, &gqlErr) {
+			gqlErr = &gqlerror.Error{Message: err.Error()}
+		}
+		return gqlErr
+	}
+	return nil
 }
 
 // keepAlive pings until ctx ends. Clients answer with pong; one that does
@@ -267,6 +328,12 @@ func (c *conn) init(ctx context.Context, raw json.RawMessage) bool {
 			return false
 		}
 		c.ctx, ack = next, a
+	}
+	c.authed.Store(c.t.Authenticated == nil || c.t.Authenticated(c.ctx))
+	c.initRan.Store(true)
+	if !c.authed.Load() && !time.Now().Before(c.initBy) {
+		c.close(CloseUnauthorized, "Unauthorized: no valid token within the initialisation timeout")
+		return false
 	}
 	m := message{Type: "connection_ack"}
 	if ack != nil {

@@ -40,9 +40,11 @@ func Start(t testing.TB) *Server {
 	cfg := server.Defaults()
 	cfg.DatabaseURL, cfg.RedisURL, cfg.RedisPrefix = dsn, queuetest.URL(), prefix
 	cfg.ShutdownTimeout = 5 * time.Second
-	// Tests drive agents and clients as fast as they can; the limiter has
-	// its own test.
+	// Tests drive agents and clients as fast as they can, and benchmarks
+	// open a thousand websockets with one token; the limits have their
+	// own tests.
 	cfg.RateLimit, cfg.AgentRateLimit = 0, 0
+	cfg.WebsocketsPerToken = 0
 	cfg.CredentialKey = Key()
 	return StartWith(t, cfg)
 }
