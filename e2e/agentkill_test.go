@@ -60,8 +60,8 @@ type attemptView struct {
 }
 
 type taskView struct {
-	ID, State string
-	Attempts  []attemptView
+	ID, State, Action string
+	Attempts          []attemptView
 }
 
 func (w *world) tasks(t testing.TB, id string) []taskView {
@@ -71,7 +71,7 @@ func (w *world) tasks(t testing.TB, id string) []taskView {
 			Jobs []struct{ Tasks []taskView }
 		}
 	}
-	w.s.Must(w.admin, `query($id: ID!) { cluster(id: $id) { jobs { tasks { id state attempts { attempt agent claimedAt } } } } }`,
+	w.s.Must(w.admin, `query($id: ID!) { cluster(id: $id) { jobs { tasks { id state action attempts { attempt agent claimedAt } } } } }`,
 		map[string]any{"id": id}, &out)
 	if len(out.Cluster.Jobs) == 0 {
 		return nil
@@ -80,7 +80,7 @@ func (w *world) tasks(t testing.TB, id string) []taskView {
 }
 
 // An agent killed with SIGKILL in the middle of a create loses its claims
-// when their leases lapse; the other agent runs them and the cluster is
+// when their leases lapse; another agent runs them and the cluster is
 // built.
 func TestAgentKilledMidCreate(t *testing.T) {
 	w := newWorld(t, 8)
@@ -103,10 +103,10 @@ func TestAgentKilledMidCreate(t *testing.T) {
 			t.Logf("the killed agent's log:\n%s", logs.String())
 		}
 	})
-	w.startAgent(t, "survivor", 8)
-
 	id := w.create(t, "web-cluster", "", 3)
-	// Kill it while it holds a claim.
+	// Kill it while it holds a CREATE: one that takes a while, so that the
+	// kill lands before it ends (a NETWORK_ALLOCATE may finish between the
+	// look and the kill).
 	var held []string
 	deadline := time.Now().Add(2 * time.Minute)
 	for len(held) == 0 {
@@ -114,7 +114,7 @@ func TestAgentKilledMidCreate(t *testing.T) {
 			t.Fatalf("the doomed agent claimed nothing within 2 minutes; its log:\n%s", logs.String())
 		}
 		for _, tk := range w.tasks(t, id) {
-			if n := len(tk.Attempts); tk.State == "IN_PROGRESS" && n > 0 && tk.Attempts[n-1].Agent == "doomed" {
+			if n := len(tk.Attempts); tk.State == "IN_PROGRESS" && tk.Action == "CREATE" && n > 0 && tk.Attempts[n-1].Agent == "doomed" {
 				held = append(held, tk.ID)
 			}
 		}
@@ -125,6 +125,11 @@ func TestAgentKilledMidCreate(t *testing.T) {
 	}
 	killed := time.Now()
 	<-exited
+	// The survivor joins only now: had it run from the start, a loaded
+	// machine could let it build the whole cluster while the doomed agent
+	// waited to learn its share of the slots, and the kill would hit
+	// nothing.
+	w.startAgent(t, "survivor", 8)
 
 	w.follow(t, id, "ACTIVE", 5*time.Minute)
 	var slowest time.Duration
