@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -58,6 +59,14 @@ type Config struct {
 	// WebsocketWriteTimeout is how long a write to a websocket client may
 	// block before the client counts as gone. Default 15 s.
 	WebsocketWriteTimeout time.Duration `yaml:"websocket_write_timeout"`
+
+	// A web UI session ends when unused for SessionIdleTimeout, and at the
+	// latest SessionLifetime after sign-in. Defaults 12 h and 7 days.
+	SessionIdleTimeout time.Duration `yaml:"session_idle_timeout"`
+	SessionLifetime    time.Duration `yaml:"session_lifetime"`
+
+	// UI is the web UI's files; nil serves the ones built into the binary.
+	UI fs.FS `yaml:"-"`
 }
 
 // Defaults returns a Config with every default set.
@@ -65,7 +74,8 @@ func Defaults() Config {
 	return Config{Listen: "127.0.0.1:8080", RedisURL: "redis://127.0.0.1:6379/0", RedisPrefix: "coopr",
 		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDepth: 12, MaxComplexity: 10000,
 		RateLimit: 50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000, JanitorInterval: time.Minute,
-		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second}
+		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second,
+		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.
@@ -130,6 +140,8 @@ func (c Config) Check() error {
 		return errors.New("no listen address: set COOPR_LISTEN, listen in the config file, or --listen")
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("shutdown timeout %s: must be positive", c.ShutdownTimeout)
+	case c.SessionIdleTimeout <= 0 || c.SessionLifetime <= 0:
+		return fmt.Errorf("session_idle_timeout %s and session_lifetime %s: must be positive", c.SessionIdleTimeout, c.SessionLifetime)
 	}
 	return nil
 }

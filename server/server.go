@@ -52,6 +52,8 @@ type Server struct {
 	hub     *events.Hub
 	fanout  *fanout.Groups
 	reg     *prometheus.Registry
+	// sessions authenticates the web UI's cookie requests.
+	sessions *auth.Sessions
 	// streams ends long-lived requests (websockets) when shutdown begins;
 	// ordinary requests are left to finish.
 	streams    context.Context
@@ -110,6 +112,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	}}
 	s.control = control.New(st, s.engine, creds)
 	s.fleet = fleet.New(st.DB())
+	s.sessions = newSessions(st, cfg)
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
 	s.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coopr_http_request_duration_seconds",
@@ -195,8 +198,9 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
 	mux.Handle("/graphql", s.instrument("graphql", limitBody(s.cfg.MaxRequestBytes,
-		auth.Middleware(s.store, limiter.middleware(s.endOnShutdown(gql))))))
-	mux.Handle("GET /{$}", s.instrument("playground", playground.Handler("coopr", "/graphql")))
+		s.sessions.Middleware(auth.Middleware(s.store, limiter.middleware(s.endOnShutdown(gql)))))))
+	mux.Handle("GET /playground", s.instrument("playground", playground.Handler("coopr", "/graphql")))
+	s.routeWeb(mux)
 	mux.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})))
@@ -222,7 +226,17 @@ func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (contex
 	}
 	secret := auth.BearerToken(init.Authorization())
 	if secret == "" {
-		return ctx, nil, nil // subscriptions will answer UNAUTHENTICATED
+		// A browser's session cookie, checked again now.
+		p, ok, err := s.sessions.Principal(ctx)
+		switch {
+		case !ok:
+			return ctx, nil, nil // subscriptions will answer UNAUTHENTICATED
+		case errors.Is(err, store.ErrUnauthenticated):
+			return ctx, nil, errors.New("the session has ended: sign in again")
+		case err != nil:
+			return ctx, nil, errors.New("authentication is unavailable")
+		}
+		return auth.WithPrincipal(ctx, p), nil, nil
 	}
 	p, err := s.store.Authenticate(ctx, secret)
 	if errors.Is(err, store.ErrUnauthenticated) {

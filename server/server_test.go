@@ -33,7 +33,7 @@ func TestEndpoints(t *testing.T) {
 	}{
 		{"/healthz", "ok"},
 		{"/readyz", "ready"},
-		{"/", "GraphiQL"},
+		{"/playground", "GraphiQL"},
 	} {
 		code, body := get(t, s.URL+tt.path)
 		if code != http.StatusOK || !strings.Contains(body, tt.want) {

@@ -48,8 +48,8 @@ func newDevCmd() *cobra.Command {
 Redis under --dir (unless COOPR_DATABASE_URL and COOPR_REDIS_URL name others),
 the server, an agent with every built-in driver, the local vm driver's base
 image (built once with debootstrap, about a minute and a half), and the
-example catalog in tenant "dev". It prints the playground's URL and a command
-that builds a 3-node web cluster. Ctrl-C deletes the clusters it made, stops
+example catalog in tenant "dev". It prints the web UI's URL, a token to sign
+in with and a command that builds a 3-node web cluster. Ctrl-C deletes the clusters it made, stops
 everything and leaves no process, container or mount behind; a second Ctrl-C
 stops without waiting for the deletes.
 
@@ -60,7 +60,7 @@ It must run as root (the local driver makes containers and a bridge).`,
 		},
 	}
 	cmd.Flags().StringVar(&o.dir, "dir", ".coopr-dev", "where the private databases, keys and node state live")
-	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:8080", "address of the API and playground")
+	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:8080", "address of the web UI and the API")
 	cmd.Flags().StringVar(&o.catalog, "catalog", "examples/catalog", "catalog directory to import")
 	cmd.Flags().StringVar(&o.tenant, "tenant", "dev", "tenant the example catalog and your token belong to")
 	cmd.Flags().IntVar(&o.capacity, "capacity", 16, "the agent's task slots")
@@ -224,7 +224,8 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 	fmt.Fprintf(out, `
 coopr is up.
 
-  playground   %[1]s/
+  web UI       %[1]s/   (sign in with the COOPR_TOKEN below)
+  playground   %[1]s/playground
   API          %[1]s/graphql
   tenant       %[2]s (example catalog from %[3]s)
 

@@ -34,6 +34,13 @@ type Server struct {
 // Start runs a server until the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, Config(t))
+}
+
+// Config is the configuration Start uses (a fresh schema and key prefix,
+// no rate limits, a credential key), to change before StartWith.
+func Config(t testing.TB) server.Config {
+	t.Helper()
 	dsn, _ := storetest.NewDSN(t)
 	_, prefix := queuetest.New(t)
 	cfg := server.Defaults()
@@ -43,7 +50,7 @@ func Start(t testing.TB) *Server {
 	// its own test.
 	cfg.RateLimit, cfg.AgentRateLimit = 0, 0
 	cfg.CredentialKey = Key()
-	return StartWith(t, cfg)
+	return cfg
 }
 
 // Key is a fresh credential key.
