@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,24 +64,47 @@ func Key() string {
 // StartWith runs a server with cfg (its listen address is ignored).
 func StartWith(t testing.TB, cfg server.Config) *Server {
 	t.Helper()
+	s := &Server{t: t, Config: cfg}
+	s.serve("127.0.0.1:0")
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Errorf("servertest: serve: %v", err)
+		}
+	})
+	ctx := context.Background()
+	sup, err := s.Srv.Store().Tenant(ctx, store.SuperadminTenant)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	if s.Super, _, err = s.Srv.Store().CreateToken(ctx, sup.ID, "admin", store.TokenUser, "servertest"); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	return s
+}
+
+// serve opens a server on s.Config and serves it on addr.
+func (s *Server) serve(addr string) {
+	t := s.t
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	}
-	srv, err := server.Open(ctx, cfg, log)
+	srv, err := server.Open(ctx, s.Config, log)
 	if err != nil {
 		cancel()
 		t.Fatalf("servertest: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		cancel()
+		_ = srv.Close()
 		t.Fatalf("servertest: %v", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
-	s := &Server{t: t, URL: "http://" + ln.Addr().String(), Srv: srv, Config: cfg}
+	s.URL, s.Srv = "http://"+ln.Addr().String(), srv
 	var stopped bool
 	var stopErr error
 	s.stop = func() error {
@@ -92,23 +116,17 @@ func StartWith(t testing.TB, cfg server.Config) *Server {
 		}
 		return stopErr
 	}
-	t.Cleanup(func() {
-		if err := s.stop(); err != nil {
-			t.Errorf("servertest: serve: %v", err)
-		}
-	})
-	sup, err := srv.Store().Tenant(ctx, store.SuperadminTenant)
-	if err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
-	if s.Super, _, err = srv.Store().CreateToken(ctx, sup.ID, "admin", store.TokenUser, "servertest"); err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
-	return s
 }
 
 // Stop shuts the server down as SIGTERM would and returns Serve's error.
 func (s *Server) Stop() error { return s.stop() }
+
+// Start serves again, on the same address, database and Redis, after Stop:
+// a restart as clients see it.
+func (s *Server) Start() {
+	s.t.Helper()
+	s.serve(strings.TrimPrefix(s.URL, "http://"))
+}
 
 type testWriter struct{ t testing.TB }
 
