@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
+	"github.com/cooprhq/coopr/server"
 	"github.com/cooprhq/coopr/server/servertest"
 )
 
@@ -462,5 +465,34 @@ func TestSessionWebsocket(t *testing.T) {
 	defer sub.Close()
 	if r, _, err := sub.Next(10 * time.Second); err != nil || r.Code() != "NOT_FOUND" {
 		t.Errorf("bearer subscription: %v %+v, want NOT_FOUND", err, r)
+	}
+}
+
+func TestSessionSettings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "coopr.yaml")
+	if err := os.WriteFile(file, []byte("database_url: postgres://x\nsession_idle_timeout: 30m\nsession_lifetime: 24h\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := server.Load(file, func(string) string { return "" })
+	if err != nil || cfg.SessionIdleTimeout != 30*time.Minute || cfg.SessionLifetime != 24*time.Hour {
+		t.Fatalf("Load = %v %v %v", cfg.SessionIdleTimeout, cfg.SessionLifetime, err)
+	}
+	cfg.SessionIdleTimeout = 0
+	if err := cfg.Check(); err == nil || !strings.Contains(err.Error(), "session_idle_timeout") {
+		t.Errorf("Check with no idle timeout: %v, want an error naming session_idle_timeout", err)
+	}
+
+	// The server makes sessions of the configured lifetime.
+	cfg = servertest.Config(t)
+	cfg.SessionLifetime = time.Hour
+	s := servertest.StartWith(t, cfg)
+	_, user := tenantTokens(t, s, "acme")
+	b := &browser{t: t, s: s}
+	who := b.signIn(user)
+	if left := time.Until(b.cookie.Expires); left > time.Hour || left < time.Hour-time.Minute {
+		t.Errorf("cookie expires in %s, want the configured hour", left)
+	}
+	if exp, _ := time.Parse(time.RFC3339, who["expiresAt"].(string)); time.Until(exp) > time.Hour {
+		t.Errorf("session expires at %v, more than an hour away", exp)
 	}
 }
