@@ -4,7 +4,7 @@ import type { ClusterListQuery } from '../../gql/graphql';
 import { shortId, words } from '../../lib/format';
 import { TimeText } from '../atomic/TimeText';
 import { ClusterStatusBadge } from './ClusterStatusBadge';
-import { useLiveCluster } from './useLiveCluster';
+import { mergeLive, useLiveCluster } from './useLiveCluster';
 
 export type ClusterRowData = ClusterListQuery['clusters']['nodes'][number];
 
@@ -53,10 +53,8 @@ function ClusterRow({
 }) {
   // A terminated cluster never changes again: no subscription for it.
   const live = useLiveCluster(c.id, c.status !== 'TERMINATED', onChange);
-  const status = live?.status ?? c.status;
-  const job = live?.latestJob !== undefined ? live.latestJob : c.latestJob;
-  const expireTime = live?.expireTime !== undefined ? live.expireTime : c.expireTime;
-  const size = live?.size ?? c.size;
+  const { status, latestJob: job, busy } = mergeLive(c, live);
+  const { expireTime, size } = c;
   return (
     <Table.Tr data-cluster-id={c.id} data-status={status}>
       <Table.Td>
@@ -70,7 +68,7 @@ function ClusterRow({
         </Stack>
       </Table.Td>
       <Table.Td>
-        <ClusterStatusBadge status={status} busy={job?.state === 'RUNNING'} />
+        <ClusterStatusBadge status={status} busy={busy} />
         {job && job.state !== 'COMPLETE' && (
           <Text size="xs" c="dimmed" mt={2}>
             {job.action ? words(job.action) : 'job'} {words(job.state)}

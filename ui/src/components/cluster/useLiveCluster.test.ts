@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LiveClusterSubscription } from '../../gql/graphql';
-import { reduceLive } from './useLiveCluster';
+import { mergeLive, reduceLive } from './useLiveCluster';
 
 type Event = LiveClusterSubscription['clusterEvents'];
 const event = (e: Partial<Event>): Event => ({
@@ -18,20 +18,12 @@ describe('reduceLive', () => {
     kind: 'SNAPSHOT',
     seq: '0',
     state: 'PENDING',
-    cluster: {
-      id: 'c1',
-      status: 'PENDING',
-      size: 3,
-      expireTime: null,
-      latestJob: { id: 'j1', action: 'CLUSTER_CREATE', state: 'RUNNING' },
-    },
+    cluster: { id: 'c1', status: 'PENDING', latestJob: { id: 'j1', action: 'CLUSTER_CREATE', state: 'RUNNING' } },
   });
 
   it('takes the snapshot whole', () => {
     expect(reduceLive(undefined, snapshot)).toEqual({
       status: 'PENDING',
-      size: 3,
-      expireTime: null,
       latestJob: { id: 'j1', action: 'CLUSTER_CREATE', state: 'RUNNING' },
     });
   });
@@ -47,19 +39,42 @@ describe('reduceLive', () => {
     // A new job: its action is not in the event.
     s = reduceLive(s, event({ kind: 'JOB', jobId: 'j2', state: 'RUNNING' }));
     expect(s?.latestJob).toEqual({ id: 'j2', state: 'RUNNING' });
-    expect(s?.size).toBe(3);
   });
 
   it('replaces everything with the cluster of a lagged event', () => {
     const s = reduceLive(
-      { status: 'PENDING', size: 3 },
+      { status: 'PENDING', latestJob: { id: 'j1', state: 'RUNNING' } },
       event({
         kind: 'CLUSTER',
         lagged: true,
         state: 'ACTIVE',
-        cluster: { id: 'c1', status: 'ACTIVE', size: 5, expireTime: '2026-12-01T00:00:00Z', latestJob: null },
+        cluster: { id: 'c1', status: 'ACTIVE', latestJob: null },
       }),
     );
-    expect(s).toEqual({ status: 'ACTIVE', size: 5, expireTime: '2026-12-01T00:00:00Z', latestJob: null });
+    expect(s).toEqual({ status: 'ACTIVE', latestJob: null });
+  });
+});
+
+describe('mergeLive', () => {
+  const queried = {
+    status: 'ACTIVE' as const,
+    latestJob: { id: 'j1', action: 'CLUSTER_CREATE', state: 'COMPLETE' as const },
+  };
+  it('shows the query until events come', () => {
+    expect(mergeLive(queried, undefined)).toEqual({ ...queried, busy: false });
+  });
+  it('prefers the events for the status and job state, and the query for the action', () => {
+    expect(mergeLive(queried, { status: 'PENDING', latestJob: { id: 'j2', state: 'RUNNING' } })).toEqual({
+      status: 'PENDING',
+      latestJob: { id: 'j2', action: '', state: 'RUNNING' },
+      busy: true,
+    });
+    // The query read again knows the new job's action.
+    expect(
+      mergeLive(
+        { status: 'PENDING', latestJob: { id: 'j2', action: 'CLUSTER_SCALE', state: 'RUNNING' } },
+        { status: 'ACTIVE', latestJob: { id: 'j2', state: 'COMPLETE' } },
+      ),
+    ).toEqual({ status: 'ACTIVE', latestJob: { id: 'j2', action: 'CLUSTER_SCALE', state: 'COMPLETE' }, busy: false });
   });
 });

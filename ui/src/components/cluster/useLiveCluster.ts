@@ -23,8 +23,6 @@ export const LiveClusterDocument = graphql(`
       cluster {
         id
         status
-        size
-        expireTime
         latestJob {
           id
           action
@@ -35,10 +33,9 @@ export const LiveClusterDocument = graphql(`
   }
 `);
 
+/** What the events say of a cluster: its status and its latest job's state. */
 export interface LiveCluster {
   status?: ClusterStatus;
-  size?: number;
-  expireTime?: string | null;
   latestJob?: { id: string; action?: string; state: JobState } | null;
 }
 
@@ -50,12 +47,7 @@ export function reduceLive(
   e: LiveClusterSubscription['clusterEvents'],
 ): LiveCluster | undefined {
   if (e.cluster) {
-    return {
-      status: e.cluster.status,
-      size: e.cluster.size,
-      expireTime: e.cluster.expireTime ?? null,
-      latestJob: e.cluster.latestJob ?? null,
-    };
+    return { status: e.cluster.status, latestJob: e.cluster.latestJob ?? null };
   }
   if (e.kind === 'CLUSTER') return { ...prev, status: e.state as ClusterStatus };
   if (e.kind === 'JOB' && e.jobId && jobStates.includes(e.state)) {
@@ -63,6 +55,28 @@ export function reduceLive(
     return { ...prev, latestJob: { id: e.jobId, state: e.state as JobState, ...(action ? { action } : {}) } };
   }
   return prev;
+}
+
+export interface ClusterState {
+  status: ClusterStatus;
+  latestJob?: { id: string; action: string; state: JobState } | null;
+}
+
+/**
+ * mergeLive is what a view shows of a cluster it read with a query and
+ * follows live: the events' status and job state, which are newer than the
+ * query's; the job's action from the query, as a new job's event does not
+ * carry it until the query is read again. Everything else (size, lease)
+ * comes from the query, which is re-read when an event says it changed.
+ */
+export function mergeLive(c: ClusterState, live: LiveCluster | undefined): ClusterState & { busy: boolean } {
+  const status = live?.status ?? c.status;
+  let latestJob = c.latestJob ?? null;
+  if (live?.latestJob) {
+    const action = live.latestJob.action ?? (latestJob?.id === live.latestJob.id ? latestJob.action : '');
+    latestJob = { id: live.latestJob.id, action, state: live.latestJob.state };
+  }
+  return { status, latestJob, busy: latestJob?.state === 'RUNNING' };
 }
 
 /**

@@ -15,7 +15,7 @@ import { PageHeader } from '../../components/atomic/PageHeader';
 import { TimeText } from '../../components/atomic/TimeText';
 import { useSession } from '../../components/auth/session';
 import { ClusterStatusBadge } from '../../components/cluster/ClusterStatusBadge';
-import { useLiveCluster } from '../../components/cluster/useLiveCluster';
+import { mergeLive, useLiveCluster } from '../../components/cluster/useLiveCluster';
 import { graphql } from '../../gql';
 import { nodes, words } from '../../lib/format';
 
@@ -85,8 +85,7 @@ export function Component() {
       </>
     );
   }
-  const status = live?.status ?? c.status;
-  const job = live?.latestJob !== undefined ? live.latestJob : c.latestJob;
+  const { status, latestJob: job, busy } = mergeLive(c, live);
   return (
     <>
       {crumbs}
@@ -94,7 +93,7 @@ export function Component() {
         title={
           <Group gap="sm">
             <span>{c.name}</span>
-            <ClusterStatusBadge status={status} busy={job?.state === 'RUNNING'} size="lg" />
+            <ClusterStatusBadge status={status} busy={busy} size="lg" />
           </Group>
         }
         description={c.description || undefined}
