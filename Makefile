@@ -6,12 +6,32 @@ LDFLAGS   := -X main.version=$(VERSION)
 export COOPR_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export COOPR_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: all build test test-prereqs generate check-generate lint bench fuzz clean package dev
+.PHONY: all build build-go ui test test-prereqs generate check-generate lint bench fuzz clean package dev
 
 all: build
 
-build:
+# The binary with the web UI built into it.
+build: ui build-go
+
+# The binary alone: it embeds whatever ui/dist holds (a fresh clone has a
+# placeholder, and the server then says how to build the UI).
+build-go:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/coopr
+
+# The web UI (docs/ui.md): npm ci when ui/node_modules is missing or older
+# than the lockfile, then codegen, typecheck and vite build into ui/dist/
+# when a source is newer than the last build. Needs node 20.19+ and npm.
+UI_SRC := $(shell find ui/src ui/public -type f 2>/dev/null) ui/index.html ui/vite.config.ts ui/codegen.ts \
+	ui/tsconfig.json ui/postcss.config.cjs schema.graphqls
+ui: ui/dist/index.html
+
+ui/node_modules/.package-lock.json: ui/package.json ui/package-lock.json
+	@scripts/node-ok || (echo "(make build-go builds the binary without the UI)" >&2; exit 1)
+	cd ui && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+ui/dist/index.html: ui/node_modules/.package-lock.json $(UI_SRC)
+	cd ui && npm run build
 
 # Everything on this machine: private Postgres and Redis under .coopr-dev/,
 # the server, an agent, local nodes and the example catalog (as root).
@@ -25,13 +45,18 @@ dev: build
 # COOPR_COMPAT_DIR (make test COOPR_COMPAT_DIR=DIR, or from the
 # environment; default ../shared) and skip where it does not exist.
 test: test-prereqs
+	@if scripts/node-ok; then $(MAKE) --no-print-directory ui && cd ui && npm test; \
+	else echo "ui: skipping the web UI's build, unit and browser tests"; fi
 	$(GO) test -count=1 ./...
 
 test-prereqs:
 	@scripts/test-prereqs
 
+# The web UI's operation types (ui/src/gql) come from schema.graphqls too.
 generate:
 	$(GO) generate ./...
+	@if scripts/node-ok; then $(MAKE) --no-print-directory ui/node_modules/.package-lock.json && cd ui && npm run codegen; \
+	else echo "ui: not regenerating the web UI's types"; fi
 
 # Fails when regenerating would change committed generated code.
 check-generate: generate
@@ -41,6 +66,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+	@if scripts/node-ok; then $(MAKE) --no-print-directory ui/node_modules/.package-lock.json && cd ui && npm run lint; \
+	else echo "ui: not checking the web UI's format and types"; fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -60,4 +87,5 @@ package: build
 		$(GO) tool nfpm package -f packaging/nfpm.yaml -p deb -t bin/
 
 clean:
-	rm -rf bin
+	rm -rf bin ui/test-results
+	find ui/dist -mindepth 1 ! -name .gitkeep -delete 2>/dev/null || true

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -84,6 +85,14 @@ type Config struct {
 	// 1000). 0: no bound.
 	WebsocketsPerToken      int `yaml:"websockets_per_token"`
 	AgentWebsocketsPerToken int `yaml:"agent_websockets_per_token"`
+
+	// A web UI session ends when unused for SessionIdleTimeout, and at the
+	// latest SessionLifetime after sign-in. Defaults 12 h and 7 days.
+	SessionIdleTimeout time.Duration `yaml:"session_idle_timeout"`
+	SessionLifetime    time.Duration `yaml:"session_lifetime"`
+
+	// UI is the web UI's files; nil serves the ones built into the binary.
+	UI fs.FS `yaml:"-"`
 }
 
 // MinWriteTimeout is the least write_timeout: an agent's claim waits up to
@@ -99,7 +108,8 @@ func Defaults() Config {
 		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
-		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000}
+		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,
+		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.
@@ -166,6 +176,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("shutdown timeout %s: must be positive", c.ShutdownTimeout)
 	case c.WriteTimeout > 0 && c.WriteTimeout < MinWriteTimeout:
 		return fmt.Errorf("write_timeout %s: must be at least %s, or an agent's long poll (up to 20 s) is cut off", c.WriteTimeout, MinWriteTimeout)
+	case c.SessionIdleTimeout <= 0 || c.SessionLifetime <= 0:
+		return fmt.Errorf("session_idle_timeout %s and session_lifetime %s: must be positive", c.SessionIdleTimeout, c.SessionLifetime)
 	}
 	return nil
 }

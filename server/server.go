@@ -55,6 +55,8 @@ type Server struct {
 	auth  *auth.RefusalCache
 	addrs *addressLimiter
 	reg   *prometheus.Registry
+	// sessions authenticates the web UI's cookie requests.
+	sessions *auth.Sessions
 	// streams ends long-lived requests (websockets) when shutdown begins;
 	// ordinary requests are left to finish.
 	streams    context.Context
@@ -117,6 +119,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.control = control.New(st, s.engine, creds)
 	s.control.Capacity = builtin.Capacities()
 	s.fleet = fleet.New(st.DB())
+	s.sessions = newSessions(st, cfg)
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
 	s.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coopr_http_request_duration_seconds",
@@ -210,13 +213,14 @@ func (s *Server) Handler() http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", s.instrument("graphql", s.addrs.gate(auth.Middleware(s.auth, s.addrs.requireToken(
-		limitBody(s.cfg.MaxRequestBytes, limiter.middleware(readBody(s.endOnShutdown(gql)))))))))
-	// The playground, its files built in; / leads to it until a web UI
-	// takes that place.
+	// A session cookie (the web UI) stands for a token when the request
+	// brings none; a request with neither is refused before its body is read.
+	mux.Handle("/graphql", s.instrument("graphql", s.addrs.gate(s.sessions.Middleware(auth.Middleware(s.auth,
+		s.addrs.requireToken(limitBody(s.cfg.MaxRequestBytes, limiter.middleware(readBody(s.endOnShutdown(gql))))))))))
+	// The playground, its files built in; the web UI has / and the rest.
 	mux.Handle("GET "+playground.Path, s.instrument("playground", playground.Handler()))
 	mux.Handle("GET "+playground.AssetsPath, s.instrument("playground", playground.Handler()))
-	mux.Handle("GET /{$}", s.instrument("playground", http.RedirectHandler(playground.Path, http.StatusFound)))
+	s.routeWeb(mux)
 	mux.Handle("GET /healthz", s.instrument("healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})))
@@ -232,11 +236,24 @@ func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (contex
 	if !ok {
 		secret := auth.BearerToken(init.Authorization())
 		if secret == "" {
-			s.addrs.charge(ctx)
-			return ctx, nil, nil // operations will answer UNAUTHENTICATED
+			// A browser's session cookie, checked again now.
+			sp, ok, err := s.sessions.Principal(ctx)
+			switch {
+			case !ok:
+				s.addrs.charge(ctx)
+				return ctx, nil, nil // operations will answer UNAUTHENTICATED
+			case errors.Is(err, store.ErrUnauthenticated):
+				s.addrs.charge(ctx)
+				return ctx, nil, errors.New("the session has ended: sign in again")
+			case err != nil:
+				return ctx, nil, errors.New("authentication is unavailable")
+			}
+			p = sp
 		}
 		var err error
-		p, err = s.auth.Authenticate(ctx, secret)
+		if secret != "" {
+			p, err = s.auth.Authenticate(ctx, secret)
+		}
 		if errors.Is(err, store.ErrUnauthenticated) {
 			s.addrs.charge(ctx)
 			return ctx, nil, errors.New("invalid API token")

@@ -59,7 +59,8 @@ process, started again whenever it dies), the local vm driver's base image
 (built once with debootstrap, about a minute and a half), and the example
 catalog in tenant "dev", which may have --max-clusters clusters and
 --max-nodes nodes at once (set again at every start; -1 for no limit). It
-prints the playground's URL and a command that builds a 3-node web cluster.
+prints the web UI's URL, a token to sign in with and a command that builds
+a 3-node web cluster.
 Ctrl-C deletes the tenant's clusters, stops
 everything and leaves no process, container or mount behind; a second Ctrl-C
 stops without waiting for the deletes.
@@ -75,7 +76,7 @@ It must run as root (the local driver makes containers and a bridge).`,
 		},
 	}
 	cmd.Flags().StringVar(&o.dir, "dir", ".coopr-dev", "where the private databases, keys and node state live")
-	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:8080", "address of the API and playground")
+	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:8080", "address of the web UI and the API")
 	cmd.Flags().StringVar(&o.catalog, "catalog", "examples/catalog", "catalog directory to import")
 	cmd.Flags().StringVar(&o.tenant, "tenant", "dev", "tenant the example catalog and your token belong to")
 	cmd.Flags().IntVar(&o.capacity, "capacity", 16, "the agent's task slots")
@@ -230,6 +231,7 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 	fmt.Fprintf(out, `
 coopr is up.
 
+  web UI       %[1]s/   (sign in with the COOPR_TOKEN below)
   playground   %[1]s/playground
   API          %[1]s/graphql
   tenant       %[2]s (example catalog from %[3]s), at most %[5]s

@@ -16,13 +16,13 @@ func newServerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the GraphQL API and the job engine",
-		Long: `server serves the GraphQL API at /graphql (HTTP and websockets), the
-playground at /playground (/ leads there), /healthz, /readyz and Prometheus
-metrics at /metrics, and runs the job engine. Settings come from flags, then
-the environment (COOPR_LISTEN, COOPR_DATABASE_URL, COOPR_REDIS_URL,
+		Long: `server serves the web UI at / (sign-in at /auth/session), the GraphQL API at
+/graphql (HTTP and websockets), the playground at /playground, /healthz, /readyz
+and Prometheus metrics at /metrics, and runs the job engine. Settings come from
+flags, then the environment (COOPR_LISTEN, COOPR_DATABASE_URL, COOPR_REDIS_URL,
 COOPR_REDIS_PREFIX, COOPR_SHUTDOWN_TIMEOUT, COOPR_ALLOWED_ORIGINS), then the
 --config YAML file (listen, database_url, redis_url, redis_prefix,
-shutdown_timeout, allowed_origins).`,
+shutdown_timeout, allowed_origins, session_idle_timeout, session_lifetime).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := server.Load(file, os.Getenv)

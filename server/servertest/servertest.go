@@ -35,6 +35,13 @@ type Server struct {
 // Start runs a server until the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, Config(t))
+}
+
+// Config is the configuration Start uses (a fresh schema and key prefix,
+// no rate limits, a credential key), to change before StartWith.
+func Config(t testing.TB) server.Config {
+	t.Helper()
 	dsn, _ := storetest.NewDSN(t)
 	_, prefix := queuetest.New(t)
 	cfg := server.Defaults()
@@ -46,7 +53,7 @@ func Start(t testing.TB) *Server {
 	cfg.RateLimit, cfg.AgentRateLimit = 0, 0
 	cfg.WebsocketsPerToken = 0
 	cfg.CredentialKey = Key()
-	return StartWith(t, cfg)
+	return cfg
 }
 
 // Key is a fresh credential key.
@@ -116,6 +123,15 @@ func (s *Server) serve(addr string) error {
 
 // Stop shuts the server down as SIGTERM would and returns Serve's error.
 func (s *Server) Stop() error { return s.stop() }
+
+// Start serves again, on the same address, database and Redis, after Stop:
+// a restart as clients see it.
+func (s *Server) Start() {
+	s.t.Helper()
+	if err := s.serve(strings.TrimPrefix(s.URL, "http://")); err != nil {
+		s.t.Fatalf("servertest: start: %v", err)
+	}
+}
 
 // Restart stops the server as Stop does and starts it again on the same
 // address, database and Redis prefix, as a restarted process would; Srv

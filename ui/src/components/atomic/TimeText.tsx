@@ -1,0 +1,29 @@
+import { Text, type TextProps, Tooltip } from '@mantine/core';
+import { useEffect, useState } from 'react';
+import { formatDateTime, formatRelative } from '../../lib/format';
+
+/** useNow is the time, updated every interval ms, for relative times that stay true. */
+export function useNow(interval = 30_000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), interval);
+    return () => clearInterval(t);
+  }, [interval]);
+  return now;
+}
+
+export interface TimeTextProps extends TextProps {
+  iso: string;
+}
+
+/** TimeText shows a time relative to now ("in 3 hours"), the exact time on hover. */
+export function TimeText({ iso, ...props }: TimeTextProps) {
+  const now = useNow();
+  return (
+    <Tooltip label={formatDateTime(iso)} withArrow openDelay={300}>
+      <Text component="time" dateTime={iso} size="sm" {...props}>
+        {formatRelative(iso, now)}
+      </Text>
+    </Tooltip>
+  );
+}

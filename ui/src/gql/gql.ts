@@ -1,0 +1,76 @@
+/* eslint-disable */
+import * as types from './graphql';
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  subscription LiveCluster($id: ID!) {\n    clusterEvents(clusterId: $id) {\n      kind\n      seq\n      jobId\n      state\n      lagged\n      cluster {\n        id\n        status\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n    }\n  }\n": typeof types.LiveClusterDocument,
+    "\n  query CatalogEntities($kind: CatalogKind!) {\n    catalog {\n      entities(kind: $kind) {\n        name\n        version\n        versions\n        document\n      }\n    }\n  }\n": typeof types.CatalogEntitiesDocument,
+    "\n  query TemplateGallery {\n    catalog {\n      templates: entities(kind: CLUSTERTEMPLATES) {\n        name\n        version\n        document\n      }\n      services: entities(kind: SERVICES) {\n        name\n        document\n      }\n    }\n  }\n": typeof types.TemplateGalleryDocument,
+    "\n  query ClusterSummary($id: ID!) {\n    cluster(id: $id) {\n      id\n      name\n      description\n      owner\n      status\n      message\n      template\n      provider\n      services\n      size\n      dnsSuffix\n      expireTime\n      createdAt\n      updatedAt\n      nodes {\n        id\n      }\n      latestJob {\n        id\n        action\n        state\n        message\n      }\n    }\n  }\n": typeof types.ClusterSummaryDocument,
+    "\n  query ClusterList($first: Int!, $after: String, $status: [ClusterStatus!], $template: String) {\n    clusters(first: $first, after: $after, status: $status, template: $template) {\n      nodes {\n        id\n        name\n        status\n        template\n        owner\n        size\n        expireTime\n        createdAt\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n      endCursor\n      hasNextPage\n    }\n  }\n": typeof types.ClusterListDocument,
+    "\n  query TemplateNames {\n    catalog {\n      entities(kind: CLUSTERTEMPLATES) {\n        name\n      }\n    }\n  }\n": typeof types.TemplateNamesDocument,
+};
+const documents: Documents = {
+    "\n  subscription LiveCluster($id: ID!) {\n    clusterEvents(clusterId: $id) {\n      kind\n      seq\n      jobId\n      state\n      lagged\n      cluster {\n        id\n        status\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n    }\n  }\n": types.LiveClusterDocument,
+    "\n  query CatalogEntities($kind: CatalogKind!) {\n    catalog {\n      entities(kind: $kind) {\n        name\n        version\n        versions\n        document\n      }\n    }\n  }\n": types.CatalogEntitiesDocument,
+    "\n  query TemplateGallery {\n    catalog {\n      templates: entities(kind: CLUSTERTEMPLATES) {\n        name\n        version\n        document\n      }\n      services: entities(kind: SERVICES) {\n        name\n        document\n      }\n    }\n  }\n": types.TemplateGalleryDocument,
+    "\n  query ClusterSummary($id: ID!) {\n    cluster(id: $id) {\n      id\n      name\n      description\n      owner\n      status\n      message\n      template\n      provider\n      services\n      size\n      dnsSuffix\n      expireTime\n      createdAt\n      updatedAt\n      nodes {\n        id\n      }\n      latestJob {\n        id\n        action\n        state\n        message\n      }\n    }\n  }\n": types.ClusterSummaryDocument,
+    "\n  query ClusterList($first: Int!, $after: String, $status: [ClusterStatus!], $template: String) {\n    clusters(first: $first, after: $after, status: $status, template: $template) {\n      nodes {\n        id\n        name\n        status\n        template\n        owner\n        size\n        expireTime\n        createdAt\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n      endCursor\n      hasNextPage\n    }\n  }\n": types.ClusterListDocument,
+    "\n  query TemplateNames {\n    catalog {\n      entities(kind: CLUSTERTEMPLATES) {\n        name\n      }\n    }\n  }\n": types.TemplateNamesDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription LiveCluster($id: ID!) {\n    clusterEvents(clusterId: $id) {\n      kind\n      seq\n      jobId\n      state\n      lagged\n      cluster {\n        id\n        status\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  subscription LiveCluster($id: ID!) {\n    clusterEvents(clusterId: $id) {\n      kind\n      seq\n      jobId\n      state\n      lagged\n      cluster {\n        id\n        status\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query CatalogEntities($kind: CatalogKind!) {\n    catalog {\n      entities(kind: $kind) {\n        name\n        version\n        versions\n        document\n      }\n    }\n  }\n"): (typeof documents)["\n  query CatalogEntities($kind: CatalogKind!) {\n    catalog {\n      entities(kind: $kind) {\n        name\n        version\n        versions\n        document\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query TemplateGallery {\n    catalog {\n      templates: entities(kind: CLUSTERTEMPLATES) {\n        name\n        version\n        document\n      }\n      services: entities(kind: SERVICES) {\n        name\n        document\n      }\n    }\n  }\n"): (typeof documents)["\n  query TemplateGallery {\n    catalog {\n      templates: entities(kind: CLUSTERTEMPLATES) {\n        name\n        version\n        document\n      }\n      services: entities(kind: SERVICES) {\n        name\n        document\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ClusterSummary($id: ID!) {\n    cluster(id: $id) {\n      id\n      name\n      description\n      owner\n      status\n      message\n      template\n      provider\n      services\n      size\n      dnsSuffix\n      expireTime\n      createdAt\n      updatedAt\n      nodes {\n        id\n      }\n      latestJob {\n        id\n        action\n        state\n        message\n      }\n    }\n  }\n"): (typeof documents)["\n  query ClusterSummary($id: ID!) {\n    cluster(id: $id) {\n      id\n      name\n      description\n      owner\n      status\n      message\n      template\n      provider\n      services\n      size\n      dnsSuffix\n      expireTime\n      createdAt\n      updatedAt\n      nodes {\n        id\n      }\n      latestJob {\n        id\n        action\n        state\n        message\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ClusterList($first: Int!, $after: String, $status: [ClusterStatus!], $template: String) {\n    clusters(first: $first, after: $after, status: $status, template: $template) {\n      nodes {\n        id\n        name\n        status\n        template\n        owner\n        size\n        expireTime\n        createdAt\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n      endCursor\n      hasNextPage\n    }\n  }\n"): (typeof documents)["\n  query ClusterList($first: Int!, $after: String, $status: [ClusterStatus!], $template: String) {\n    clusters(first: $first, after: $after, status: $status, template: $template) {\n      nodes {\n        id\n        name\n        status\n        template\n        owner\n        size\n        expireTime\n        createdAt\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n      endCursor\n      hasNextPage\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query TemplateNames {\n    catalog {\n      entities(kind: CLUSTERTEMPLATES) {\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  query TemplateNames {\n    catalog {\n      entities(kind: CLUSTERTEMPLATES) {\n        name\n      }\n    }\n  }\n"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;

@@ -1,0 +1,26 @@
+// Every page of the UI. Views are loaded when first visited (route-level
+// code splitting), so the first load carries only the shell.
+import { createBrowserRouter, Navigate } from 'react-router';
+import { AdminOnly, SignedIn } from './components/auth/guards';
+
+export const router = createBrowserRouter([
+  { path: '/signin', lazy: () => import('./views/auth/SignInView') },
+  {
+    element: <SignedIn />,
+    children: [
+      { index: true, element: <Navigate to="/clusters" replace /> },
+      { path: 'clusters', lazy: () => import('./views/cluster/ClustersView') },
+      { path: 'clusters/:id', lazy: () => import('./views/cluster/ClusterView') },
+      { path: 'templates', lazy: () => import('./views/catalog/TemplatesView') },
+      {
+        path: 'admin',
+        element: <AdminOnly />,
+        children: [
+          { index: true, element: <Navigate to="/admin/catalog" replace /> },
+          { path: 'catalog', lazy: () => import('./views/admin/CatalogView') },
+        ],
+      },
+      { path: '*', lazy: () => import('./views/NotFoundView') },
+    ],
+  },
+]);
