@@ -260,8 +260,9 @@ func (p *Pool) dial(ctx context.Context, t Target, pins []ssh.PublicKey) (*Conn,
 	}
 	began := time.Now()
 	deadline := began.Add(p.opts.HandshakeTimeout)
+	callersDeadline := false // the caller's deadline, not the host's silence, bounds the handshake
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
+		deadline, callersDeadline = dl, true
 	}
 	_ = nc.SetDeadline(deadline)
 	// The deadline covers a silent peer; this covers a cancelled ctx.
@@ -301,6 +302,11 @@ func (p *Pool) dial(ctx context.Context, t Target, pins []ssh.PublicKey) (*Conn,
 			return nil, fmt.Errorf("ssh %s: handshake: %w", t, context.Cause(ctx))
 		}
 		var ne net.Error
+		if callersDeadline && errors.As(err, &ne) && ne.Timeout() {
+			// The socket's deadline was the caller's: it may fire a moment
+			// before ctx says it is done, and the host may well be there.
+			return nil, fmt.Errorf("ssh %s: handshake: %w: %w", t, context.DeadlineExceeded, err)
+		}
 		switch {
 		case errors.As(err, &ne) && ne.Timeout():
 			// The port took the connection and nothing spoke SSH on it.

@@ -111,6 +111,12 @@ func TestWebsocketProtocol(t *testing.T) {
 	cfg.WebsocketInitTimeout = 300 * time.Millisecond
 	s := servertest.StartWith(t, cfg)
 	const agents = `{"query":"subscription { agentEvents { kind } }"}`
+	// The server's own subscriber (the engine's feed) joins the hub once
+	// the hub is ready; subscriptions of earlier cases end as their
+	// sockets' closes reach the server, a moment after each case: a case
+	// counting the hub's subscribers starts from that one alone.
+	waitFor(t, "the engine's feed to subscribe", func() bool { return s.Srv.Hub().Subscribers() == 1 })
+	const base = 1
 
 	cases := []struct {
 		name string
@@ -190,7 +196,8 @@ func TestWebsocketProtocol(t *testing.T) {
 		}},
 		{"complete ends a subscription and frees its id", func(t *testing.T, c *wsClient) {
 			c.init(s.Super)
-			before := s.Srv.Hub().Subscribers()
+			waitFor(t, "earlier cases' subscriptions to end", func() bool { return s.Srv.Hub().Subscribers() == base })
+			before := base
 			c.send(`{"id":"a","type":"subscribe","payload":` + agents + `}`)
 			waitFor(t, "the subscription to start", func() bool { return s.Srv.Hub().Subscribers() == before+1 })
 			c.send(`{"id":"a","type":"complete"}`)

@@ -573,7 +573,17 @@ func TestDeleteOfGoneMachine(t *testing.T) {
 			if err := unmountAll(dir); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.RemoveAll(dir); err != nil {
+			// The killed container's processes live on (DELETE kills
+			// them) and may write into the overlay while it goes: try
+			// again, as a person removing it by hand would.
+			var err error
+			for try := 0; try < 50; try++ {
+				if err = os.RemoveAll(dir); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}},
