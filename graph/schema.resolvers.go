@@ -373,17 +373,24 @@ func (r *mutationResolver) ImportCatalog(ctx context.Context, document any) (*mo
 	if err := is.Err(); err != nil {
 		return nil, err
 	}
+	sharedSame := 0
 	if !p.Superadmin() {
-		for _, k := range catalog.Kinds {
-			if k.Shared() && len(c.Names(k)) > 0 {
-				return nil, forbidden("%s are shared by every tenant: only the superadmin imports them; leave %q out of the document", k, k)
-			}
+		// A tenant's own export carries the shared descriptors it uses:
+		// unchanged ones pass, so the export imports back as it is.
+		changed, err := r.Store.ChangedShared(ctx, c)
+		if err != nil {
+			return nil, err
 		}
+		if len(changed) > 0 {
+			return nil, sharedChanged(changed)
+		}
+		c, sharedSame = withoutShared(c)
 	}
 	res, warnings, err := r.Store.Import(ctx, p.TenantName, c, store.ImportOptions{})
 	if err != nil {
 		return nil, err
 	}
+	res.Unchanged += sharedSame
 	return &model.ImportResult{Created: res.Created, Updated: res.Updated, Unchanged: res.Unchanged, Deleted: res.Deleted,
 		Warnings: issues(append(is.Warnings(), warnings...))}, nil
 }
