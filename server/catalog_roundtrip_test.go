@@ -10,7 +10,9 @@ import (
 // superadmin's.
 func TestTenantAdminReimportsOwnExport(t *testing.T) {
 	w := newWorld(t)
-	var ex struct{ Catalog struct{ Export map[string]any } }
+	var ex struct {
+		Catalog struct{ Export map[string]any }
+	}
 	w.s.Must(w.admin, `{ catalog { export } }`, nil, &ex)
 	doc := ex.Catalog.Export
 	if doc["providertypes"] == nil {
