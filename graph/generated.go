@@ -167,6 +167,12 @@ type ComplexityRoot struct {
 		Path func(childComplexity int) int
 	}
 
+	HostKey struct {
+		Fingerprint func(childComplexity int) int
+		Key         func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
 	ImportResult struct {
 		Created   func(childComplexity int) int
 		Deleted   func(childComplexity int) int
@@ -252,12 +258,14 @@ type ComplexityRoot struct {
 	Node struct {
 		Flavor           func(childComplexity int) int
 		HardwareType     func(childComplexity int) int
+		HostKeys         func(childComplexity int) int
 		Hostname         func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Image            func(childComplexity int) int
 		ImageType        func(childComplexity int) int
 		Ipaddresses      func(childComplexity int) int
 		NodeNum          func(childComplexity int) int
+		SSHCommand       func(childComplexity int) int
 		SSHUser          func(childComplexity int) int
 		ServiceStates    func(childComplexity int) int
 		Services         func(childComplexity int) int
@@ -545,6 +553,8 @@ type NodeResolver interface {
 	State(ctx context.Context, obj *control.Node) (model.NodeState, error)
 
 	ServiceStates(ctx context.Context, obj *control.Node) ([]*model.NodeService, error)
+	HostKeys(ctx context.Context, obj *control.Node) ([]*model.HostKey, error)
+	SSHCommand(ctx context.Context, obj *control.Node) (string, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*model.Principal, error)
@@ -1114,6 +1124,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConfigChange.Path(childComplexity), true
 
+	case "HostKey.fingerprint":
+		if e.ComplexityRoot.HostKey.Fingerprint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostKey.Fingerprint(childComplexity), true
+	case "HostKey.key":
+		if e.ComplexityRoot.HostKey.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostKey.Key(childComplexity), true
+	case "HostKey.type":
+		if e.ComplexityRoot.HostKey.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HostKey.Type(childComplexity), true
+
 	case "ImportResult.created":
 		if e.ComplexityRoot.ImportResult.Created == nil {
 			break
@@ -1666,6 +1695,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Node.HardwareType(childComplexity), true
+	case "Node.hostKeys":
+		if e.ComplexityRoot.Node.HostKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.HostKeys(childComplexity), true
 	case "Node.hostname":
 		if e.ComplexityRoot.Node.Hostname == nil {
 			break
@@ -1702,6 +1737,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Node.NodeNum(childComplexity), true
+	case "Node.sshCommand":
+		if e.ComplexityRoot.Node.SSHCommand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.SSHCommand(childComplexity), true
 	case "Node.sshuser":
 		if e.ComplexityRoot.Node.SSHUser == nil {
 			break
@@ -3143,6 +3184,20 @@ type Node {
   stateSince: Time
   "Each of its services' last known state, in the order of services."
   serviceStates: [NodeService!]!
+  "The SSH host keys coopr pinned for the node at first contact; empty until then."
+  hostKeys: [HostKey!]!
+  "How to log in: ssh with the node's SSH user at its access address; empty without an address."
+  sshCommand: String!
+}
+
+"An SSH host key coopr pinned."
+type HostKey {
+  "Key type, e.g. ssh-ed25519."
+  type: String!
+  "The public key in authorized_keys format (type and base64), as a known_hosts line takes it after the host names."
+  key: String!
+  "SHA256 fingerprint, as ssh prints it (SHA256:...)."
+  fingerprint: String!
 }
 
 "What the tasks on a node found of it."
@@ -3911,6 +3966,18 @@ func (ec *executionContext) childFields_ConfigChange(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ConfigChange", field.Name)
 }
 
+func (ec *executionContext) childFields_HostKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_HostKey_type(ctx, field)
+	case "key":
+		return ec.fieldContext_HostKey_key(ctx, field)
+	case "fingerprint":
+		return ec.fieldContext_HostKey_fingerprint(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HostKey", field.Name)
+}
+
 func (ec *executionContext) childFields_ImportResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "created":
@@ -4037,6 +4104,10 @@ func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.
 		return ec.fieldContext_Node_stateSince(ctx, field)
 	case "serviceStates":
 		return ec.fieldContext_Node_serviceStates(ctx, field)
+	case "hostKeys":
+		return ec.fieldContext_Node_hostKeys(ctx, field)
+	case "sshCommand":
+		return ec.fieldContext_Node_sshCommand(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Node", field.Name)
 }
@@ -7463,6 +7534,75 @@ func (ec *executionContext) fieldContext_ConfigChange_new(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "JSON")
 }
 
+func (ec *executionContext) _HostKey_type(ctx context.Context, field graphql.CollectedField, obj *model.HostKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostKey_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostKey_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _HostKey_key(ctx context.Context, field graphql.CollectedField, obj *model.HostKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostKey_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostKey_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _HostKey_fingerprint(ctx context.Context, field graphql.CollectedField, obj *model.HostKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HostKey_fingerprint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fingerprint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HostKey_fingerprint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HostKey", field, false, false, "String")
+}
+
 func (ec *executionContext) _ImportResult_created(ctx context.Context, field graphql.CollectedField, obj *model.ImportResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9948,6 +10088,61 @@ func (ec *executionContext) fieldContext_Node_serviceStates(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Node_hostKeys(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_hostKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Node().HostKeys(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.HostKey) graphql.Marshaler {
+			return ec.marshalNHostKey2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐHostKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_hostKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Node",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HostKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Node_sshCommand(ctx context.Context, field graphql.CollectedField, obj *control.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_sshCommand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Node().SSHCommand(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_sshCommand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, true, true, "String")
 }
 
 func (ec *executionContext) _NodeChange_nodenum(ctx context.Context, field graphql.CollectedField, obj *model.NodeChange) (ret graphql.Marshaler) {
@@ -16517,6 +16712,49 @@ func (ec *executionContext) _ConfigChange(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var hostKeyImplementors = []string{"HostKey"}
+
+func (ec *executionContext) _HostKey(ctx context.Context, sel ast.SelectionSet, obj *model.HostKey) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, hostKeyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HostKey")
+		case "type":
+			out.Values[i] = ec._HostKey_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "key":
+			out.Values[i] = ec._HostKey_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fingerprint":
+			out.Values[i] = ec._HostKey_fingerprint(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var importResultImplementors = []string{"ImportResult"}
 
 func (ec *executionContext) _ImportResult(ctx context.Context, sel ast.SelectionSet, obj *model.ImportResult) graphql.Marshaler {
@@ -17162,6 +17400,18 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Node_serviceStates(ctx, field, obj)
+				})
+		case "hostKeys":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Node_hostKeys(ctx, field, obj)
+				})
+		case "sshCommand":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Node_sshCommand(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -19163,6 +19413,30 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNHostKey2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐHostKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.HostKey) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHostKey2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐHostKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNHostKey2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐHostKey(ctx context.Context, sel ast.SelectionSet, v *model.HostKey) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "HostKey!")
+		return graphql.Null
+	}
+	return ec._HostKey(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {

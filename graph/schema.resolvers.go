@@ -648,6 +648,16 @@ func (r *nodeResolver) ServiceStates(ctx context.Context, obj *control.Node) ([]
 	return out, nil
 }
 
+// HostKeys is the resolver for the hostKeys field.
+func (r *nodeResolver) HostKeys(ctx context.Context, obj *control.Node) ([]*model.HostKey, error) {
+	return hostKeys(obj)
+}
+
+// SSHCommand is the resolver for the sshCommand field.
+func (r *nodeResolver) SSHCommand(ctx context.Context, obj *control.Node) (string, error) {
+	return sshCommand(obj)
+}
+
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*model.Principal, error) {
 	p, err := caller(ctx)

@@ -176,6 +176,16 @@ type FinishInput struct {
 	Result     *TaskResultInput `json:"result"`
 }
 
+// An SSH host key coopr pinned.
+type HostKey struct {
+	// Key type, e.g. ssh-ed25519.
+	Type string `json:"type"`
+	// The public key in authorized_keys format (type and base64), as a known_hosts line takes it after the host names.
+	Key string `json:"key"`
+	// SHA256 fingerprint, as ssh prints it (SHA256:...).
+	Fingerprint string `json:"fingerprint"`
+}
+
 type ImportResult struct {
 	Created   int      `json:"created"`
 	Updated   int      `json:"updated"`
