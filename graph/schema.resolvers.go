@@ -16,6 +16,7 @@ import (
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/fleet"
+	"github.com/cooprhq/coopr/server/webhook"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -355,6 +356,20 @@ func (r *mutationResolver) RevokeAPIToken(ctx context.Context, id string) (bool,
 		return false, err
 	}
 	return true, nil
+}
+
+// CreateWebhook is the resolver for the createWebhook field.
+func (r *mutationResolver) CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.NewWebhook, error) {
+	return r.createWebhook(ctx, input)
+}
+
+// DeleteWebhook is the resolver for the deleteWebhook field.
+func (r *mutationResolver) DeleteWebhook(ctx context.Context, id string) (bool, error) {
+	p, err := admin(ctx, "deleting a webhook")
+	if err != nil {
+		return false, err
+	}
+	return err == nil, r.Hooks.Delete(ctx, p.TenantID, id)
 }
 
 // ImportCatalog is the resolver for the importCatalog field.
@@ -841,6 +856,36 @@ func (r *queryResolver) Agents(ctx context.Context) ([]*fleet.Agent, error) {
 	return out, nil
 }
 
+// Webhooks is the resolver for the webhooks field.
+func (r *queryResolver) Webhooks(ctx context.Context) ([]*webhook.Webhook, error) {
+	p, err := admin(ctx, "listing webhooks")
+	if err != nil {
+		return nil, err
+	}
+	ws, err := r.Hooks.List(ctx, p.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*webhook.Webhook, len(ws))
+	for i := range ws {
+		out[i] = &ws[i]
+	}
+	return out, nil
+}
+
+// Webhook is the resolver for the webhook field.
+func (r *queryResolver) Webhook(ctx context.Context, id string) (*webhook.Webhook, error) {
+	p, err := admin(ctx, "reading a webhook")
+	if err != nil {
+		return nil, err
+	}
+	w, err := r.Hooks.Get(ctx, p.TenantID, id)
+	if errors.Is(err, webhook.ErrNotFound) {
+		return nil, nil
+	}
+	return w, err
+}
+
 // Resources is the resolver for the resources field.
 func (r *queryResolver) Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error) {
 	return r.resources(ctx, pluginType, plugin)
@@ -919,6 +964,39 @@ func (r *taskResolver) Attempts(ctx context.Context, obj *control.Task) ([]*cont
 	return out, nil
 }
 
+// Events is the resolver for the events field.
+func (r *webhookResolver) Events(ctx context.Context, obj *webhook.Webhook) ([]model.WebhookEvent, error) {
+	return r.webhookEvents(obj), nil
+}
+
+// Deliveries is the resolver for the deliveries field.
+func (r *webhookResolver) Deliveries(ctx context.Context, obj *webhook.Webhook, first *int, after *string) ([]*webhook.Delivery, error) {
+	return r.webhookDeliveries(ctx, obj, first, after)
+}
+
+// Event is the resolver for the event field.
+func (r *webhookDeliveryResolver) Event(ctx context.Context, obj *webhook.Delivery) (model.WebhookEvent, error) {
+	return eventModel(obj.Event), nil
+}
+
+// Payload is the resolver for the payload field.
+func (r *webhookDeliveryResolver) Payload(ctx context.Context, obj *webhook.Delivery) (any, error) {
+	return deliveryPayload(obj)
+}
+
+// State is the resolver for the state field.
+func (r *webhookDeliveryResolver) State(ctx context.Context, obj *webhook.Delivery) (model.WebhookDeliveryState, error) {
+	return model.WebhookDeliveryState(obj.State), nil
+}
+
+// NextAt is the resolver for the nextAt field.
+func (r *webhookDeliveryResolver) NextAt(ctx context.Context, obj *webhook.Delivery) (*time.Time, error) {
+	if obj.State != "PENDING" {
+		return nil, nil
+	}
+	return &obj.NextAt, nil
+}
+
 // Agent returns AgentResolver implementation.
 func (r *Resolver) Agent() AgentResolver { return &agentResolver{r} }
 
@@ -949,15 +1027,23 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 // Task returns TaskResolver implementation.
 func (r *Resolver) Task() TaskResolver { return &taskResolver{r} }
 
+// Webhook returns WebhookResolver implementation.
+func (r *Resolver) Webhook() WebhookResolver { return &webhookResolver{r} }
+
+// WebhookDelivery returns WebhookDeliveryResolver implementation.
+func (r *Resolver) WebhookDelivery() WebhookDeliveryResolver { return &webhookDeliveryResolver{r} }
+
 type (
-	agentResolver         struct{ *Resolver }
-	catalogResolver       struct{ *Resolver }
-	catalogEntityResolver struct{ *Resolver }
-	clusterResolver       struct{ *Resolver }
-	jobResolver           struct{ *Resolver }
-	mutationResolver      struct{ *Resolver }
-	nodeResolver          struct{ *Resolver }
-	queryResolver         struct{ *Resolver }
-	subscriptionResolver  struct{ *Resolver }
-	taskResolver          struct{ *Resolver }
+	agentResolver           struct{ *Resolver }
+	catalogResolver         struct{ *Resolver }
+	catalogEntityResolver   struct{ *Resolver }
+	clusterResolver         struct{ *Resolver }
+	jobResolver             struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	nodeResolver            struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
+	taskResolver            struct{ *Resolver }
+	webhookResolver         struct{ *Resolver }
+	webhookDeliveryResolver struct{ *Resolver }
 )

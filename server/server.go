@@ -32,6 +32,7 @@ import (
 	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/server/gqlws"
 	"github.com/cooprhq/coopr/server/playground"
+	"github.com/cooprhq/coopr/server/webhook"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -45,6 +46,7 @@ type Server struct {
 	redis   *redis.Client
 	engine  *engine.Engine
 	relay   *events.Relay
+	hooks   *webhook.Service
 	control *control.Service
 	fleet   *fleet.Fleet
 	hub     *events.Hub
@@ -116,6 +118,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.sockets = newTokenSockets(cfg.WebsocketsPerToken, cfg.AgentWebsocketsPerToken)
 	s.auth = &auth.RefusalCache{Authenticator: st, TTL: refusalTTL}
 	s.addrs = &addressLimiter{rate: rate{cfg.UnauthenticatedRateLimit, cfg.UnauthenticatedRateBurst}}
+	s.hooks = webhook.New(st.DB(), creds, log)
+	s.hooks.Backoff, s.hooks.MaxAttempts = webhook.Doubling(cfg.WebhookRetryWait), cfg.WebhookAttempts
+	s.hooks.Client.Timeout = cfg.WebhookTimeout
 	s.control = control.New(st, s.engine, creds)
 	s.control.Capacity = builtin.Capacities()
 	s.fleet = fleet.New(st.DB())
@@ -169,7 +174,7 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // Handler is the whole HTTP surface.
 func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
-		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet,
+		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet, Hooks: s.hooks,
 		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace}}))
 	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
 	accept := coderws.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins}
@@ -369,6 +374,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	loop("engine feed", s.feedEngine)
 	loop("lease janitor", s.janitor)
 	loop("agent watch", s.watchAgents)
+	loop("webhooks", s.hooks.Run)
 	// Serve only once the hub listens, so a subscription made at once
 	// misses nothing.
 	select {
