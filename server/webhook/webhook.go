@@ -264,8 +264,9 @@ func (s *Service) Deliveries(ctx context.Context, tenantID, webhookID string, li
 	err := s.db.SelectContext(ctx, &ds, `SELECT id, webhook_id, event, payload, state, attempts, next_at, last_status,
 			last_error, created_at, delivered_at
 		FROM webhook_deliveries d
-		WHERE webhook_id = $1 AND ($2 = '' OR (created_at, id) < (SELECT created_at, id FROM webhook_deliveries WHERE id = $2::uuid))
-		ORDER BY created_at DESC, id DESC LIMIT $3`, webhookID, before, limit)
+		WHERE webhook_id = $1 AND ($2 = '' OR (created_at, event_id, id) <
+			(SELECT created_at, event_id, id FROM webhook_deliveries WHERE id = $2::uuid))
+		ORDER BY created_at DESC, event_id DESC, id DESC LIMIT $3`, webhookID, before, limit)
 	return ds, err
 }
 

@@ -35,7 +35,7 @@ CREATE TABLE webhook_deliveries (
     UNIQUE (webhook_id, event_id)
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'PENDING';
-CREATE INDEX webhook_deliveries_history ON webhook_deliveries (webhook_id, created_at DESC);
+CREATE INDEX webhook_deliveries_history ON webhook_deliveries (webhook_id, created_at DESC, event_id DESC);
 
 -- How far the dispatcher has turned events into deliveries: every event of
 -- a transaction below the watermark is done (as the event relay's).
