@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/cooprhq/coopr/audit"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/fleet"
@@ -34,6 +35,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Agent() AgentResolver
+	AuditEntry() AuditEntryResolver
 	Catalog() CatalogResolver
 	CatalogEntity() CatalogEntityResolver
 	Cluster() ClusterResolver
@@ -92,6 +94,19 @@ type ComplexityRoot struct {
 		Cancel                   func(childComplexity int) int
 		HeartbeatIntervalSeconds func(childComplexity int) int
 		LeaseTTLSeconds          func(childComplexity int) int
+	}
+
+	AuditEntry struct {
+		Actor     func(childComplexity int) int
+		Address   func(childComplexity int) int
+		Args      func(childComplexity int) int
+		At        func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Message   func(childComplexity int) int
+		Operation func(childComplexity int) int
+		Outcome   func(childComplexity int) int
+		Tenant    func(childComplexity int) int
+		TokenID   func(childComplexity int) int
 	}
 
 	Catalog struct {
@@ -368,6 +383,7 @@ type ComplexityRoot struct {
 	Query struct {
 		APITokens       func(childComplexity int) int
 		Agents          func(childComplexity int) int
+		AuditLog        func(childComplexity int, first *int, before *string, tenant *string, user *string, operation *string, failed *bool, since *time.Time, until *time.Time) int
 		Catalog         func(childComplexity int) int
 		Cluster         func(childComplexity int, id string) int
 		Clusters        func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string, name *string) int
@@ -520,6 +536,11 @@ type AgentResolver interface {
 
 	Slots(ctx context.Context, obj *fleet.Agent) ([]*model.SlotAssignment, error)
 }
+type AuditEntryResolver interface {
+	ID(ctx context.Context, obj *audit.Record) (string, error)
+
+	Args(ctx context.Context, obj *audit.Record) (any, error)
+}
 type CatalogResolver interface {
 	Entities(ctx context.Context, obj *model.Catalog, kind model.CatalogKind) ([]*model.CatalogEntity, error)
 	Entity(ctx context.Context, obj *model.Catalog, kind model.CatalogKind, name string, version *int) (*model.CatalogEntity, error)
@@ -604,6 +625,7 @@ type QueryResolver interface {
 	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string, name *string) (*model.ClusterConnection, error)
 	Job(ctx context.Context, id string) (*control.Job, error)
 	Agents(ctx context.Context) ([]*fleet.Agent, error)
+	AuditLog(ctx context.Context, first *int, before *string, tenant *string, user *string, operation *string, failed *bool, since *time.Time, until *time.Time) ([]*audit.Record, error)
 	Webhooks(ctx context.Context) ([]*webhook.Webhook, error)
 	Webhook(ctx context.Context, id string) (*webhook.Webhook, error)
 	Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error)
@@ -827,6 +849,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentSetup.LeaseTTLSeconds(childComplexity), true
+
+	case "AuditEntry.user":
+		if e.ComplexityRoot.AuditEntry.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Actor(childComplexity), true
+	case "AuditEntry.address":
+		if e.ComplexityRoot.AuditEntry.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Address(childComplexity), true
+	case "AuditEntry.args":
+		if e.ComplexityRoot.AuditEntry.Args == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Args(childComplexity), true
+	case "AuditEntry.at":
+		if e.ComplexityRoot.AuditEntry.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.At(childComplexity), true
+	case "AuditEntry.id":
+		if e.ComplexityRoot.AuditEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ID(childComplexity), true
+	case "AuditEntry.message":
+		if e.ComplexityRoot.AuditEntry.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Message(childComplexity), true
+	case "AuditEntry.operation":
+		if e.ComplexityRoot.AuditEntry.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Operation(childComplexity), true
+	case "AuditEntry.outcome":
+		if e.ComplexityRoot.AuditEntry.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Outcome(childComplexity), true
+	case "AuditEntry.tenant":
+		if e.ComplexityRoot.AuditEntry.Tenant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Tenant(childComplexity), true
+	case "AuditEntry.tokenId":
+		if e.ComplexityRoot.AuditEntry.TokenID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.TokenID(childComplexity), true
 
 	case "Catalog.entities":
 		if e.ComplexityRoot.Catalog.Entities == nil {
@@ -2211,6 +2294,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Agents(childComplexity), true
+	case "Query.auditLog":
+		if e.ComplexityRoot.Query.AuditLog == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["first"].(*int), args["before"].(*string), args["tenant"].(*string), args["user"].(*string), args["operation"].(*string), args["failed"].(*bool), args["since"].(*time.Time), args["until"].(*time.Time)), true
 	case "Query.catalog":
 		if e.ComplexityRoot.Query.Catalog == nil {
 			break
@@ -3036,6 +3130,15 @@ type Query {
   "Registered agents and their slots (superadmin)."
   agents: [Agent!]!
 
+  """
+  The audit log, newest first (docs/audit.md): tenant admins see their
+  tenant's, the superadmin every tenant's (or tenant's). before is the id of
+  the last entry of the previous page; failed true lists only refusals and
+  failures, false only successes.
+  """
+  auditLog(first: Int = 50, before: ID, tenant: String, user: String, operation: String, failed: Boolean,
+    since: Time, until: Time): [AuditEntry!]!
+
   "The tenant's webhooks (tenant admins)."
   webhooks: [Webhook!]!
   "One of the tenant's webhooks (tenant admins)."
@@ -3677,6 +3780,27 @@ input APITokenInput {
   tenant: String
 }
 
+"One mutation as the audit log recorded it. It holds no secrets: args keeps only identifying arguments (ids, names, kinds, sizes)."
+type AuditEntry {
+  id: ID!
+  at: Time!
+  "The caller's tenant; empty for none."
+  tenant: String!
+  "The user whose token made the call."
+  user: String!
+  "The API token used (a web UI session acts as its token)."
+  tokenId: ID
+  "The client's address."
+  address: String!
+  "The mutation, e.g. createCluster."
+  operation: String!
+  args: JSON!
+  "ok, or the error code of a refusal or failure."
+  outcome: String!
+  "The error's message; empty on success."
+  message: String!
+}
+
 "A state change a webhook is told of."
 enum WebhookEvent {
   "A job began running (again, after a pause or a retry)."
@@ -4105,6 +4229,32 @@ func (ec *executionContext) childFields_AgentSetup(ctx context.Context, field gr
 		return ec.fieldContext_AgentSetup_cancel(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AgentSetup", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEntry_id(ctx, field)
+	case "at":
+		return ec.fieldContext_AuditEntry_at(ctx, field)
+	case "tenant":
+		return ec.fieldContext_AuditEntry_tenant(ctx, field)
+	case "user":
+		return ec.fieldContext_AuditEntry_user(ctx, field)
+	case "tokenId":
+		return ec.fieldContext_AuditEntry_tokenId(ctx, field)
+	case "address":
+		return ec.fieldContext_AuditEntry_address(ctx, field)
+	case "operation":
+		return ec.fieldContext_AuditEntry_operation(ctx, field)
+	case "args":
+		return ec.fieldContext_AuditEntry_args(ctx, field)
+	case "outcome":
+		return ec.fieldContext_AuditEntry_outcome(ctx, field)
+	case "message":
+		return ec.fieldContext_AuditEntry_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEntry", field.Name)
 }
 
 func (ec *executionContext) childFields_Catalog(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5551,6 +5701,76 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "tenant",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tenant"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "user",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["user"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "operation",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["operation"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "failed",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["failed"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "until",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["until"] = arg7
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_cluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6557,6 +6777,236 @@ func (ec *executionContext) _AgentSetup_cancel(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_AgentSetup_cancel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AgentSetup", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditEntry_id(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEntry().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, true, true, "ID")
+}
+
+func (ec *executionContext) _AuditEntry_at(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AuditEntry_tenant(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_tenant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tenant, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_tenant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_user(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_tokenId(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_tokenId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_tokenId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "ID")
+}
+
+func (ec *executionContext) _AuditEntry_address(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_operation(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_args(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_args(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEntry().Args(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalNJSON2interface(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_args(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, true, true, "JSON")
+}
+
+func (ec *executionContext) _AuditEntry_outcome(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcome, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _AuditEntry_message(ctx context.Context, field graphql.CollectedField, obj *audit.Record) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, "String")
 }
 
 func (ec *executionContext) _Catalog_entities(ctx context.Context, field graphql.CollectedField, obj *model.Catalog) (ret graphql.Marshaler) {
@@ -12383,6 +12833,50 @@ func (ec *executionContext) fieldContext_Query_agents(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_auditLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["first"].(*int), fc.Args["before"].(*string), fc.Args["tenant"].(*string), fc.Args["user"].(*string), fc.Args["operation"].(*string), fc.Args["failed"].(*bool), fc.Args["since"].(*time.Time), fc.Args["until"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*audit.Record) graphql.Marshaler {
+			return ec.marshalNAuditEntry2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋauditᚐRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_webhooks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17336,6 +17830,86 @@ func (ec *executionContext) _AgentSetup(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var auditEntryImplementors = []string{"AuditEntry"}
+
+func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSet, obj *audit.Record) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEntry")
+		case "id":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AuditEntry_id(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._AuditEntry_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenant":
+			out.Values[i] = ec._AuditEntry_tenant(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "user":
+			out.Values[i] = ec._AuditEntry_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tokenId":
+			out.Values[i] = ec._AuditEntry_tokenId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "address":
+			out.Values[i] = ec._AuditEntry_address(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operation":
+			out.Values[i] = ec._AuditEntry_operation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "args":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._AuditEntry_args(ctx, field, obj)
+				})
+		case "outcome":
+			out.Values[i] = ec._AuditEntry_outcome(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "message":
+			out.Values[i] = ec._AuditEntry_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var catalogImplementors = []string{"Catalog"}
 
 func (ec *executionContext) _Catalog(ctx context.Context, sel ast.SelectionSet, obj *model.Catalog) graphql.Marshaler {
@@ -19190,6 +19764,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_agents(ctx, field)
 				})
+		case "auditLog":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_auditLog(ctx, field)
+				})
 		case "webhooks":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -20519,6 +21099,30 @@ func (ec *executionContext) marshalNAgentSetup2ᚖgithubᚗcomᚋcooprhqᚋcoopr
 		return graphql.Null
 	}
 	return ec._AgentSetup(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditEntry2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋauditᚐRecordᚄ(ctx context.Context, sel ast.SelectionSet, v []*audit.Record) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditEntry2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋauditᚐRecord(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditEntry2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋauditᚐRecord(ctx context.Context, sel ast.SelectionSet, v *audit.Record) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AuditEntry!")
+		return graphql.Null
+	}
+	return ec._AuditEntry(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cooprhq/coopr/audit"
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/control"
@@ -33,6 +34,16 @@ func (r *agentResolver) Slots(ctx context.Context, obj *fleet.Agent) ([]*model.S
 		return nil, err
 	}
 	return slotList(all[obj.ID]), nil
+}
+
+// ID is the resolver for the id field.
+func (r *auditEntryResolver) ID(ctx context.Context, obj *audit.Record) (string, error) {
+	return auditID(obj), nil
+}
+
+// Args is the resolver for the args field.
+func (r *auditEntryResolver) Args(ctx context.Context, obj *audit.Record) (any, error) {
+	return auditArgs(obj)
 }
 
 // Entities is the resolver for the entities field.
@@ -856,6 +867,12 @@ func (r *queryResolver) Agents(ctx context.Context) ([]*fleet.Agent, error) {
 	return out, nil
 }
 
+// AuditLog is the resolver for the auditLog field.
+func (r *queryResolver) AuditLog(ctx context.Context, first *int, before *string, tenant *string, user *string, operation *string, failed *bool, since *time.Time, until *time.Time) ([]*audit.Record, error) {
+	return r.auditLog(ctx, auditQuery{first: first, before: before, tenant: tenant, user: user, operation: operation,
+		failed: failed, since: since, until: until})
+}
+
 // Webhooks is the resolver for the webhooks field.
 func (r *queryResolver) Webhooks(ctx context.Context) ([]*webhook.Webhook, error) {
 	p, err := admin(ctx, "listing webhooks")
@@ -1000,6 +1017,9 @@ func (r *webhookDeliveryResolver) NextAt(ctx context.Context, obj *webhook.Deliv
 // Agent returns AgentResolver implementation.
 func (r *Resolver) Agent() AgentResolver { return &agentResolver{r} }
 
+// AuditEntry returns AuditEntryResolver implementation.
+func (r *Resolver) AuditEntry() AuditEntryResolver { return &auditEntryResolver{r} }
+
 // Catalog returns CatalogResolver implementation.
 func (r *Resolver) Catalog() CatalogResolver { return &catalogResolver{r} }
 
@@ -1035,6 +1055,7 @@ func (r *Resolver) WebhookDelivery() WebhookDeliveryResolver { return &webhookDe
 
 type (
 	agentResolver           struct{ *Resolver }
+	auditEntryResolver      struct{ *Resolver }
 	catalogResolver         struct{ *Resolver }
 	catalogEntityResolver   struct{ *Resolver }
 	clusterResolver         struct{ *Resolver }

@@ -91,6 +91,10 @@ type Config struct {
 	SessionIdleTimeout time.Duration `yaml:"session_idle_timeout"`
 	SessionLifetime    time.Duration `yaml:"session_lifetime"`
 
+	// AuditRetention is how long audit entries are kept (docs/audit.md);
+	// 0 keeps them for ever. Default 90 days.
+	AuditRetention time.Duration `yaml:"audit_retention"`
+
 	// Webhook deliveries (docs/webhooks.md): a failed attempt is retried
 	// after WebhookRetryWait, doubling each time up to 10 minutes, until
 	// WebhookAttempts were made; one attempt waits at most WebhookTimeout
@@ -118,7 +122,8 @@ func Defaults() Config {
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
 		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,
 		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour,
-		WebhookRetryWait: 2 * time.Second, WebhookAttempts: 12, WebhookTimeout: 10 * time.Second}
+		WebhookRetryWait: 2 * time.Second, WebhookAttempts: 12, WebhookTimeout: 10 * time.Second,
+		AuditRetention: 90 * 24 * time.Hour}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/cooprhq/coopr/audit"
 	"github.com/cooprhq/coopr/drivers/builtin"
 	"github.com/cooprhq/coopr/graph"
 	"github.com/cooprhq/coopr/graph/fanout"
@@ -211,6 +212,7 @@ func (s *Server) Handler() http.Handler {
 	gql.Use(graph.CostLimit{Max: s.cfg.MaxComplexity, MaxFields: s.cfg.MaxSelectionFields})
 	gql.Use(&graph.InputLimits{})
 	gql.Use(keepDocuments{docs}) // last: only documents that passed every limit
+	gql.AroundRootFields(s.auditMutations)
 	gql.SetErrorPresenter(graph.PresentError(s.log))
 	gql.SetRecoverFunc(func(ctx context.Context, p any) error {
 		s.log.ErrorContext(ctx, "graphql: panic", "panic", p)
@@ -220,8 +222,8 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	// A session cookie (the web UI) stands for a token when the request
 	// brings none; a request with neither is refused before its body is read.
-	mux.Handle("/graphql", s.instrument("graphql", s.addrs.gate(s.sessions.Middleware(auth.Middleware(s.auth,
-		s.addrs.requireToken(limitBody(s.cfg.MaxRequestBytes, limiter.middleware(readBody(s.endOnShutdown(gql))))))))))
+	mux.Handle("/graphql", s.instrument("graphql", withClientAddress(s.addrs.gate(s.sessions.Middleware(auth.Middleware(s.auth,
+		s.addrs.requireToken(limitBody(s.cfg.MaxRequestBytes, limiter.middleware(readBody(s.endOnShutdown(gql)))))))))))
 	// The playground, its files built in; the web UI has / and the rest.
 	mux.Handle("GET "+playground.Path, s.instrument("playground", playground.Handler()))
 	mux.Handle("GET "+playground.AssetsPath, s.instrument("playground", playground.Handler()))
@@ -416,6 +418,11 @@ func (s *Server) janitor(ctx context.Context) error {
 		case <-tick.C:
 			if _, err := s.control.ExpireDue(ctx, s.log); err != nil && ctx.Err() == nil {
 				s.log.Warn("lease janitor", "err", err)
+			}
+			if s.cfg.AuditRetention > 0 {
+				if _, err := audit.Prune(ctx, s.store.DB(), s.cfg.AuditRetention); err != nil && ctx.Err() == nil {
+					s.log.Warn("audit log pruning", "err", err)
+				}
 			}
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq" // registers the "postgres" driver
 	"github.com/pressly/goose/v3"
+
+	"github.com/cooprhq/coopr/audit"
 )
 
 // Errors callers test for with errors.Is; the store wraps them with the kind
@@ -118,9 +120,15 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
+	// A mutation's audit entry commits with its change (docs/audit.md).
+	if err := audit.Write(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	audit.Committed(ctx)
 	return nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/cooprhq/coopr/audit"
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/macro"
@@ -576,5 +577,14 @@ func (s *Service) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	// A mutation's audit entry commits with its change (docs/audit.md).
+	if err := audit.Write(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	audit.Committed(ctx)
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cooprhq/coopr/audit"
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/queue"
@@ -400,7 +401,16 @@ func (e *Engine) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	// A mutation's audit entry commits with its change (docs/audit.md).
+	if err := audit.Write(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	audit.Committed(ctx)
+	return nil
 }
 
 // backoff is min(base·2^(n−1), max) ± 20% (docs/operations.md#retries), n the
