@@ -40,8 +40,8 @@ func TestAuditLog(t *testing.T) {
 	}
 	type entry struct {
 		ID, Tenant, User, Address, Operation, Outcome, Message string
-		TokenID                                                 *string
-		Args                                                    map[string]any
+		TokenID                                                *string
+		Args                                                   map[string]any
 	}
 	var out struct{ AuditLog []entry }
 	s.Must(w.admin, `{ auditLog(first: 100) { id tenant user tokenId address operation args outcome message } }`, nil, &out)
