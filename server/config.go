@@ -90,6 +90,11 @@ type Config struct {
 	// latest SessionLifetime after sign-in. Defaults 12 h and 7 days.
 	SessionIdleTimeout time.Duration `yaml:"session_idle_timeout"`
 	SessionLifetime    time.Duration `yaml:"session_lifetime"`
+	// AuthRecheckInterval is how often each server checks that the tokens
+	// and sessions of its open websockets are still valid, to end those
+	// whose revocation it was not told of (and sessions that expired).
+	// Default 10 s.
+	AuthRecheckInterval time.Duration `yaml:"auth_recheck_interval"`
 
 	// UI is the web UI's files; nil serves the ones built into the binary.
 	UI fs.FS `yaml:"-"`
@@ -109,7 +114,7 @@ func Defaults() Config {
 		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
 		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,
-		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour}
+		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour, AuthRecheckInterval: 10 * time.Second}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.
@@ -176,6 +181,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("shutdown timeout %s: must be positive", c.ShutdownTimeout)
 	case c.WriteTimeout > 0 && c.WriteTimeout < MinWriteTimeout:
 		return fmt.Errorf("write_timeout %s: must be at least %s, or an agent's long poll (up to 20 s) is cut off", c.WriteTimeout, MinWriteTimeout)
+	case c.AuthRecheckInterval <= 0:
+		return fmt.Errorf("auth_recheck_interval %s: must be positive", c.AuthRecheckInterval)
 	case c.SessionIdleTimeout <= 0 || c.SessionLifetime <= 0:
 		return fmt.Errorf("session_idle_timeout %s and session_lifetime %s: must be positive", c.SessionIdleTimeout, c.SessionLifetime)
 	}
