@@ -56,7 +56,7 @@ func TestEndedAccessEndsWebsocketsOnEveryServer(t *testing.T) {
 		// closed is the close code of the ended websocket.
 		closed websocket.StatusCode
 	}{
-		{name: "revokeAPIToken", protocol: "graphql-transport-ws", closed: 4401,
+		{name: "revokeAPIToken", protocol: "graphql-transport-ws", closed: 4403,
 			token: func(t *testing.T) (string, string) { return userToken(t, a, w.admin, "bob") },
 			end: func(t *testing.T, _, id string, _ *browser) {
 				a.Must(w.admin, `mutation($id: ID!) { revokeAPIToken(id: $id) }`, map[string]any{"id": id}, &struct{}{})
@@ -66,7 +66,7 @@ func TestEndedAccessEndsWebsocketsOnEveryServer(t *testing.T) {
 			end: func(t *testing.T, _, id string, _ *browser) {
 				a.Must(w.admin, `mutation($id: ID!) { revokeAPIToken(id: $id) }`, map[string]any{"id": id}, &struct{}{})
 			}},
-		{name: "the user deleted", protocol: "graphql-transport-ws", closed: 4401,
+		{name: "the user deleted", protocol: "graphql-transport-ws", closed: 4403,
 			token: func(t *testing.T) (string, string) { return userToken(t, a, w.admin, "dave") },
 			end: func(t *testing.T, _, _ string, _ *browser) {
 				// The API has no way yet; the database's cascade is what counts.
@@ -74,17 +74,17 @@ func TestEndedAccessEndsWebsocketsOnEveryServer(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
-		{name: "the tenant deleted", protocol: "graphql-transport-ws", closed: 4401,
+		{name: "the tenant deleted", protocol: "graphql-transport-ws", closed: 4403,
 			token: func(t *testing.T) (string, string) { return gone.CreateAPIToken.Secret, "" },
 			end: func(t *testing.T, _, _ string, _ *browser) {
 				a.Must(a.Super, `mutation { deleteTenant(name: "gone") }`, nil, &struct{}{})
 			}},
-		{name: "revoking a session's token", protocol: "graphql-transport-ws", session: true, closed: 4401,
+		{name: "revoking a session's token", protocol: "graphql-transport-ws", session: true, closed: 4403,
 			token: func(t *testing.T) (string, string) { return userToken(t, a, w.admin, "erin") },
 			end: func(t *testing.T, _, id string, _ *browser) {
 				a.Must(w.admin, `mutation($id: ID!) { revokeAPIToken(id: $id) }`, map[string]any{"id": id}, &struct{}{})
 			}},
-		{name: "signing out", protocol: "graphql-transport-ws", session: true, closed: 4401,
+		{name: "signing out", protocol: "graphql-transport-ws", session: true, closed: 4403,
 			token: func(t *testing.T) (string, string) { return userToken(t, a, w.admin, "frank") },
 			end: func(t *testing.T, _, _ string, ui *browser) {
 				ui.request("DELETE", "/auth/session", "", nil)
@@ -185,6 +185,6 @@ func TestExpiredSessionEndsItsWebsockets(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	c.expectClose(4401)
+	c.expectClose(4403)
 	t.Logf("the expired session's websocket ended %s after its expiry", time.Since(began).Round(time.Millisecond))
 }

@@ -333,10 +333,12 @@ func (c *conn) init(ctx context.Context, raw json.RawMessage) bool {
 		c.ctx, ack = next, a
 		// A context Init returned that ends before the connection does (its
 		// token was revoked) closes it, as gqlgen's graphql-ws transport
-		// does; the cause is the reason the client sees.
+		// does, with the code of a token refused at connection_init (the web
+		// UI takes it for its session's end); the cause is the reason the
+		// client sees.
 		context.AfterFunc(next, func() {
 			if ctx.Err() == nil {
-				c.close(CloseUnauthorized, "Unauthorized: "+context.Cause(next).Error())
+				c.close(CloseForbidden, "Forbidden: "+context.Cause(next).Error())
 			}
 		})
 	}
