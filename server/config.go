@@ -86,15 +86,16 @@ type Config struct {
 	WebsocketsPerToken      int `yaml:"websockets_per_token"`
 	AgentWebsocketsPerToken int `yaml:"agent_websockets_per_token"`
 
-	// A web UI session ends when unused for SessionIdleTimeout, and at the
-	// latest SessionLifetime after sign-in. Defaults 12 h and 7 days.
-	SessionIdleTimeout time.Duration `yaml:"session_idle_timeout"`
-	SessionLifetime    time.Duration `yaml:"session_lifetime"`
 	// AuthRecheckInterval is how often each server checks that the tokens
 	// and sessions of its open websockets are still valid, to end those
 	// whose revocation it was not told of (and sessions that expired).
 	// Default 10 s.
 	AuthRecheckInterval time.Duration `yaml:"auth_recheck_interval"`
+
+	// A web UI session ends when unused for SessionIdleTimeout, and at the
+	// latest SessionLifetime after sign-in. Defaults 12 h and 7 days.
+	SessionIdleTimeout time.Duration `yaml:"session_idle_timeout"`
+	SessionLifetime    time.Duration `yaml:"session_lifetime"`
 
 	// UI is the web UI's files; nil serves the ones built into the binary.
 	UI fs.FS `yaml:"-"`
@@ -113,8 +114,8 @@ func Defaults() Config {
 		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
-		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,
-		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour, AuthRecheckInterval: 10 * time.Second}
+		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000, AuthRecheckInterval: 10 * time.Second,
+		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.

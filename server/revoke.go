@@ -12,7 +12,7 @@ import (
 // watchAuth ends this server's websockets whose token or web UI session
 // stopped being valid (docs/security.md#ending-access). Postgres tells every
 // server at once, at commit, of a token revoked or deleted and of a session
-// deleted (migration 00019); every AuthRecheckInterval, and whenever the
+// deleted (migration 00021); every AuthRecheckInterval, and whenever the
 // listening connection was lost (notifications may have been missed), the
 // server also asks the database about every token and session its
 // websockets hold, which finds the rest: expired and idle sessions.

@@ -370,10 +370,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	loop("event relay", s.relay.Run)
 	loop("event relay wakes", s.relay.RunWakes)
 	loop("event hub", s.hub.Run)
+	loop("auth watch", s.watchAuth)
 	loop("engine feed", s.feedEngine)
 	loop("lease janitor", s.janitor)
 	loop("agent watch", s.watchAgents)
-	loop("auth watch", s.watchAuth)
 	// Serve only once the hub listens, so a subscription made at once
 	// misses nothing.
 	select {

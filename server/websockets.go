@@ -104,7 +104,7 @@ func newTokenSockets(user, agent int) *tokenSockets {
 var errAccessEnded = errors.New("the token was revoked or the session ended")
 
 // tokenKey and sessionKey name what a websocket authenticated with, as
-// the notifications of their end do (migration 00019).
+// the notifications of their end do (migration 00021).
 func tokenKey(id string) string    { return "token:" + id }
 func sessionKey(key string) string { return "session:" + key }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // SessionKey names a session by the hex of its secret's hash, as the
-// notification of its end does (migration 00019): it identifies the
+// notification of its end does (migration 00021): it identifies the
 // session without being able to authenticate as it.
 func SessionKey(secret string) string { return hex.EncodeToString(hashToken(secret)) }
 
