@@ -111,10 +111,10 @@ func Defaults() Config {
 		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDocumentBytes: 64 << 10, MaxDepth: 12, MaxComplexity: 60_000,
 		MaxSelectionFields: 200,
 		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000,
-		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute,
+		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute, AuthRecheckInterval: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
-		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000, AuthRecheckInterval: 10 * time.Second,
+		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,
 		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour}
 }
 
