@@ -350,7 +350,7 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	if in.Result.Hostname != nil {
 		res.Hostname = cleanOutput(*in.Result.Hostname, 0)
 	}
-	if text(in.Result.Message) || text(in.Result.StdoutTail) || text(in.Result.StderrTail) {
+	if hasText(in.Result.Message) || hasText(in.Result.StdoutTail) || hasText(in.Result.StderrTail) {
 		set, err := r.endingSecrets(ctx, in.TaskID, in.Attempt)
 		if err != nil {
 			return false, err

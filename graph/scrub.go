@@ -38,5 +38,5 @@ func scrubText(set *scrub.Set, s string, max int) string {
 	return cleanOutput(set.Text(cleanOutput(s, 0)), max)
 }
 
-// text reports whether s holds some text to scrub.
-func text(s *string) bool { return s != nil && *s != "" }
+// hasText reports whether s holds some text to scrub.
+func hasText(s *string) bool { return s != nil && *s != "" }
