@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/cooprhq/coopr/client"
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/internal/scrub"
 )
 
 // Config is the agent's configuration.
@@ -535,46 +535,13 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 }
 
 // redactor hides the payload's secrets in task output before it leaves
-// the agent; the server scrubs again what it knows, this covers the rest
-// (a driver's secrets, every line of a multi-line key).
-type redactor struct{ values []string }
+// the agent; the server scrubs again with every sensitive value it knows
+// (the provider's too), and across chunks (docs/security.md).
+type redactor struct{ set *scrub.Set }
 
-func newRedactor(t *drivers.Task) *redactor {
-	r := &redactor{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			for _, line := range strings.Split(v, "\n") {
-				// Short values (a port, "true") would blank out ordinary words.
-				if line = strings.TrimSpace(line); len(line) >= 8 {
-					r.values = append(r.values, line)
-				}
-			}
-		case map[string]any:
-			for _, x := range v {
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	for _, ns := range t.Secrets {
-		walk(map[string]any(ns))
-	}
-	// Longest first, so a value containing another is hidden whole.
-	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
-	return r
-}
+func newRedactor(t *drivers.Task) *redactor { return &redactor{set: scrub.New(t.Secrets)} }
 
-func (r *redactor) line(s string) string {
-	for _, v := range r.values {
-		s = strings.ReplaceAll(s, v, "[redacted]")
-	}
-	return s
-}
+func (r *redactor) line(s string) string { return r.set.String(s) }
 
 // cancel stops the runs of tasks the server cancelled.
 func (a *Agent) cancel(ids []string) {

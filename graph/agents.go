@@ -347,15 +347,29 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	}
 	res := engine.Result{Status: in.Result.Status, Retryable: in.Result.Retryable,
 		Unreachable: in.Result.Unreachable != nil && *in.Result.Unreachable}
-	for _, f := range []struct {
-		dst *string
-		src *string
-		max int
-	}{{&res.Message, in.Result.Message, maxMessage}, {&res.Hostname, in.Result.Hostname, 0},
-		{&res.StdoutTail, in.Result.StdoutTail, 0}, {&res.StderrTail, in.Result.StderrTail, 0}} { // the engine keeps tails' ends
-		if f.src != nil {
-			*f.dst = cleanOutput(*f.src, f.max)
+	if in.Result.Hostname != nil {
+		res.Hostname = cleanOutput(*in.Result.Hostname, 0)
+	}
+	if hasText(in.Result.Message) || hasText(in.Result.StdoutTail) || hasText(in.Result.StderrTail) {
+		set, err := r.endingSecrets(ctx, in.TaskID, in.Attempt)
+		if err != nil {
+			return false, err
 		}
+		if in.Result.Secrets != nil {
+			set = set.Add(in.Result.Secrets) // the result's own, sealed below
+		}
+		for _, f := range []struct {
+			dst *string
+			src *string
+			max int
+		}{{&res.Message, in.Result.Message, maxMessage},
+			{&res.StdoutTail, in.Result.StdoutTail, 0}, {&res.StderrTail, in.Result.StderrTail, 0}} { // the engine keeps tails' ends
+			if f.src != nil {
+				*f.dst = scrubText(set, *f.src, f.max)
+			}
+		}
+	} else {
+		r.scrubs.Done(in.TaskID, in.Attempt)
 	}
 	if in.Result.Ipaddresses != nil {
 		ips, ok := in.Result.Ipaddresses.(map[string]any)
@@ -399,15 +413,12 @@ func (r *Resolver) reportProgress(ctx context.Context, in model.ProgressInput) (
 	if err != nil {
 		return false, err
 	}
-	secrets, err := r.Control.SecretValues(ctx, cluster)
+	stream := strings.ToLower(string(in.Stream))
+	chunk, err := r.scrubChunk(ctx, in.TaskID, in.Attempt, cluster, stream, cleanOutput(in.Chunk, maxOutput))
 	if err != nil {
 		return false, err
 	}
-	chunk := cleanOutput(in.Chunk, maxOutput)
-	for _, s := range secrets {
-		chunk = strings.ReplaceAll(chunk, s, "[redacted]")
-	}
-	line := events.LogLine{Task: in.TaskID, Attempt: in.Attempt, Seq: in.Seq, Stream: strings.ToLower(string(in.Stream)), Chunk: chunk}
+	line := events.LogLine{Task: in.TaskID, Attempt: in.Attempt, Seq: in.Seq, Stream: stream, Chunk: chunk}
 	if in.Percent != nil {
 		line.Percent = *in.Percent
 	}
@@ -496,7 +507,11 @@ func (r *Resolver) releaseTask(ctx context.Context, in model.ReleaseInput) (bool
 	if _, err := agentCaller(ctx); err != nil {
 		return false, err
 	}
-	if err := r.Engine.Release(ctx, in.TaskID, in.Attempt, in.ClaimToken, in.Reason); err != nil {
+	set, err := r.endingSecrets(ctx, in.TaskID, in.Attempt)
+	if err != nil {
+		return false, err
+	}
+	if err := r.Engine.Release(ctx, in.TaskID, in.Attempt, in.ClaimToken, scrubText(set, in.Reason, 0)); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cooprhq/coopr/internal/scrub"
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
@@ -39,4 +40,7 @@ type Resolver struct {
 	// missing remembers since when tasks have waited for a driver no live
 	// agent offers (task/role/name -> time.Time).
 	missing sync.Map
+	// scrubs carries the scrubbing of running attempts' output between
+	// chunks (see scrubChunk).
+	scrubs scrub.Streams
 }

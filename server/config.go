@@ -86,6 +86,12 @@ type Config struct {
 	WebsocketsPerToken      int `yaml:"websockets_per_token"`
 	AgentWebsocketsPerToken int `yaml:"agent_websockets_per_token"`
 
+	// AuthRecheckInterval is how often each server checks that the tokens
+	// and sessions of its open websockets are still valid, to end those
+	// whose revocation it was not told of (and sessions that expired).
+	// Default 10 s.
+	AuthRecheckInterval time.Duration `yaml:"auth_recheck_interval"`
+
 	// A web UI session ends when unused for SessionIdleTimeout, and at the
 	// latest SessionLifetime after sign-in. Defaults 12 h and 7 days.
 	SessionIdleTimeout time.Duration `yaml:"session_idle_timeout"`
@@ -117,7 +123,7 @@ func Defaults() Config {
 		ShutdownTimeout: 20 * time.Second, MaxRequestBytes: 16 << 20, MaxDocumentBytes: 64 << 10, MaxDepth: 12, MaxComplexity: 60_000,
 		MaxSelectionFields: 200,
 		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000,
-		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute,
+		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute, AuthRecheckInterval: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
 		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,
@@ -190,6 +196,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("shutdown timeout %s: must be positive", c.ShutdownTimeout)
 	case c.WriteTimeout > 0 && c.WriteTimeout < MinWriteTimeout:
 		return fmt.Errorf("write_timeout %s: must be at least %s, or an agent's long poll (up to 20 s) is cut off", c.WriteTimeout, MinWriteTimeout)
+	case c.AuthRecheckInterval <= 0:
+		return fmt.Errorf("auth_recheck_interval %s: must be positive", c.AuthRecheckInterval)
 	case c.SessionIdleTimeout <= 0 || c.SessionLifetime <= 0:
 		return fmt.Errorf("session_idle_timeout %s and session_lifetime %s: must be positive", c.SessionIdleTimeout, c.SessionLifetime)
 	}

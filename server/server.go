@@ -240,6 +240,7 @@ func (s *Server) Handler() http.Handler {
 // request carried a token) and counts it against its token's websockets.
 func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 	p, ok := auth.FromContext(ctx)
+	session := ""
 	if !ok {
 		secret := auth.BearerToken(init.Authorization())
 		if secret == "" {
@@ -255,7 +256,7 @@ func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (contex
 			case err != nil:
 				return ctx, nil, errors.New("authentication is unavailable")
 			}
-			p = sp
+			p, session = sp, auth.SessionKey(ctx)
 		}
 		var err error
 		if secret != "" {
@@ -270,7 +271,10 @@ func (s *Server) wsInit(ctx context.Context, init transport.InitPayload) (contex
 		}
 		ctx = auth.WithPrincipal(ctx, p)
 	}
-	if err := s.sockets.take(ctx, p); err != nil {
+	// The context ends, and with it the connection, when the token or the
+	// session does (see watchAuth).
+	ctx, err := s.sockets.take(ctx, p, session)
+	if err != nil {
 		return ctx, nil, err
 	}
 	return ctx, nil, nil
@@ -373,6 +377,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	loop("event relay", s.relay.Run)
 	loop("event relay wakes", s.relay.RunWakes)
 	loop("event hub", s.hub.Run)
+	loop("auth watch", s.watchAuth)
 	loop("engine feed", s.feedEngine)
 	loop("lease janitor", s.janitor)
 	loop("agent watch", s.watchAgents)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,8 +40,15 @@ type sharingWebsocket struct {
 type socketKey struct{}
 
 // socket is one websocket request's hold on its token's count, taken at
-// connection_init and given back when the connection ends.
-type socket struct{ release func() }
+// connection_init and given back when the connection ends, and how to end
+// it when its token or session does.
+type socket struct {
+	release func()
+	// keys are what it authenticated with: "token:<id>", and for a web UI
+	// session also "session:<store.SessionKey>".
+	keys []string
+	end  context.CancelCauseFunc
+}
 
 func (t sharingWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	s := &socket{}
@@ -71,43 +80,122 @@ func closeAnonymous(init transport.WebsocketInitFunc, timeout time.Duration) tra
 	}
 }
 
-// tokenSockets counts each token's open websockets on this server.
+// tokenSockets counts each token's open websockets on this server, and
+// ends them when their token or session stops being valid
+// (docs/security.md#ending-access).
 type tokenSockets struct {
 	user, agent int
 
-	mu   sync.Mutex
-	open map[string]int
+	mu    sync.Mutex
+	open  map[string]int
+	socks map[*socket]struct{}
+	// ended holds the keys ended lately: a websocket authenticated just
+	// before its token was revoked, and counted just after the news came,
+	// is refused rather than left to the next re-check.
+	ended map[string]time.Time
 }
 
 func newTokenSockets(user, agent int) *tokenSockets {
-	return &tokenSockets{user: user, agent: agent, open: map[string]int{}}
+	return &tokenSockets{user: user, agent: agent, open: map[string]int{}, socks: map[*socket]struct{}{},
+		ended: map[string]time.Time{}}
 }
 
-// take counts a websocket of p's token for the request of ctx, or refuses
-// it when the token has as many open as it may.
-func (c *tokenSockets) take(ctx context.Context, p store.Principal) error {
+// errAccessEnded is why a websocket was closed: its client sees it.
+var errAccessEnded = errors.New("the token was revoked or the session ended")
+
+// tokenKey and sessionKey name what a websocket authenticated with, as
+// the notifications of their end do (migration 00022).
+func tokenKey(id string) string    { return "token:" + id }
+func sessionKey(key string) string { return "session:" + key }
+
+const endedMemory = time.Minute
+
+// take counts a websocket of p's token (and of the web UI session
+// session, if not "") for the request of ctx, or refuses it when the
+// token has as many open as it may. The context returned ends when the
+// token or the session does; the transports then close the connection.
+func (c *tokenSockets) take(ctx context.Context, p store.Principal, session string) (context.Context, error) {
 	s, _ := ctx.Value(socketKey{}).(*socket)
 	if s == nil || s.release != nil {
-		return nil
+		return ctx, nil
 	}
 	max := c.user
 	if p.Kind == store.TokenAgent {
 		max = c.agent
 	}
+	keys := []string{tokenKey(p.TokenID)}
+	if session != "" {
+		keys = append(keys, sessionKey(session))
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if max > 0 && c.open[p.TokenID] >= max {
-		return fmt.Errorf("this token has %d websockets open on this server, the most it may: close one first", max)
+	for _, k := range keys {
+		if _, ok := c.ended[k]; ok {
+			return ctx, errAccessEnded
+		}
 	}
+	if max > 0 && c.open[p.TokenID] >= max {
+		return ctx, fmt.Errorf("this token has %d websockets open on this server, the most it may: close one first", max)
+	}
+	// The older graphql-ws transport sends the reason in a connection_error.
+	ctx, end := context.WithCancelCause(transport.AppendCloseReason(ctx, errAccessEnded.Error()))
+	s.keys, s.end = keys, end
 	c.open[p.TokenID]++
+	c.socks[s] = struct{}{}
 	s.release = func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.open[p.TokenID]--; c.open[p.TokenID] <= 0 {
 			delete(c.open, p.TokenID)
 		}
+		delete(c.socks, s)
+		end(nil)
 	}
-	return nil
+	return ctx, nil
+}
+
+// end ends the websockets that authenticated with key, and refuses new
+// ones for a while; it returns how many it ended.
+func (c *tokenSockets) end(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	c.ended[key] = now
+	for k, at := range c.ended {
+		if now.Sub(at) > endedMemory {
+			delete(c.ended, k)
+		}
+	}
+	n := 0
+	for s := range c.socks {
+		if slices.Contains(s.keys, key) {
+			s.end(errAccessEnded)
+			n++
+		}
+	}
+	return n
+}
+
+// keys lists the tokens and sessions the open websockets authenticated
+// with.
+func (c *tokenSockets) keys() (tokens, sessions []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := map[string]bool{}
+	for s := range c.socks {
+		for _, k := range s.keys {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if id, ok := strings.CutPrefix(k, "token:"); ok {
+				tokens = append(tokens, id)
+			} else if key, ok := strings.CutPrefix(k, "session:"); ok {
+				sessions = append(sessions, key)
+			}
+		}
+	}
+	return tokens, sessions
 }
 
 // admit takes one request from the rate of ctx's principal: a websocket

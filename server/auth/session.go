@@ -101,6 +101,17 @@ func (s *Sessions) Principal(ctx context.Context) (p store.Principal, ok bool, e
 	return sess.Principal, true, err
 }
 
+// SessionKey is store.SessionKey of the session a websocket was upgraded
+// with, "" when it had none: the server ends the websocket when that
+// session ends.
+func SessionKey(ctx context.Context) string {
+	secret, _ := ctx.Value(sessionKey{}).(string)
+	if secret == "" {
+		return ""
+	}
+	return store.SessionKey(secret)
+}
+
 // CheckRequest reports why r, a request a session cookie would
 // authenticate, may not be one of our own pages' (nil when it is): it needs
 // CSRFHeader, and a write needs an allowed Origin (or, without one, Referer).

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/cooprhq/coopr/internal/scrub"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/store"
@@ -399,22 +400,24 @@ func (s *Service) TaskCluster(ctx context.Context, p store.Principal, taskID str
 	return cluster, err
 }
 
-// SecretValues lists every secret value of a cluster, to scrub from task
-// output.
-func (s *Service) SecretValues(ctx context.Context, clusterID string) ([]string, error) {
+// Scrubber holds every sensitive value of a cluster (its credential store
+// namespaces: the provider's sensitive fields and admin values, its key,
+// drivers' secrets), to hide in what its tasks report.
+func (s *Service) Scrubber(ctx context.Context, clusterID string) (*scrub.Set, error) {
 	all, err := s.creds.Get(ctx, s.db, clusterID)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, ns := range all {
-		for _, v := range ns {
-			if str, ok := v.(string); ok && len(str) >= 4 {
-				out = append(out, str)
-			}
-		}
+	return scrub.New(all), nil
+}
+
+// TaskScrubber is Scrubber of the cluster of a task.
+func (s *Service) TaskScrubber(ctx context.Context, taskID string) (*scrub.Set, error) {
+	all, err := s.creds.ForTask(ctx, s.db, taskID)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return scrub.New(all), nil
 }
 
 // Attempt is one attempt of a task.

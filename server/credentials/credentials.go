@@ -124,3 +124,34 @@ func (s *Store) Get(ctx context.Context, db sqlx.QueryerContext, cluster string)
 	}
 	return out, nil
 }
+
+// ForTask is Get of the cluster a task belongs to, in one query.
+func (s *Store) ForTask(ctx context.Context, db sqlx.QueryerContext, taskID string) (map[string]map[string]any, error) {
+	out := map[string]map[string]any{}
+	if s.aead == nil {
+		return out, nil
+	}
+	var rows []struct {
+		Cluster string `db:"cluster_id"`
+		NS      string `db:"namespace"`
+		Nonce   []byte `db:"nonce"`
+		Sealed  []byte `db:"sealed"`
+	}
+	if err := sqlx.SelectContext(ctx, db, &rows, `SELECT c.cluster_id, c.namespace, c.nonce, c.sealed
+		FROM tasks t JOIN jobs j ON j.id = t.job_id JOIN credentials c ON c.cluster_id = j.cluster_id
+		WHERE t.id = $1`, taskID); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		plain, err := s.aead.Open(nil, r.Nonce, r.Sealed, aad(r.Cluster, r.NS))
+		if err != nil {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal(plain, &v); err != nil {
+			return nil, fmt.Errorf("credentials of cluster %s: %w", r.Cluster, err)
+		}
+		out[r.NS] = v
+	}
+	return out, nil
+}

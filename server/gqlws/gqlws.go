@@ -227,6 +227,9 @@ func (c *conn) serve(ctx context.Context) {
 			c.write(message{Type: "pong", Payload: m.Payload})
 		case "pong":
 		case "subscribe":
+			if c.ctx.Err() != nil {
+				continue // closing: Init's context ended
+			}
 			if !c.acked.Load() {
 				c.close(CloseUnauthorized, "Unauthorized")
 				return
@@ -328,6 +331,16 @@ func (c *conn) init(ctx context.Context, raw json.RawMessage) bool {
 			return false
 		}
 		c.ctx, ack = next, a
+		// A context Init returned that ends before the connection does (its
+		// token was revoked) closes it, as gqlgen's graphql-ws transport
+		// does, with the code of a token refused at connection_init (the web
+		// UI takes it for its session's end); the cause is the reason the
+		// client sees.
+		context.AfterFunc(next, func() {
+			if ctx.Err() == nil {
+				c.close(CloseForbidden, "Forbidden: "+context.Cause(next).Error())
+			}
+		})
 	}
 	c.authed.Store(c.t.Authenticated == nil || c.t.Authenticated(c.ctx))
 	c.initRan.Store(true)
