@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,6 +78,22 @@ type rate struct {
 	tasks       int
 	work, wall  time.Duration
 	tasksPerSec float64
+	cpu         time.Duration // this process's (server and agent), over the wall time
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuPerTask is the process's CPU milliseconds per task.
+func (r rate) cpuPerTask() float64 {
+	if r.tasks == 0 {
+		return 0
+	}
+	return float64(r.cpu.Microseconds()) / 1000 / float64(r.tasks)
 }
 
 // BenchmarkThroughput creates and then deletes a cluster of each size with
@@ -135,15 +152,17 @@ func BenchmarkThroughput(b *testing.B) {
 		rows = rows[:0]
 		for _, n := range ns {
 			var cr struct{ CreateCluster struct{ ID string } }
-			start := time.Now()
+			start, cpu := time.Now(), cpuTime()
 			s.Must(admin, `mutation($n: Int!) { createCluster(input: {name: "bench", clusterTemplate: "bench", numMachines: $n}) { id } }`,
 				map[string]any{"n": n}, &cr)
 			id := cr.CreateCluster.ID
 			create := follow(b, s, admin, id, "ACTIVE", start)
-			start = time.Now()
+			create.cpu = cpuTime() - cpu
+			start, cpu = time.Now(), cpuTime()
 			var del struct{ DeleteCluster struct{ ID string } }
 			s.Must(admin, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`, map[string]any{"id": id}, &del)
 			deleted := follow(b, s, admin, id, "TERMINATED", start)
+			deleted.cpu = cpuTime() - cpu
 			create.fill(b, s, firstJob(b, s, id))
 			deleted.fill(b, s, del.DeleteCluster.ID)
 			rows = append(rows, row{nodes: n, create: create, del: deleted})
@@ -151,12 +170,15 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 	b.StopTimer()
 	fmt.Printf("\nno-op tasks through the server and one agent over GraphQL (%d slots), Postgres and Redis\n", slots)
-	fmt.Printf("%8s | %8s %10s %10s | %8s %10s %10s\n", "nodes", "create", "tasks/s", "wall", "delete", "tasks/s", "wall")
+	fmt.Printf("(cpu: this process's, server and agent, in ms per task; Postgres and Redis not counted)\n")
+	fmt.Printf("%8s | %8s %10s %10s %8s | %8s %10s %10s %8s\n", "nodes", "create", "tasks/s", "wall", "cpu", "delete", "tasks/s", "wall", "cpu")
 	for _, r := range rows {
-		fmt.Printf("%8d | %8d %10.0f %9.1fs | %8d %10.0f %9.1fs\n", r.nodes,
-			r.create.tasks, r.create.tasksPerSec, r.create.wall.Seconds(), r.del.tasks, r.del.tasksPerSec, r.del.wall.Seconds())
+		fmt.Printf("%8d | %8d %10.0f %9.1fs %8.2f | %8d %10.0f %9.1fs %8.2f\n", r.nodes,
+			r.create.tasks, r.create.tasksPerSec, r.create.wall.Seconds(), r.create.cpuPerTask(),
+			r.del.tasks, r.del.tasksPerSec, r.del.wall.Seconds(), r.del.cpuPerTask())
 		b.ReportMetric(r.create.tasksPerSec, fmt.Sprintf("create-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.del.tasksPerSec, fmt.Sprintf("delete-%d-tasks/s", r.nodes))
+		b.ReportMetric(r.create.cpuPerTask(), fmt.Sprintf("create-%d-cpu-ms/task", r.nodes))
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/solver"
 	"github.com/cooprhq/coopr/store"
+	"github.com/cooprhq/coopr/wire"
 )
 
 // Error codes in extensions.code.
@@ -30,7 +31,7 @@ const (
 	CodeConflict        = "CONFLICT"
 	CodeQuotaExceeded   = "QUOTA_EXCEEDED"
 	CodeCapacity        = "CAPACITY_EXCEEDED"
-	CodeInternal        = "INTERNAL"
+	CodeInternal        = wire.CodeInternal
 )
 
 var (
@@ -155,11 +156,11 @@ func classify(err error) (string, map[string]any) {
 	case errors.As(err, &mf):
 		return "MISSING_FIELDS", map[string]any{"section": mf.Section, "missingFields": mf.Sets}
 	case errors.Is(err, fleet.ErrUnknownAgent):
-		return "AGENT_UNKNOWN", nil
+		return wire.CodeAgentUnknown, nil
 	case errors.Is(err, fleet.ErrSlotNotAssigned):
-		return "SLOT_NOT_ASSIGNED", nil
+		return wire.CodeSlotNotAssigned, nil
 	case errors.Is(err, engine.ErrStaleClaim):
-		return "STALE_CLAIM", nil
+		return wire.CodeStaleClaim, nil
 	case errors.As(err, &capErr):
 		return CodeCapacity, map[string]any{"provider": capErr.Provider, "pool": capErr.Pool, "nodes": capErr.Nodes,
 			"used": capErr.Used, "free": capErr.Free(), "requested": capErr.Requested}

@@ -226,9 +226,8 @@ func TestPayloadSeesChangesBetweenClaims(t *testing.T) {
 }
 
 // A change to a node reaches the next payload through a read of the nodes
-// changed since the view, not of the whole cluster; a change numbered
-// before the view's newest but committed after it was read still reaches
-// it (the view is read whole then).
+// changed since the view, not of the whole cluster: a change made before
+// the view was read but committed after, and a node that went, too.
 func TestPayloadViewRefresh(t *testing.T) {
 	h := newHarness(t, fast)
 	nodes := independent(h.nodes(4))
@@ -278,5 +277,14 @@ func TestPayloadViewRefresh(t *testing.T) {
 	fourth := h.claim()
 	if got := fourth.Nodes[others[1]].Hostname; got != "late.example" {
 		t.Errorf("peer hostname %q after the late commit, want late.example", got)
+	}
+	_, err = h.db.Exec(`DELETE FROM nodes WHERE id = $1`, others[0])
+	must(t, err)
+	fifth := h.claim()
+	if _, ok := fifth.Nodes[others[0]]; ok || len(fifth.Nodes) != 3 {
+		t.Errorf("after deleting %s the payload has %d nodes", others[0], len(fifth.Nodes))
+	}
+	if r := vs.reads.Load() - reads; r != 0 {
+		t.Errorf("%d whole reads of the view after the first; want none", r)
 	}
 }

@@ -29,9 +29,11 @@ type clusterView struct {
 	// the cluster does.
 	macros *macro.Env
 
-	// What a refresh builds on: the cluster row's version, the nodes with
-	// their view_seq, and the automator types by service.
+	// What a refresh builds on: the cluster row's version, the snapshot
+	// the view was read in, the nodes with their view_seq, and the
+	// automator types by service.
 	xmin       string
+	snapshot   string
 	nodes      map[string]viewNode
 	automators map[string][]string
 }
@@ -68,26 +70,34 @@ func viewKeyParts(key string) (xmin string, count, sum, top int64, ok bool) {
 	return f[0], count, sum, top, err1 == nil && err2 == nil && err3 == nil
 }
 
-// viewNodesSQL is the nodes of cluster cl numbered after $2.
-const viewNodesSQL = `coalesce((SELECT jsonb_agg(jsonb_build_object('id', n.id, 'nodenum', n.nodenum, 'hostname', n.hostname,
+// viewNodeJSON is a node as a view reads it.
+const viewNodeJSON = `jsonb_build_object('id', n.id, 'nodenum', n.nodenum, 'hostname', n.hostname,
 		'ipaddresses', n.ipaddresses, 'services', n.services, 'leaving', n.leaving, 'sshuser', n.sshuser,
 		'hardwaretype', n.hardwaretype, 'imagetype', n.imagetype, 'flavor', n.flavor, 'image', n.image,
-		'view_seq', n.view_seq) ORDER BY n.nodenum)
-	FROM nodes n WHERE n.cluster_id = cl.id AND n.view_seq > $2), '[]')`
+		'view_seq', n.view_seq)`
 
 // viewSQL reads a cluster's view and its key in one snapshot; the automator
 // types are read per service of the cluster's catalog snapshot, once.
-const viewSQL = `SELECT ` + viewKey + ` AS view_key, cl.xmin::text AS xmin, cl.name, cl.owner, cl.config,
+const viewSQL = `SELECT ` + viewKey + ` AS view_key, cl.xmin::text AS xmin, pg_current_snapshot()::text AS snapshot,
+		cl.name, cl.owner, cl.config,
 		(SELECT coalesce(jsonb_object_agg(s.key, (SELECT coalesce(jsonb_agg(DISTINCT a.value ->> 'type'), '[]')
 				FROM jsonb_each(coalesce(s.value -> 'provisioner' -> 'actions', '{}')) a WHERE a.value ->> 'type' IS NOT NULL)), '{}')
 			FROM jsonb_each(coalesce(cl.snapshot -> 'services', '{}')) s) AS automators,
-		` + viewNodesSQL + ` AS nodes
+		coalesce((SELECT jsonb_agg(` + viewNodeJSON + `) FROM nodes n WHERE n.cluster_id = cl.id), '[]') AS nodes
 	FROM clusters cl WHERE cl.id = $1`
 
-// refreshSQL reads a key and the nodes changed since a view, in one
-// snapshot.
-const refreshSQL = `SELECT ` + viewKey + ` AS view_key, cl.xmin::text AS xmin, ` + viewNodesSQL + ` AS nodes
+// refreshSQL reads a key and, in the same snapshot, the nodes changed by
+// transactions that snapshot $2 (a view's) could not see. Those have a
+// view_xid at or above its xmin, which the index on (cluster_id,
+// view_xid) finds without reading the cluster's other nodes.
+const refreshSQL = `SELECT ` + viewKey + ` AS view_key, cl.xmin::text AS xmin, pg_current_snapshot()::text AS snapshot,
+		coalesce((SELECT jsonb_agg(` + viewNodeJSON + `) FROM nodes n WHERE n.cluster_id = cl.id
+			AND n.view_xid >= pg_snapshot_xmin($2::pg_snapshot) AND NOT pg_visible_in_snapshot(n.view_xid, $2::pg_snapshot)), '[]') AS nodes
 	FROM clusters cl WHERE cl.id = $1`
+
+// idsSQL lists a cluster's nodes, for a refresh that finds fewer nodes
+// than its view holds.
+const idsSQL = `SELECT id FROM nodes WHERE cluster_id = $1`
 
 // maxViews bounds the views kept: one per cluster with work under way is
 // plenty.
@@ -137,18 +147,17 @@ func (vs *views) get(ctx context.Context, cluster, key string) (*clusterView, er
 	return next, nil
 }
 
-// refresh builds a view from cv and the nodes numbered after cv's highest.
+// refresh builds a view from cv and the nodes changed since cv was read.
 // It returns nil when that cannot be the cluster as it is (the cluster row
-// changed, a node went, or a change numbered below cv's highest committed
-// after cv was read): the caller reads the whole view.
+// changed): the caller reads the whole view.
 func (vs *views) refresh(ctx context.Context, cluster string, cv *clusterView) (*clusterView, error) {
-	_, _, _, top, _ := viewKeyParts(cv.key)
 	var r struct {
-		Key   string `db:"view_key"`
-		Xmin  string `db:"xmin"`
-		Nodes []byte `db:"nodes"`
+		Key      string `db:"view_key"`
+		Xmin     string `db:"xmin"`
+		Snapshot string `db:"snapshot"`
+		Nodes    []byte `db:"nodes"`
 	}
-	if err := vs.db.GetContext(ctx, &r, refreshSQL, cluster, top); err != nil {
+	if err := vs.db.GetContext(ctx, &r, refreshSQL, cluster, cv.snapshot); err != nil {
 		return nil, fmt.Errorf("read view: %w", err)
 	}
 	xmin, count, sum, _, ok := viewKeyParts(r.Key)
@@ -163,16 +172,31 @@ func (vs *views) refresh(ctx context.Context, cluster string, cv *clusterView) (
 	for _, n := range changed {
 		nodes[n.ID] = n
 	}
+	if int64(len(nodes)) > count {
+		// Nodes went (a DELETE completed): keep those still there.
+		var ids []string
+		if err := vs.db.SelectContext(ctx, &ids, idsSQL, cluster); err != nil {
+			return nil, fmt.Errorf("read view: %w", err)
+		}
+		there := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			there[id] = true
+		}
+		maps.DeleteFunc(nodes, func(id string, _ viewNode) bool { return !there[id] })
+	}
 	var have int64
 	for _, n := range nodes {
 		have += n.Seq
 	}
 	if int64(len(nodes)) != count || have != sum {
+		// Not the nodes the key counts (the ids were read after the key):
+		// read it all.
 		return nil, nil
 	}
 	vs.refreshes.Add(1)
-	next := &clusterView{key: r.Key, name: cv.name, owner: cv.owner, config: cv.config, xmin: cv.xmin, automators: cv.automators}
-	next.index(nodes)
+	next := &clusterView{key: r.Key, name: cv.name, owner: cv.owner, config: cv.config, xmin: cv.xmin, snapshot: r.Snapshot,
+		automators: cv.automators}
+	next.index(nodes, cv)
 	return next, nil
 }
 
@@ -180,16 +204,17 @@ func (vs *views) read(ctx context.Context, cluster string) (*clusterView, error)
 	var r struct {
 		Key        string `db:"view_key"`
 		Xmin       string `db:"xmin"`
+		Snapshot   string `db:"snapshot"`
 		Name       string `db:"name"`
 		Owner      string `db:"owner"`
 		Config     []byte `db:"config"`
 		Automators []byte `db:"automators"`
 		Nodes      []byte `db:"nodes"`
 	}
-	if err := vs.db.GetContext(ctx, &r, viewSQL, cluster, 0); err != nil {
+	if err := vs.db.GetContext(ctx, &r, viewSQL, cluster); err != nil {
 		return nil, fmt.Errorf("read view: %w", err)
 	}
-	cv := &clusterView{key: r.Key, xmin: r.Xmin, name: r.Name, owner: r.Owner}
+	cv := &clusterView{key: r.Key, xmin: r.Xmin, snapshot: r.Snapshot, name: r.Name, owner: r.Owner}
 	if err := json.Unmarshal(r.Config, &cv.config); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -205,28 +230,44 @@ func (vs *views) read(ctx context.Context, cluster string) (*clusterView, error)
 		nodes[n.ID] = n
 	}
 	vs.reads.Add(1)
-	cv.index(nodes)
+	cv.index(nodes, nil)
 	return cv, nil
 }
 
-// index sets the view's nodes, its peers and its macro index.
-func (cv *clusterView) index(nodes map[string]viewNode) {
+// index sets the view's nodes, its peers and its macro index. Nodes that
+// prev holds unchanged keep prev's peer records.
+func (cv *clusterView) index(nodes map[string]viewNode, prev *clusterView) {
 	cv.nodes = nodes
 	cv.peers = make(map[string]*NodePayload, len(nodes))
 	macroNodes := make([]macro.Node, 0, len(nodes))
 	for id, n := range nodes {
-		types := []string{}
-		for _, s := range n.Services {
-			types = append(types, cv.automators[s]...)
+		if p, ok := prev.unchanged(n); ok {
+			cv.peers[id] = p
+		} else {
+			types := []string{}
+			for _, s := range n.Services {
+				types = append(types, cv.automators[s]...)
+			}
+			slices.Sort(types)
+			p := n.NodePayload
+			p.Automators = slices.Compact(types)
+			cv.peers[id] = &p
 		}
-		slices.Sort(types)
-		p := n.NodePayload
-		p.Automators = slices.Compact(types)
-		cv.peers[id] = &p
 		if !n.Leaving { // nodes a scale-in removes are out of the macro view
 			macroNodes = append(macroNodes, macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname,
 				IPs: n.IPAddresses, Services: n.Services})
 		}
 	}
 	cv.macros = macro.NewEnv(macroNodes, "", cv.owner)
+}
+
+// unchanged is the peer record of n in cv if cv holds n as it is.
+func (cv *clusterView) unchanged(n viewNode) (*NodePayload, bool) {
+	if cv == nil {
+		return nil, false
+	}
+	if old, ok := cv.nodes[n.ID]; ok && old.Seq == n.Seq {
+		return cv.peers[n.ID], true
+	}
+	return nil, false
 }
