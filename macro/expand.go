@@ -37,7 +37,10 @@ func NewEnv(nodes []Node, self, owner string) *Env {
 	for i := range nodes {
 		ns[i] = &nodes[i]
 	}
-	sort.SliceStable(ns, func(i, j int) bool { return ns[i].NodeNum < ns[j].NodeNum })
+	less := func(i, j int) bool { return ns[i].NodeNum < ns[j].NodeNum }
+	if !sort.SliceIsSorted(ns, less) { // callers that keep nodes in order skip the sort
+		sort.SliceStable(ns, less)
+	}
 	for _, n := range ns {
 		env.byID[n.ID] = n
 		for _, s := range n.Services {

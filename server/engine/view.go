@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,6 +36,7 @@ type clusterView struct {
 	xmin       string
 	snapshot   string
 	nodes      map[string]viewNode
+	order      []string // the nodes' ids by nodenum
 	automators map[string][]string
 }
 
@@ -235,12 +237,24 @@ func (vs *views) read(ctx context.Context, cluster string) (*clusterView, error)
 }
 
 // index sets the view's nodes, its peers and its macro index. Nodes that
-// prev holds unchanged keep prev's peer records.
+// prev holds unchanged keep prev's peer records, and prev's order stands
+// when the same nodes are there.
 func (cv *clusterView) index(nodes map[string]viewNode, prev *clusterView) {
 	cv.nodes = nodes
+	if prev != nil && len(prev.order) == len(nodes) && !slices.ContainsFunc(prev.order, func(id string) bool {
+		_, ok := nodes[id]
+		return !ok
+	}) {
+		cv.order = prev.order
+	} else {
+		cv.order = slices.SortedFunc(maps.Keys(nodes), func(a, b string) int {
+			return cmp.Compare(nodes[a].NodeNum, nodes[b].NodeNum)
+		})
+	}
 	cv.peers = make(map[string]*NodePayload, len(nodes))
 	macroNodes := make([]macro.Node, 0, len(nodes))
-	for id, n := range nodes {
+	for _, id := range cv.order {
+		n := nodes[id]
 		if p, ok := prev.unchanged(n); ok {
 			cv.peers[id] = p
 		} else {
