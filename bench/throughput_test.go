@@ -65,9 +65,8 @@ func sizes(b *testing.B) []int {
 }
 
 type row struct {
-	nodes                int
-	createTasks, delTask int
-	create, del          rate
+	nodes       int
+	create, del rate
 }
 
 // rate is a job's tasks over the time from its first claim to its last
@@ -195,7 +194,9 @@ func follow(b *testing.B, s *servertest.Server, token, id, want string, start ti
 	b.Helper()
 	deadline := time.Now().Add(time.Hour)
 	for time.Now().Before(deadline) {
-		var c struct{ Cluster struct{ Status, Message string } }
+		var c struct {
+			Cluster struct{ Status, Message string }
+		}
 		s.Must(token, `query($id: ID!) { cluster(id: $id) { status message } }`, map[string]any{"id": id}, &c)
 		switch c.Cluster.Status {
 		case want:
