@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 export COOPR_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export COOPR_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: all build build-go ui test test-prereqs generate check-generate lint bench fuzz clean package dev
+.PHONY: all build build-go ui test test-prereqs generate check-generate lint bench bench-throughput fuzz clean package dev
 
 all: build
 
@@ -71,6 +71,13 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# No-op tasks/s through the whole product (docs/performance.md): a server,
+# the real agent over GraphQL, Postgres and Redis. COOPR_BENCH_SIZES picks
+# the cluster sizes, e.g. make bench-throughput COOPR_BENCH_SIZES=10,100.
+export COOPR_BENCH_SIZES
+bench-throughput:
+	$(GO) test -run '^$$' -bench Throughput -benchtime 1x -timeout 2h ./bench/
 
 FUZZTIME ?= 30s
 fuzz:

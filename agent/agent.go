@@ -24,6 +24,7 @@ import (
 	"github.com/cooprhq/coopr/client"
 	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/internal/scrub"
+	"github.com/cooprhq/coopr/wire"
 )
 
 // Config is the agent's configuration.
@@ -179,7 +180,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		err := a.heartbeat(ctx, &hb)
 		var ce *codeError
 		switch {
-		case errors.As(err, &ce) && ce.code == "AGENT_UNKNOWN":
+		case errors.As(err, &ce) && ce.code == wire.CodeAgentUnknown:
 			a.log.Warn("the server does not know this agent: registering again")
 			if err := a.retry(ctx, "register", func(ctx context.Context) error { return a.register(ctx, &hb) }); err != nil {
 				return a.stop(work, endWork)
@@ -229,31 +230,31 @@ func (a *Agent) holdSession(ctx context.Context) {
 }
 
 func (a *Agent) register(ctx context.Context, s *setup) error {
-	var drv []map[string]any
+	var drv []wire.DriverRef
 	for _, d := range a.reg.Descriptors() {
-		drv = append(drv, map[string]any{"role": string(d.Role), "name": d.Name, "version": d.Version})
+		drv = append(drv, wire.DriverRef{Role: d.Role, Name: d.Name, Version: d.Version})
 	}
 	host, _ := os.Hostname()
 	var out struct{ RegisterAgent setup }
 	err := a.do(ctx, `mutation($in: AgentRegistration!) { registerAgent(input: $in) {
-		heartbeatIntervalSeconds assignments { tenantId slots } cancel } }`, map[string]any{"in": map[string]any{
-		"agentId": a.cfg.ID, "incarnation": a.incarnation, "version": a.cfg.Version, "host": host,
-		"capacity": a.cfg.Capacity, "drivers": drv}}, &out)
+		heartbeatIntervalSeconds assignments { tenantId slots } cancel } }`, map[string]any{"in": wire.Registration{
+		AgentID: a.cfg.ID, Incarnation: a.incarnation, Version: a.cfg.Version, Host: host,
+		Capacity: a.cfg.Capacity, Drivers: drv}}, &out)
 	*s = out.RegisterAgent
 	return err
 }
 
 func (a *Agent) heartbeat(ctx context.Context, s *setup) error {
 	a.mu.Lock()
-	claims := make([]map[string]any, 0, len(a.held))
+	claims := make([]wire.Claim, 0, len(a.held))
 	for _, r := range a.held {
-		claims = append(claims, map[string]any{"taskId": r.taskID, "attempt": r.attempt, "claimToken": r.token})
+		claims = append(claims, wire.Claim{TaskID: r.taskID, Attempt: r.attempt, ClaimToken: r.token})
 	}
 	a.mu.Unlock()
 	var out struct{ AgentHeartbeat setup }
 	err := a.do(ctx, `mutation($in: AgentHeartbeatInput!) { agentHeartbeat(input: $in) {
-		heartbeatIntervalSeconds assignments { tenantId slots } cancel } }`, map[string]any{"in": map[string]any{
-		"agentId": a.cfg.ID, "incarnation": a.incarnation, "claims": claims}}, &out)
+		heartbeatIntervalSeconds assignments { tenantId slots } cancel } }`, map[string]any{"in": wire.Heartbeat{
+		AgentID: a.cfg.ID, Incarnation: a.incarnation, Claims: claims}}, &out)
 	*s = out.AgentHeartbeat
 	return err
 }
@@ -360,20 +361,14 @@ func (a *Agent) loop(ctx, work context.Context, tenant string, tl *tenantLoop) {
 			}
 			continue
 		}
-		var out struct {
-			ClaimTasks []struct {
-				TaskID, ClaimToken string
-				Slot, Attempt      int
-				Payload            json.RawMessage
-			}
-		}
+		var out struct{ ClaimTasks []wire.Assignment }
 		poll, cancelPoll := context.WithCancel(ctx)
 		a.mu.Lock()
 		tl.cancelPoll = cancelPoll
 		a.mu.Unlock()
 		err := a.do(poll, `mutation($in: ClaimTasksInput!) { claimTasks(input: $in) { taskId slot attempt claimToken payload } }`,
-			map[string]any{"in": map[string]any{"agentId": a.cfg.ID, "incarnation": a.incarnation, "tenantId": tenant,
-				"slots": free, "waitSeconds": 20}}, &out)
+			map[string]any{"in": wire.ClaimTasks{AgentID: a.cfg.ID, Incarnation: a.incarnation, TenantID: tenant,
+				Slots: free, WaitSeconds: 20}}, &out)
 		a.mu.Lock()
 		tl.cancelPoll = nil
 		a.mu.Unlock()
@@ -384,7 +379,7 @@ func (a *Agent) loop(ctx, work context.Context, tenant string, tl *tenantLoop) {
 			continue
 		}
 		var ce *codeError
-		if errors.As(err, &ce) && ce.code == "SLOT_NOT_ASSIGNED" {
+		if errors.As(err, &ce) && ce.code == wire.CodeSlotNotAssigned {
 			// The assignment moved (an agent joined or left) since the
 			// last heartbeat, whose answer will resize or stop this loop.
 			a.log.Debug("slots no longer assigned; waiting for the next heartbeat", "tenant", tenant, "slots", free)
@@ -455,31 +450,17 @@ func (a *Agent) runTask(work context.Context, id string, attempt int, token stri
 		a.handBack(work, id, attempt, token)
 		return
 	}
-	result := map[string]any{"status": res.Status, "message": res.Message, "retryable": res.Retryable}
-	if res.Hostname != "" {
-		result["hostname"] = res.Hostname
-	}
-	if res.IPAddresses != nil {
-		result["ipaddresses"] = res.IPAddresses
-	}
-	if res.Facts != nil {
-		result["facts"] = res.Facts
-	}
-	if res.Secrets != nil {
-		result["secrets"] = res.Secrets
-	}
-	if res.Unreachable {
-		result["unreachable"] = true
-	}
+	fin := wire.Finish{Claim: wire.Claim{TaskID: id, Attempt: attempt, ClaimToken: token}, Result: wire.Result{
+		Status: res.Status, Message: res.Message, Retryable: res.Retryable, Hostname: res.Hostname,
+		IPAddresses: res.IPAddresses, Facts: res.Facts, Secrets: res.Secrets, Unreachable: res.Unreachable}}
 	// Reporting outlives the work context: a result is worth delivering.
 	fctx, done := context.WithTimeout(context.WithoutCancel(work), 30*time.Second)
 	defer done()
 	err := a.retry(fctx, "finish", func(ctx context.Context) error {
-		return a.do(ctx, `mutation($in: FinishInput!) { finishTask(input: $in) }`, map[string]any{"in": map[string]any{
-			"taskId": id, "attempt": attempt, "claimToken": token, "result": result}}, &struct{}{})
+		return a.do(ctx, `mutation($in: FinishInput!) { finishTask(input: $in) }`, map[string]any{"in": fin}, &struct{}{})
 	})
 	var ce *codeError
-	if errors.As(err, &ce) && ce.code == "STALE_CLAIM" {
+	if errors.As(err, &ce) && ce.code == wire.CodeStaleClaim {
 		a.log.Info("finish refused: the claim was no longer current", "task", id)
 	} else if err != nil {
 		a.log.Warn("finish failed; the lease will lapse and the task be retried", "task", id, "err", err)
@@ -491,8 +472,8 @@ func (a *Agent) runTask(work context.Context, id string, attempt int, token stri
 func (a *Agent) handBack(work context.Context, id string, attempt int, token string) {
 	ctx, done := context.WithTimeout(context.WithoutCancel(work), 10*time.Second)
 	defer done()
-	err := a.do(ctx, `mutation($in: ReleaseInput!) { releaseTask(input: $in) }`, map[string]any{"in": map[string]any{
-		"taskId": id, "attempt": attempt, "claimToken": token, "reason": errHandBack.Error()}}, &struct{}{})
+	err := a.do(ctx, `mutation($in: ReleaseInput!) { releaseTask(input: $in) }`, map[string]any{"in": wire.Release{
+		Claim: wire.Claim{TaskID: id, Attempt: attempt, ClaimToken: token}, Reason: errHandBack.Error()}}, &struct{}{})
 	if err != nil {
 		a.log.Warn("hand back failed; the lease will lapse and the task be retried", "task", id, "err", err)
 		return
@@ -607,10 +588,8 @@ func (p *progress) send(stream, line string, percent float64) {
 	p.seq++
 	seq := p.seq
 	p.mu.Unlock()
-	in := map[string]any{"taskId": p.id, "attempt": p.attempt, "claimToken": p.token, "seq": seq, "stream": stream, "chunk": p.redact.line(line)}
-	if percent > 0 {
-		in["percent"] = percent
-	}
+	in := wire.Progress{Claim: wire.Claim{TaskID: p.id, Attempt: p.attempt, ClaimToken: p.token}, Seq: seq, Stream: stream,
+		Chunk: p.redact.line(line), Percent: percent}
 	// Output is best effort: a lost line must not fail the task.
 	if err := p.a.do(p.ctx, `mutation($in: ProgressInput!) { reportProgress(input: $in) }`, map[string]any{"in": in}, &struct{}{}); err != nil {
 		p.a.log.Debug("progress not reported", "task", p.id, "err", err)
@@ -647,7 +626,7 @@ func (a *Agent) retry(ctx context.Context, what string, fn func(context.Context)
 	for {
 		err := fn(ctx)
 		var ce *codeError
-		if err == nil || ctx.Err() != nil || (errors.As(err, &ce) && ce.code != "RATE_LIMITED" && ce.code != "INTERNAL") {
+		if err == nil || ctx.Err() != nil || (errors.As(err, &ce) && ce.code != wire.CodeRateLimited && ce.code != wire.CodeInternal) {
 			return err
 		}
 		a.log.Warn(what+" failed; retrying", "in", wait, "err", err)

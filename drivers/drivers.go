@@ -8,21 +8,22 @@ package drivers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/cooprhq/coopr/wire"
 )
 
 // Role is what a driver does.
-type Role string
+type Role = wire.Role
 
 // Roles.
 const (
-	RoleVM        Role = "vm"
-	RoleNetwork   Role = "network"
-	RoleNode      Role = "node"
-	RoleAutomator Role = "automator"
+	RoleVM        = wire.RoleVM
+	RoleNetwork   = wire.RoleNetwork
+	RoleNode      = wire.RoleNode
+	RoleAutomator = wire.RoleAutomator
 )
 
 // Param describes one parameter of a driver: what the catalog's provider
@@ -43,112 +44,17 @@ type Descriptor struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 }
 
-// Task is a claimed task as a driver sees it: the payload of
-// docs/task-protocol.md#payload.
-type Task struct {
-	TaskID    string          `json:"taskId"`
-	JobID     string          `json:"jobId"`
-	ClusterID string          `json:"clusterId"`
-	TenantID  string          `json:"tenantId"`
-	Attempt   int             `json:"attempt"`
-	TaskName  string          `json:"taskName"` // the action, upper case
-	Service   *Service        `json:"service"`
-	Node      *Node           `json:"node"`
-	Nodes     map[string]Node `json:"nodes"`
-	Cluster   struct {
-		ID     string         `json:"id"`
-		Name   string         `json:"name"`
-		Owner  string         `json:"owner"`
-		Config map[string]any `json:"config"`
-	} `json:"cluster"`
-	Provider struct {
-		Name         string         `json:"name"`
-		ProviderType string         `json:"providertype"`
-		Provisioner  map[string]any `json:"provisioner"`
-		Network      map[string]any `json:"network"`
-	} `json:"provider"`
-	Secrets        map[string]map[string]any `json:"secrets"`
-	TimeoutSeconds int                       `json:"timeoutSeconds"`
-	// Resources are the plugin resources of this task's driver at the
-	// job's pinned generation (docs/task-protocol.md#plugin-resources).
-	Resources []Resource `json:"resources"`
-	// Fetch, set by the agent, returns the path of a local, digest-verified
-	// copy of one of Resources (an archive stays a .tar.gz file). Nil when
-	// the runner offers no fetching: drivers then fail tasks that need one.
-	Fetch func(ctx context.Context, r Resource) (path string, err error) `json:"-"`
-	// LocalResources maps digests to fetched files when the task crosses
-	// into an isolated task process (agent/isolation), which cannot fetch:
-	// the agent fetches first. Never sent by the server.
-	LocalResources map[string]string `json:"localResources,omitempty"`
-}
-
-// Resource is one version of a plugin resource, as the payload lists it.
-type Resource struct {
-	PluginType   string `json:"pluginType"` // providertypes or automatortypes
-	Plugin       string `json:"plugin"`
-	ResourceType string `json:"resourceType"`
-	Name         string `json:"name"`
-	Version      int    `json:"version"`
-	Format       string `json:"format"`      // file, or archive: tar.gz with one top directory called Name
-	Permissions  string `json:"permissions"` // octal mode for files, "" for the default
-	Digest       string `json:"digest"`      // sha256:<hex>
-}
-
-// Resource finds the listed resource of a type by name.
-func (t *Task) Resource(resourceType, name string) (Resource, bool) {
-	for _, r := range t.Resources {
-		if r.ResourceType == resourceType && r.Name == name {
-			return r, true
-		}
-	}
-	return Resource{}, false
-}
-
-// FetchResource is t.Fetch, or the file the agent fetched before an
-// isolated task process started; it fails when there is neither.
-func (t *Task) FetchResource(ctx context.Context, r Resource) (string, error) {
-	if t.Fetch != nil {
-		return t.Fetch(ctx, r)
-	}
-	if p, ok := t.LocalResources[r.Digest]; ok && r.Digest != "" {
-		return p, nil
-	}
-	return "", fmt.Errorf("resource %s/%s@%d: this runner cannot fetch resources", r.ResourceType, r.Name, r.Version)
-}
-
-// Service is the service action a task runs.
-type Service struct {
-	Name   string `json:"name"`
-	Action struct {
-		Type   string            `json:"type"`
-		Fields map[string]string `json:"fields"`
-	} `json:"action"`
-}
-
-// Node is a node of the cluster (docs/task-protocol.md#payload).
-type Node struct {
-	ID           string            `json:"id"`
-	NodeNum      int               `json:"nodenum"`
-	Hostname     string            `json:"hostname"`
-	IPAddresses  map[string]string `json:"ipaddresses"`
-	SSHUser      string            `json:"sshuser"`
-	HardwareType string            `json:"hardwaretype"`
-	ImageType    string            `json:"imagetype"`
-	Flavor       string            `json:"flavor"` // the hardware type's term on this provider
-	Image        string            `json:"image"`  // the image type's term on this provider
-	Services     []string          `json:"services"`
-	Automators   []string          `json:"automators"` // automator types of the node's services, by name
-	Facts        map[string]any    `json:"facts"`      // by namespace: vm, network, node, service:<name>
-}
+// The payload of a claimed task (docs/task-protocol.md#payload) and its
+// parts, as the wire package defines them.
+type (
+	Task     = wire.Task
+	Node     = wire.Node
+	Service  = wire.Service
+	Resource = wire.Resource
+)
 
 // Decode reads a payload.
-func Decode(payload json.RawMessage) (*Task, error) {
-	var t Task
-	if err := json.Unmarshal(payload, &t); err != nil {
-		return nil, fmt.Errorf("task payload: %w", err)
-	}
-	return &t, nil
-}
+func Decode(payload []byte) (*Task, error) { return wire.Decode(payload) }
 
 // Result is how a driver ended a task (docs/task-protocol.md#results).
 type Result struct {
@@ -257,18 +163,4 @@ func (r *Registry) For(t *Task) (Driver, Descriptor, error) {
 }
 
 // RoleOf names the role and driver a task needs.
-func RoleOf(t *Task) (Role, string) {
-	switch t.TaskName {
-	case "CREATE", "CONFIRM", "DELETE":
-		return RoleVM, t.Provider.ProviderType
-	case "NETWORK_ALLOCATE", "NETWORK_RELEASE", "NETWORK_CONFIGURE", "NETWORK_UNCONFIGURE":
-		typ, _ := t.Provider.Network["type"].(string)
-		return RoleNetwork, typ
-	case "BOOTSTRAP":
-		return RoleNode, "ssh"
-	}
-	if t.Service != nil {
-		return RoleAutomator, t.Service.Action.Type
-	}
-	return RoleAutomator, ""
-}
+func RoleOf(t *Task) (Role, string) { return t.Driver() }

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/store"
+	"github.com/cooprhq/coopr/wire"
 )
 
 // maxClaimWait bounds a claim's long poll (docs/task-protocol.md#queues-and-claims).
@@ -160,9 +160,9 @@ func (r *Resolver) claimTasks(ctx context.Context, in model.ClaimTasksInput) ([]
 // payload needs from the control plane.
 type claimed struct {
 	a          *engine.Assignment
-	provider   map[string]any
+	provider   wire.Provider
 	secrets    map[string]map[string]any
-	role       drivers.Role
+	role       wire.Role
 	driverName string
 }
 
@@ -253,7 +253,7 @@ func (r *Resolver) claim(ctx context.Context, agentID, incarnation, tenantID str
 // others on. On an error every claim not yet handed on is released.
 func (r *Resolver) sortClaims(ctx context.Context, as []*engine.Assignment, carried map[string]bool, agentID string) ([]claimed, error) {
 	type clusterContext struct {
-		provider map[string]any
+		provider wire.Provider
 		secrets  map[string]map[string]any
 	}
 	contexts := map[string]clusterContext{}
@@ -293,28 +293,45 @@ func (r *Resolver) sortClaims(ctx context.Context, as []*engine.Assignment, carr
 }
 
 // assignment is a claim as the agent receives it: the payload with the
-// provider, the secrets and the plugin resources joined in.
+// provider, the secrets and the plugin resources joined in, encoded once
+// from the wire types (the API passes the bytes through as they are).
 func (r *Resolver) assignment(ctx context.Context, c claimed) (*model.TaskAssignment, error) {
-	raw, err := json.Marshal(c.a)
-	if err != nil {
-		return nil, err
-	}
-	var payload map[string]any
-	if err := json.Unmarshal(raw, &payload); err != nil {
-		return nil, err
-	}
-	// Secrets join the payload here, at claim time, and nowhere else.
-	payload["provider"], payload["secrets"] = c.provider, c.secrets
+	a := c.a
 	// The plugin resources of the driver at the job's pinned generation
 	// (docs/task-protocol.md#plugin-resources).
-	resources, err := r.payloadResources(ctx, c.a, c.role, c.driverName)
+	refs, err := r.payloadResources(ctx, a, c.role, c.driverName)
 	if err != nil {
 		return nil, err
 	}
-	payload["resources"] = resources
-	a := c.a
+	payload, err := json.Marshal(payloadOf(a, c.provider, c.secrets, refs))
+	if err != nil {
+		return nil, fmt.Errorf("task %s payload: %w", a.TaskID, err)
+	}
 	return &model.TaskAssignment{TaskID: a.TaskID, Slot: a.Slot, Attempt: a.Attempt, ClaimToken: a.ClaimToken,
-		LeaseExpiresAt: a.LeaseExpiresAt, TimeoutAt: a.TimeoutAt, Payload: payload}, nil
+		LeaseExpiresAt: a.LeaseExpiresAt, TimeoutAt: a.TimeoutAt, Payload: json.RawMessage(payload)}, nil
+}
+
+// payloadOf is a claim's payload (docs/task-protocol.md#payload). Secrets
+// join it here, at claim time, and nowhere else. The cluster's other nodes
+// go only to the tasks that need them (wire.NeedsPeers): with them in
+// every payload, a task's cost grew with the cluster.
+func payloadOf(a *engine.Assignment, provider wire.Provider, secrets map[string]map[string]any, refs []store.ResourceRef) *wire.Task {
+	cfg, _ := a.Cluster.Config.(map[string]any)
+	t := &wire.Task{TaskID: a.TaskID, JobID: a.JobID, ClusterID: a.ClusterID, TenantID: a.TenantID, Attempt: a.Attempt,
+		TaskName: a.TaskName, Service: a.Service, Node: a.Node, TimeoutSeconds: a.TimeoutSeconds,
+		Cluster:  wire.Cluster{ID: a.Cluster.ID, Name: a.Cluster.Name, Owner: a.Cluster.Owner, Config: cfg},
+		Provider: provider, Secrets: secrets, Resources: make([]wire.Resource, len(refs))}
+	for i, ref := range refs {
+		t.Resources[i] = wire.Resource{PluginType: ref.PluginType, Plugin: ref.Plugin, ResourceType: ref.ResourceType,
+			Name: ref.Name, Version: ref.Version, Format: ref.Format, Permissions: ref.Permissions, Digest: ref.Digest}
+	}
+	if wire.NeedsPeers(a.TaskName) {
+		t.Nodes = make(map[string]wire.Node, len(a.Nodes))
+		for id, n := range a.Nodes {
+			t.Nodes[id] = *n
+		}
+	}
+	return t
 }
 
 func (r *Resolver) releaseClaims(ctx context.Context, cs []claimed, reason string) {
@@ -519,15 +536,12 @@ func (r *Resolver) releaseTask(ctx context.Context, in model.ReleaseInput) (bool
 
 // driverOf names the driver a claimed task needs, from the engine's
 // assignment and the cluster's provider.
-func driverOf(a *engine.Assignment, provider map[string]any) (drivers.Role, string) {
-	t := &drivers.Task{TaskName: a.TaskName}
+func driverOf(a *engine.Assignment, provider wire.Provider) (wire.Role, string) {
+	var typ string
 	if a.Service != nil {
-		t.Service = &drivers.Service{Name: a.Service.Name}
-		t.Service.Action.Type = a.Service.Action.Type
+		typ = a.Service.Action.Type
 	}
-	t.Provider.ProviderType, _ = provider["providertype"].(string)
-	t.Provider.Network, _ = provider["network"].(map[string]any)
-	return drivers.RoleOf(t)
+	return wire.DriverOf(a.TaskName, provider.ProviderType, provider.Network, typ)
 }
 
 // DefaultDriverGrace is how long a task may wait for an agent with its

@@ -20,6 +20,7 @@ import (
 	"github.com/cooprhq/coopr/server/webhook"
 	"github.com/cooprhq/coopr/solver"
 	"github.com/cooprhq/coopr/store"
+	"github.com/cooprhq/coopr/wire"
 )
 
 // Error codes in extensions.code.
@@ -31,7 +32,7 @@ const (
 	CodeConflict        = "CONFLICT"
 	CodeQuotaExceeded   = "QUOTA_EXCEEDED"
 	CodeCapacity        = "CAPACITY_EXCEEDED"
-	CodeInternal        = "INTERNAL"
+	CodeInternal        = wire.CodeInternal
 	// CodeNoCredentialKey is a request that needs a secret sealed or
 	// opened on a server started without COOPR_CREDENTIAL_KEY.
 	CodeNoCredentialKey = "NO_CREDENTIAL_KEY"
@@ -160,11 +161,11 @@ func classify(err error) (string, map[string]any) {
 	case errors.As(err, &mf):
 		return "MISSING_FIELDS", map[string]any{"section": mf.Section, "missingFields": mf.Sets}
 	case errors.Is(err, fleet.ErrUnknownAgent):
-		return "AGENT_UNKNOWN", nil
+		return wire.CodeAgentUnknown, nil
 	case errors.Is(err, fleet.ErrSlotNotAssigned):
-		return "SLOT_NOT_ASSIGNED", nil
+		return wire.CodeSlotNotAssigned, nil
 	case errors.Is(err, engine.ErrStaleClaim):
-		return "STALE_CLAIM", nil
+		return wire.CodeStaleClaim, nil
 	case errors.As(err, &hookErr):
 		return CodeInvalidInput, map[string]any{"field": hookErr.Field}
 	case errors.Is(err, webhook.ErrNoKey), errors.Is(err, store.ErrNoKey):

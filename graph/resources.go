@@ -14,10 +14,10 @@ import (
 	"strings"
 
 	"github.com/cooprhq/coopr/catalog"
-	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/store"
+	"github.com/cooprhq/coopr/wire"
 )
 
 // Plugin resources (docs/task-protocol.md#plugin-resources).
@@ -209,14 +209,14 @@ func (r *Resolver) resourceContent(ctx context.Context, taskID, claimToken strin
 // payloadResources lists the resources the task's driver needs at the
 // job's pinned generation and records them against the claim, which
 // resourceContent then serves.
-func (r *Resolver) payloadResources(ctx context.Context, a *engine.Assignment, role drivers.Role, name string) ([]store.ResourceRef, error) {
+func (r *Resolver) payloadResources(ctx context.Context, a *engine.Assignment, role wire.Role, name string) ([]store.ResourceRef, error) {
 	var plugins []store.PluginRef
 	switch role {
-	case drivers.RoleVM:
+	case wire.RoleVM:
 		plugins = []store.PluginRef{string(catalog.KindProviderType) + "/" + name}
-	case drivers.RoleAutomator:
+	case wire.RoleAutomator:
 		plugins = []store.PluginRef{string(catalog.KindAutomatorType) + "/" + name}
-	case drivers.RoleNode:
+	case wire.RoleNode:
 		if a.Node != nil {
 			for _, t := range a.Node.Automators {
 				plugins = append(plugins, string(catalog.KindAutomatorType)+"/"+t)

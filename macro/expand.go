@@ -26,26 +26,43 @@ type Env struct {
 	owner   string
 	self    *Node
 	service map[string][]*Node // service -> its nodes by nodenum
+	byID    map[string]*Node
 }
 
 // NewEnv indexes nodes for expansion. self names the node the task runs
 // on; "" expands at cluster scope, where every self form stays unexpanded.
 func NewEnv(nodes []Node, self, owner string) *Env {
-	env := &Env{owner: owner, service: map[string][]*Node{}}
+	env := &Env{owner: owner, service: map[string][]*Node{}, byID: make(map[string]*Node, len(nodes))}
 	ns := make([]*Node, len(nodes))
 	for i := range nodes {
 		ns[i] = &nodes[i]
 	}
-	sort.SliceStable(ns, func(i, j int) bool { return ns[i].NodeNum < ns[j].NodeNum })
+	less := func(i, j int) bool { return ns[i].NodeNum < ns[j].NodeNum }
+	if !sort.SliceIsSorted(ns, less) { // callers that keep nodes in order skip the sort
+		sort.SliceStable(ns, less)
+	}
 	for _, n := range ns {
-		if self != "" && n.ID == self {
-			env.self = n
-		}
+		env.byID[n.ID] = n
 		for _, s := range n.Services {
 			env.service[s] = append(env.service[s], n)
 		}
 	}
+	if self != "" {
+		env.self = env.byID[self]
+	}
 	return env
+}
+
+// At is env from the point of view of node self ("" for cluster scope),
+// sharing env's index: a cluster indexed once expands for each of its
+// nodes at a cost that does not grow with the cluster. env is unchanged.
+func (env *Env) At(self string) *Env {
+	e := *env
+	e.self = nil
+	if self != "" {
+		e.self = env.byID[self]
+	}
+	return &e
 }
 
 // Error is a macro that cannot be expanded; the task it belongs to fails
@@ -226,7 +243,12 @@ func (env *Env) resolve(name string) ([]string, bool, error) {
 		if env.self == nil {
 			return nil, false, nil
 		}
-		i := slices.Index(env.service[svc], env.self)
+		// The list is in nodenum order: a search, not a scan, finds self.
+		list := env.service[svc]
+		i := sort.Search(len(list), func(i int) bool { return list[i].NodeNum >= env.self.NodeNum })
+		if i == len(list) || list[i] != env.self {
+			i = slices.Index(list, env.self) // nodenums that repeat
+		}
 		if i < 0 {
 			return nil, false, nil
 		}

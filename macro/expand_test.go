@@ -139,3 +139,25 @@ func TestServiceOf(t *testing.T) {
 		}
 	}
 }
+
+// An index built once expands for each node as one built for it does.
+func TestEnvAt(t *testing.T) {
+	nodes := []Node{
+		{ID: "a", NodeNum: 1003, Hostname: "a.example", IPs: map[string]string{"bind_v4": "10.0.0.3"}, Services: []string{"web"}},
+		{ID: "b", NodeNum: 1001, Hostname: "b.example", IPs: map[string]string{"bind_v4": "10.0.0.1"}, Services: []string{"web", "db"}},
+		{ID: "c", NodeNum: 1002, Hostname: "c.example", IPs: map[string]string{"bind_v4": "10.0.0.2"}, Services: []string{"web"}},
+	}
+	shared := NewEnv(nodes, "", "alice")
+	for _, self := range []string{"a", "b", "c", "", "gone"} {
+		for _, in := range []string{"%host.self%", "%ip.self%", "%instance.self.service.web%", "%host.service.db%", "%num.service.web%", "%owner%"} {
+			want, werr := NewEnv(nodes, self, "alice").Expand(in)
+			got, gerr := shared.At(self).Expand(in)
+			if got != want || (werr == nil) != (gerr == nil) {
+				t.Errorf("self %q, %s: At gives %q (%v), NewEnv %q (%v)", self, in, got, gerr, want, werr)
+			}
+		}
+	}
+	if got, _ := shared.Expand("%host.self%"); got != "%host.self%" {
+		t.Errorf("the shared index expanded a self form to %q", got)
+	}
+}

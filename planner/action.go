@@ -6,6 +6,8 @@ package planner
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cooprhq/coopr/wire"
 )
 
 // Action is a task action (docs/planner.md#actions).
@@ -123,18 +125,9 @@ func (a Action) BringUp() bool {
 	return false
 }
 
-// Role is the driver role that runs the action (docs/planner.md#actions).
-func (a Action) Role() string {
-	switch a {
-	case Create, Confirm, Delete:
-		return "vm"
-	case NetworkAllocate, NetworkRelease, NetworkConfigure, NetworkUnconfigure:
-		return "network"
-	case Bootstrap:
-		return "node"
-	}
-	return "automator"
-}
+// Role is the driver role that runs the action (docs/planner.md#actions),
+// by the rule the wire package keeps for the server and the agent alike.
+func (a Action) Role() string { return string(wire.RoleOf(a.String())) }
 
 // CatalogName is the key of a service action in a service's
 // provisioner.actions ("install", "start", ...); "" for node-level actions.

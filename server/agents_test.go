@@ -116,8 +116,11 @@ func TestAgentAPI(t *testing.T) {
 			continue
 		}
 		a := got.ClaimTask
-		if a.Payload.Cluster.ID != id || len(a.Payload.Nodes) != 2 {
-			t.Fatalf("payload names cluster %q with %d nodes", a.Payload.Cluster.ID, len(a.Payload.Nodes))
+		// lamp on rackspace has no network tasks, the only ones that list
+		// the cluster's nodes: a payload's size must not grow with the
+		// cluster's.
+		if a.Payload.Cluster.ID != id || a.Payload.Nodes != nil {
+			t.Fatalf("payload names cluster %q and lists nodes %v", a.Payload.Cluster.ID, a.Payload.Nodes)
 		}
 		result := map[string]any{"status": 0}
 		if a.Payload.TaskName == "CONFIRM" {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/store"
+	"github.com/cooprhq/coopr/wire"
 )
 
 // depthLimit refuses operations nested deeper than max: a cheap guard
@@ -298,7 +299,7 @@ func (l *addressLimiter) gate(next http.Handler) http.Handler {
 		addr := clientAddress(r)
 		if ok, wait := l.buckets.take(addr, l.rate, 0); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			writeGraphQLError(w, http.StatusTooManyRequests, "RATE_LIMITED",
+			writeGraphQLError(w, http.StatusTooManyRequests, wire.CodeRateLimited,
 				"too many requests without a valid token from this address; retry after "+wait.Round(time.Millisecond).String())
 			return
 		}
@@ -319,7 +320,7 @@ func (l *rateLimiter) middleware(next http.Handler) http.Handler {
 		if p, ok := auth.FromContext(r.Context()); ok {
 			if ok, wait := l.allow(p); !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-				writeGraphQLError(w, http.StatusTooManyRequests, "RATE_LIMITED",
+				writeGraphQLError(w, http.StatusTooManyRequests, wire.CodeRateLimited,
 					"too many requests for this token; retry after "+wait.Round(time.Millisecond).String())
 				return
 			}

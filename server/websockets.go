@@ -21,6 +21,7 @@ import (
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/server/gqlws"
 	"github.com/cooprhq/coopr/store"
+	"github.com/cooprhq/coopr/wire"
 )
 
 // A websocket is one request that lives on: its operations, its messages
@@ -207,7 +208,7 @@ func (l *rateLimiter) admit(ctx context.Context) error {
 	}
 	if ok, wait := l.allow(p); !ok {
 		return &gqlerror.Error{Message: "too many requests for this token; retry after " + wait.Round(time.Millisecond).String(),
-			Extensions: map[string]any{"code": "RATE_LIMITED", "retryAfter": strconv.Itoa(int(math.Ceil(wait.Seconds())))}}
+			Extensions: map[string]any{"code": wire.CodeRateLimited, "retryAfter": strconv.Itoa(int(math.Ceil(wait.Seconds())))}}
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/solver"
 	"github.com/cooprhq/coopr/store"
+	"github.com/cooprhq/coopr/wire"
 )
 
 // DefaultMaxClusterSize caps numMachines (docs/operations.md#create-checks).
@@ -89,20 +90,20 @@ const (
 // ClaimContext is what a claimed task's payload adds from the control
 // plane: the cluster's provider with its accepted and sensitive fields,
 // and the driver secrets by namespace. Only the claim path may call it.
-func (s *Service) ClaimContext(ctx context.Context, clusterID string) (map[string]any, map[string]map[string]any, error) {
+func (s *Service) ClaimContext(ctx context.Context, clusterID string) (wire.Provider, map[string]map[string]any, error) {
+	var provider wire.Provider
 	var raw []byte
 	if err := s.db.GetContext(ctx, &raw, `SELECT snapshot FROM clusters WHERE id = $1`, clusterID); err != nil {
-		return nil, nil, err
+		return provider, nil, err
 	}
 	var snap snapshot
 	if err := json.Unmarshal(raw, &snap); err != nil {
-		return nil, nil, err
+		return provider, nil, err
 	}
 	secrets, err := s.creds.Get(ctx, s.db, clusterID)
 	if err != nil {
-		return nil, nil, err
+		return provider, nil, err
 	}
-	provider := map[string]any{}
 	if p := snap.Provider; p != nil {
 		prov := maps.Clone(p.Provisioner)
 		if prov == nil {
@@ -121,9 +122,9 @@ func (s *Service) ClaimContext(ctx context.Context, clusterID string) (map[strin
 		maps.DeleteFunc(prov, func(_ string, v any) bool { return v == store.Redacted })
 		delete(secrets, nsProviderFields)
 		delete(secrets, nsProviderAdmin)
-		provider = map[string]any{"name": p.Name, "providertype": p.ProviderType, "provisioner": prov}
+		provider = wire.Provider{Name: p.Name, ProviderType: p.ProviderType, Provisioner: prov}
 		if p.Network != nil {
-			provider["network"] = map[string]any{"type": p.Network.Type, "fields": p.Network.Fields}
+			provider.Network = map[string]any{"type": p.Network.Type, "fields": p.Network.Fields}
 		}
 	}
 	return provider, secrets, nil

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
+	"math/bits"
 	"time"
 
 	"github.com/cooprhq/coopr/planner"
@@ -102,6 +102,8 @@ type taskState struct {
 	predsLeft int       // predecessors not done (COMPLETE or SKIPPED)
 	succ      []int32
 	rollback  bool // a CONFIRM rollback task (counts as bring-up)
+	// candFailed: counted in its job's failedCand.
+	candFailed bool
 }
 
 // jobState is the scheduler's copy of a running job: what it needs to find
@@ -119,8 +121,12 @@ type jobState struct {
 	share               int // most tasks in flight at once; 0: no bound (see jobShare)
 	// cand holds the indexes of tasks whose predecessors are done and
 	// that wait to be queued (NOT_SUBMITTED, or FAILED awaiting a retry), so
-	// that a wake-up looks at those, not at every task of a large job.
-	cand map[int]struct{}
+	// that a wake-up looks at those, not at every task of a large job. A
+	// bitset over the task indexes: a wake-up walks it in plan order
+	// without sorting, and stops once it has what it may queue.
+	cand []uint64
+	// failedCand counts the FAILED candidates: with none, no retry waits.
+	failedCand int
 }
 
 func (t *taskState) bringUp() bool { return t.rollback || t.action.BringUp() }
@@ -131,7 +137,7 @@ func (t *taskState) inFlight() bool { return t.state == Queued || t.state == InP
 // tasks chain after one another (after) and before their CONFIRM (of).
 func newJobState(id, tenant, cluster, state string, settled bool, tasks []*taskState, edges [][2]int32, rollbackOf, after map[int]int) *jobState {
 	js := &jobState{id: id, tenant: tenant, cluster: cluster, state: state, settled: settled,
-		tasks: tasks, byID: make(map[string]*taskState, len(tasks)), busy: map[string]int{}, cand: map[int]struct{}{}}
+		tasks: tasks, byID: make(map[string]*taskState, len(tasks)), busy: map[string]int{}, cand: make([]uint64, (len(tasks)+63)/64)}
 	for _, t := range tasks {
 		js.byID[t.id] = t
 	}
@@ -183,38 +189,44 @@ func newJobState(id, tenant, cluster, state string, settled bool, tasks []*taskS
 // (docs/planner.md#dag-driven-execution): all predecessors done, the node
 // idle, the address gate open, and any retry backoff over. At most one task
 // per idle node is returned.
-func (js *jobState) ready(now time.Time) []*taskState {
+//
+// limit > 0 stops the walk at that many: a job's share of the slots bounds
+// what it may queue, and walking every candidate of a large job at each
+// wake-up made a task's cost grow with the job.
+func (js *jobState) ready(now time.Time, limit int) []*taskState {
 	if js.state != JobRunning {
 		return nil
 	}
-	idxs := make([]int, 0, len(js.cand))
-	for i := range js.cand {
-		idxs = append(idxs, i)
-	}
-	slices.Sort(idxs)
 	taken := map[string]bool{}
 	var out []*taskState
-	for _, i := range idxs {
-		t := js.tasks[i]
-		switch t.state {
-		case NotSubmitted:
-		case Failed:
-			if t.retryAt.IsZero() || t.retryAt.After(now) {
+	for w, word := range js.cand {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &= word - 1
+			t := js.tasks[w*64+b]
+			switch t.state {
+			case NotSubmitted:
+			case Failed:
+				if t.retryAt.IsZero() || t.retryAt.After(now) {
+					continue
+				}
+			default:
 				continue
 			}
-		default:
-			continue
+			if t.node != "" && (js.busy[t.node] > 0 || taken[t.node]) {
+				continue
+			}
+			if t.service != "" && js.bringUpLeft > 0 {
+				continue
+			}
+			if t.node != "" {
+				taken[t.node] = true
+			}
+			out = append(out, t)
+			if limit > 0 && len(out) == limit {
+				return out
+			}
 		}
-		if t.node != "" && (js.busy[t.node] > 0 || taken[t.node]) {
-			continue
-		}
-		if t.service != "" && js.bringUpLeft > 0 {
-			continue
-		}
-		if t.node != "" {
-			taken[t.node] = true
-		}
-		out = append(out, t)
 	}
 	return out
 }
@@ -222,10 +234,17 @@ func (js *jobState) ready(now time.Time) []*taskState {
 // nextRetry is the earliest time a waiting retry becomes due.
 func (js *jobState) nextRetry() time.Time {
 	var next time.Time
-	for i := range js.cand {
-		t := js.tasks[i]
-		if t.state == Failed && !t.retryAt.IsZero() && (next.IsZero() || t.retryAt.Before(next)) {
-			next = t.retryAt
+	if js.failedCand == 0 {
+		return next
+	}
+	for w, word := range js.cand {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &= word - 1
+			t := js.tasks[w*64+b]
+			if t.state == Failed && !t.retryAt.IsZero() && (next.IsZero() || t.retryAt.Before(next)) {
+				next = t.retryAt
+			}
 		}
 	}
 	return next
@@ -260,10 +279,20 @@ func (js *jobState) setState(t *taskState, state string) {
 
 // track keeps t's membership of the candidate set right.
 func (js *jobState) track(t *taskState) {
+	w, bit := t.idx/64, uint64(1)<<(t.idx%64)
+	was := js.cand[w]&bit != 0
+	if was && js.tasks[t.idx].candFailed {
+		js.failedCand--
+	}
 	if t.predsLeft == 0 && (t.state == NotSubmitted || t.state == Failed) {
-		js.cand[t.idx] = struct{}{}
+		js.cand[w] |= bit
+		t.candFailed = t.state == Failed
+		if t.candFailed {
+			js.failedCand++
+		}
 	} else {
-		delete(js.cand, t.idx)
+		js.cand[w] &^= bit
+		t.candFailed = false
 	}
 }
 

@@ -224,3 +224,67 @@ func TestPayloadSeesChangesBetweenClaims(t *testing.T) {
 		t.Errorf("after deleting %s the payload has nodes %v", other, third.Nodes)
 	}
 }
+
+// A change to a node reaches the next payload through a read of the nodes
+// changed since the view, not of the whole cluster: a change made before
+// the view was read but committed after, and a node that went, too.
+func TestPayloadViewRefresh(t *testing.T) {
+	h := newHarness(t, fast)
+	nodes := independent(h.nodes(4))
+	h.submit(planner.StartServices, nodes, startOnly())
+	first := h.claim()
+	vs := h.engine().views
+	reads, refreshes := vs.reads.Load(), vs.refreshes.Load()
+	if reads == 0 {
+		t.Fatal("the first claim read no view")
+	}
+	var others []string
+	for _, n := range nodes {
+		if n.ID != first.Node.ID {
+			others = append(others, n.ID)
+		}
+	}
+	// Facts are not in the view: writing them reads nothing again.
+	_, err := h.db.Exec(`UPDATE nodes SET facts = '{"vm": {"id": 1}}' WHERE cluster_id = $1`, h.cluster)
+	must(t, err)
+	h.claim()
+	if r, f := vs.reads.Load()-reads, vs.refreshes.Load()-refreshes; r != 0 || f != 0 {
+		t.Errorf("after a facts change: %d whole reads, %d refreshes; want none", r, f)
+	}
+	_, err = h.db.Exec(`UPDATE nodes SET hostname = 'renamed.example' WHERE id = $1`, others[0])
+	must(t, err)
+	second := h.claim()
+	if got := second.Nodes[others[0]].Hostname; got != "renamed.example" {
+		t.Errorf("peer hostname %q after the change, want renamed.example", got)
+	}
+	if r, f := vs.reads.Load()-reads, vs.refreshes.Load()-refreshes; r != 0 || f != 1 {
+		t.Errorf("after a node change: %d whole reads, %d refreshes; want 0 and 1", r, f)
+	}
+
+	// A transaction numbers its change first and commits last.
+	tx, err := h.db.Beginx()
+	must(t, err)
+	defer tx.Rollback()
+	_, err = tx.Exec(`UPDATE nodes SET hostname = 'late.example' WHERE id = $1`, others[1])
+	must(t, err)
+	_, err = h.db.Exec(`UPDATE nodes SET hostname = 'early.example' WHERE id = $1`, others[2])
+	must(t, err)
+	third := h.claim()
+	if got := third.Nodes[others[2]].Hostname; got != "early.example" {
+		t.Errorf("peer hostname %q, want early.example", got)
+	}
+	must(t, tx.Commit())
+	fourth := h.claim()
+	if got := fourth.Nodes[others[1]].Hostname; got != "late.example" {
+		t.Errorf("peer hostname %q after the late commit, want late.example", got)
+	}
+	_, err = h.db.Exec(`DELETE FROM nodes WHERE id = $1`, others[0])
+	must(t, err)
+	fifth := h.claim()
+	if _, ok := fifth.Nodes[others[0]]; ok || len(fifth.Nodes) != 3 {
+		t.Errorf("after deleting %s the payload has %d nodes", others[0], len(fifth.Nodes))
+	}
+	if r := vs.reads.Load() - reads; r != 0 {
+		t.Errorf("%d whole reads of the view after the first; want none", r)
+	}
+}

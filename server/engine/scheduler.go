@@ -231,13 +231,15 @@ func (s *scheduler) step(ctx context.Context) {
 			}
 			continue
 		}
-		if ready := js.ready(now); len(ready) > 0 {
-			if room := js.share - js.inFlightCount(); js.share > 0 && len(ready) > room {
-				ready = ready[:max(room, 0)]
+		limit := 0 // no bound
+		if js.share > 0 {
+			limit = js.share - js.inFlightCount()
+			if limit <= 0 {
+				continue
 			}
-			if len(ready) > 0 {
-				s.dispatch(ctx, js, ready)
-			}
+		}
+		if ready := js.ready(now, limit); len(ready) > 0 {
+			s.dispatch(ctx, js, ready)
 		}
 	}
 }

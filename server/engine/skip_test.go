@@ -264,7 +264,7 @@ func TestSkippedIsDone(t *testing.T) {
 	a := &taskState{id: "a", idx: 0, node: "n", action: planner.NetworkUnconfigure, state: Skipped}
 	b := &taskState{id: "b", idx: 1, node: "n", action: planner.Delete, state: NotSubmitted}
 	js := newJobState("j", "t", "c", JobRunning, false, []*taskState{a, b}, [][2]int32{{0, 1}}, nil, nil)
-	if r := js.ready(time.Now()); len(r) != 1 || r[0] != b {
+	if r := js.ready(time.Now(), 0); len(r) != 1 || r[0] != b {
 		t.Fatalf("ready %v, want the DELETE after a skipped task", r)
 	}
 	js.setState(b, Queued)

@@ -13,9 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/queue"
+	"github.com/cooprhq/coopr/wire"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -76,27 +76,13 @@ type ClusterPayload struct {
 	Config any    `json:"config"`
 }
 
-// ServicePayload is the service action a task runs.
-type ServicePayload struct {
-	Name   string         `json:"name"`
-	Action catalog.Action `json:"action"`
-}
-
-// NodePayload is the node a task runs on, with the facts gathered so far.
-type NodePayload struct {
-	ID           string            `json:"id"`
-	NodeNum      int               `json:"nodenum"`
-	Hostname     string            `json:"hostname"`
-	IPAddresses  map[string]string `json:"ipaddresses"`
-	SSHUser      string            `json:"sshuser"`
-	HardwareType string            `json:"hardwaretype"`
-	ImageType    string            `json:"imagetype"`
-	Flavor       string            `json:"flavor"`
-	Image        string            `json:"image"`
-	Services     []string          `json:"services"`
-	Automators   []string          `json:"automators"` // the automator types of its services' actions
-	Facts        map[string]any    `json:"facts,omitempty"`
-}
+// ServicePayload and NodePayload are the payload's service and node
+// (docs/task-protocol.md#payload) as the wire package defines them for the
+// agent; the API encodes them as they are.
+type (
+	ServicePayload = wire.Service
+	NodePayload    = wire.Node
+)
 
 // Result is how an attempt ended (docs/task-protocol.md#results).
 type Result struct {

@@ -7,7 +7,7 @@
 // removed afterwards) under the driver's work dir holding the playbook,
 // an inventory with the node alone, the SSH private key (0600), a
 // known_hosts file with the node's pinned host keys, and the extra vars.
-// The node is reached where remote.TargetOf says (docs/drivers.md), with
+// The node is reached where drivers.TargetOf says (docs/drivers.md), with
 // become (sudo) when the SSH user is not root. A node with no pinned host
 // key is refused: BOOTSTRAP pins it, and OpenSSH runs with
 // StrictHostKeyChecking=yes against that known_hosts file only. Before
@@ -146,7 +146,7 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	if err != nil {
 		return failure(fmt.Errorf("%s is not installed on this agent host: apt-get install ansible", d.program), false)
 	}
-	tg, err := remote.TargetOf(t, t.Node)
+	tg, err := drivers.TargetOf(t, t.Node)
 	if err != nil {
 		return failure(err, false)
 	}
@@ -384,7 +384,7 @@ func prepare(dir string, t *drivers.Task, tg remote.Target) (prepared, error) {
 	return p, nil
 }
 
-// privateKeyOf is the key remote.TargetOf logs in with: the vm driver's,
+// privateKeyOf is the key drivers.TargetOf logs in with: the vm driver's,
 // else the cluster's.
 func privateKeyOf(t *drivers.Task) string {
 	if k, _ := t.Secrets["vm"]["privateKey"].(string); strings.TrimSpace(k) != "" {

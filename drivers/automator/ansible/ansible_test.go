@@ -303,7 +303,7 @@ func TestAnsibleEnforcesThePin(t *testing.T) {
 	tk := task(c, "INSTALL", map[string]string{"playbook": play("- shell: echo must-not-run")})
 	other := sshdtest.Start(t, sshdtest.Options{}) // a key to pin that this host does not have
 	tk.Node.Facts["node"] = map[string]any{"hostKeys": []any{other.HostKeyLine()}}
-	tg, err := remote.TargetOf(tk, tk.Node)
+	tg, err := drivers.TargetOf(tk, tk.Node)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		}
 		script = string(b)
 	}
-	tg, err := remote.TargetOf(t, t.Node)
+	tg, err := drivers.TargetOf(t, t.Node)
 	if err != nil {
 		return failure(err, false)
 	}

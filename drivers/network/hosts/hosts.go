@@ -85,7 +85,7 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 			return failure(err, false)
 		}
 	}
-	tg, err := remote.TargetOf(t, t.Node)
+	tg, err := drivers.TargetOf(t, t.Node)
 	if err != nil {
 		if !configure && errors.Is(err, remote.ErrNoAddress) {
 			return drivers.Result{Status: 0, Message: "hosts: node was never reached: nothing to remove"}

@@ -65,7 +65,7 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	if n.Hostname != "" && !ValidHostname(n.Hostname) {
 		return failure(fmt.Errorf("node %s: hostname %q is not a valid host name", n.ID, n.Hostname), false, nil)
 	}
-	tg, err := remote.TargetOf(t, n)
+	tg, err := drivers.TargetOf(t, n)
 	if err != nil {
 		return failure(err, false, nil)
 	}

@@ -14,7 +14,7 @@
 // hosts in an order spread by node id so that concurrent CREATEs start on
 // different hosts. It pins the host key at first contact and hands the
 // provider's ssh_key back as the vm secret privateKey: the node, network and
-// automator drivers log in with it (remote.TargetOf). With no free host it
+// automator drivers log in with it (drivers.TargetOf). With no free host it
 // ends with status 200 (nothing created).
 //
 // CONFIRM verifies the pinned host key and the lease (re-taking a lease
@@ -342,7 +342,7 @@ func providerID(n *drivers.Node) string {
 	return strings.TrimSpace(id)
 }
 
-// pinsOf are the node's pinned host keys, by remote.TargetOf's rule:
+// pinsOf are the node's pinned host keys, by drivers.TargetOf's rule:
 // node.hostKeys (BOOTSTRAP's) before vm.hostKeys (CREATE's).
 func pinsOf(n *drivers.Node) []string {
 	for _, ns := range []string{"node", "vm"} {

@@ -650,7 +650,7 @@ func TestNonRootUser(t *testing.T) {
 	// Later drivers reach the node as the vm facts and secret say.
 	next := &drivers.Task{Secrets: map[string]map[string]any{"vm": r.Secrets}}
 	n := drivers.Node{ID: "n1", IPAddresses: r.IPAddresses, Facts: map[string]any{"vm": r.Facts}}
-	tg, err := remote.TargetOf(next, &n)
+	tg, err := drivers.TargetOf(next, &n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,238 @@
+// Package bench holds benchmarks through the whole product: a real server
+// (in this process) over Postgres and Redis, and the real agent talking to
+// it over GraphQL.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/agent"
+	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/server/servertest"
+)
+
+// Run with: make bench-throughput, or
+//
+//	go test -run '^$' -bench Throughput -benchtime 1x -timeout 1h ./bench/
+//
+// COOPR_BENCH_SIZES lists the cluster sizes (default 10,100,1000,5000);
+// COOPR_BENCH_SLOTS the agent's slots (default 16).
+
+// noop is a driver for every role that does nothing and succeeds; a
+// CONFIRM gives the node its addresses, as a provider's would.
+type noop struct{}
+
+func (noop) Run(_ context.Context, t *drivers.Task, _ drivers.Output) drivers.Result {
+	if t.TaskName == "CONFIRM" {
+		return drivers.Result{IPAddresses: map[string]string{"access_v4": "10.2.0.1", "bind_v4": "10.2.0.1"}}
+	}
+	return drivers.Result{}
+}
+
+// benchTemplate is one service on every node with a config whose macros
+// expand per node: five tasks a node to create (CREATE, CONFIRM,
+// BOOTSTRAP, INSTALL, CONFIGURE), one to delete.
+const benchTemplate = `{"name": "bench", "description": "base on every node",
+	"defaults": {"services": ["base"], "provider": "rackspace", "hardwaretype": "small", "imagetype": "debian12",
+		"config": {"bench": {"me": "%host.self%", "addr": "%ip.self%", "nodes": "%num.service.base%"}}},
+	"compatibility": {"services": ["base"], "hardwaretypes": ["small"], "imagetypes": ["debian12"]}}`
+
+func sizes(b *testing.B) []int {
+	v := os.Getenv("COOPR_BENCH_SIZES")
+	if v == "" {
+		return []int{10, 100, 1000, 5000}
+	}
+	var out []int
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			b.Fatalf("COOPR_BENCH_SIZES: %q is not a cluster size", f)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+type row struct {
+	nodes       int
+	create, del rate
+}
+
+// rate is a job's tasks over the time from its first claim to its last
+// finish (the engine and agent at work), and the wall time from the
+// mutation to the cluster's final status as a client polling every 20 ms
+// sees it (planning included).
+type rate struct {
+	tasks       int
+	work, wall  time.Duration
+	tasksPerSec float64
+	cpu         time.Duration // this process's (server and agent), over the wall time
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuPerTask is the process's CPU milliseconds per task.
+func (r rate) cpuPerTask() float64 {
+	if r.tasks == 0 {
+		return 0
+	}
+	return float64(r.cpu.Microseconds()) / 1000 / float64(r.tasks)
+}
+
+// BenchmarkThroughput creates and then deletes a cluster of each size with
+// one agent of 16 slots running a no-op driver, and prints the tasks per
+// second of each job.
+func BenchmarkThroughput(b *testing.B) {
+	slots := 16
+	if v, err := strconv.Atoi(os.Getenv("COOPR_BENCH_SLOTS")); err == nil && v > 0 {
+		slots = v
+	}
+	ns := sizes(b)
+	s := servertest.Start(b)
+	ctx := context.Background()
+	for _, part := range []struct{ dir, tenant string }{
+		{"../testdata/catalog/types", "superadmin"},
+		{"../testdata/catalog/templates", "acme"},
+	} {
+		c, is, err := catalog.LoadPath(part.dir)
+		if err != nil || is.HasErrors() {
+			b.Fatalf("%s: %v %v", part.dir, err, is.Errors())
+		}
+		if _, err := s.Srv.Store().EnsureTenant(ctx, part.tenant); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Srv.Store().ImportCatalog(ctx, part.tenant, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", tenant: "acme"}) { secret } }`, nil, &tok)
+	admin := tok.CreateAPIToken.Secret
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT}) { secret } }`, nil, &tok)
+	agentToken := tok.CreateAPIToken.Secret
+	s.Must(s.Super, `mutation($n: Int!) { updateTenant(name: "acme", input: {name: "acme", workers: $n}) { id } }`,
+		map[string]any{"n": slots}, &struct{}{})
+	s.Must(admin, `mutation($e: JSON!) { putCatalogEntity(kind: CLUSTERTEMPLATES, entity: $e) { entity { version } } }`,
+		map[string]any{"e": jsonRaw(b, benchTemplate)}, &struct{}{})
+
+	reg := drivers.NewRegistry()
+	reg.Register(drivers.Descriptor{Role: drivers.RoleVM, Name: "rackspace"}, noop{})
+	reg.Register(drivers.Descriptor{Role: drivers.RoleNode, Name: "ssh"}, noop{})
+	reg.Register(drivers.Descriptor{Role: drivers.RoleAutomator, Name: "chef-solo"}, noop{})
+	a, err := agent.New(agent.Config{Server: s.URL, Token: agentToken, ID: "bench-agent", Capacity: slots, Grace: time.Second,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(actx) }()
+	b.Cleanup(func() { cancel(); <-done })
+
+	var rows []row
+	b.ResetTimer()
+	for range b.N {
+		rows = rows[:0]
+		for _, n := range ns {
+			var cr struct{ CreateCluster struct{ ID string } }
+			start, cpu := time.Now(), cpuTime()
+			s.Must(admin, `mutation($n: Int!) { createCluster(input: {name: "bench", clusterTemplate: "bench", numMachines: $n}) { id } }`,
+				map[string]any{"n": n}, &cr)
+			id := cr.CreateCluster.ID
+			create := follow(b, s, admin, id, "ACTIVE", start)
+			create.cpu = cpuTime() - cpu
+			start, cpu = time.Now(), cpuTime()
+			var del struct{ DeleteCluster struct{ ID string } }
+			s.Must(admin, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`, map[string]any{"id": id}, &del)
+			deleted := follow(b, s, admin, id, "TERMINATED", start)
+			deleted.cpu = cpuTime() - cpu
+			create.fill(b, s, firstJob(b, s, id))
+			deleted.fill(b, s, del.DeleteCluster.ID)
+			rows = append(rows, row{nodes: n, create: create, del: deleted})
+		}
+	}
+	b.StopTimer()
+	fmt.Printf("\nno-op tasks through the server and one agent over GraphQL (%d slots), Postgres and Redis\n", slots)
+	fmt.Printf("(cpu: this process's, server and agent, in ms per task; Postgres and Redis not counted)\n")
+	fmt.Printf("%8s | %8s %10s %10s %8s | %8s %10s %10s %8s\n", "nodes", "create", "tasks/s", "wall", "cpu", "delete", "tasks/s", "wall", "cpu")
+	for _, r := range rows {
+		fmt.Printf("%8d | %8d %10.0f %9.1fs %8.2f | %8d %10.0f %9.1fs %8.2f\n", r.nodes,
+			r.create.tasks, r.create.tasksPerSec, r.create.wall.Seconds(), r.create.cpuPerTask(),
+			r.del.tasks, r.del.tasksPerSec, r.del.wall.Seconds(), r.del.cpuPerTask())
+		b.ReportMetric(r.create.tasksPerSec, fmt.Sprintf("create-%d-tasks/s", r.nodes))
+		b.ReportMetric(r.del.tasksPerSec, fmt.Sprintf("delete-%d-tasks/s", r.nodes))
+		b.ReportMetric(r.create.cpuPerTask(), fmt.Sprintf("create-%d-cpu-ms/task", r.nodes))
+	}
+}
+
+func jsonRaw(b *testing.B, s string) any {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		b.Fatal(err)
+	}
+	return v
+}
+
+// follow polls the cluster every 20 ms until it has status want.
+func follow(b *testing.B, s *servertest.Server, token, id, want string, start time.Time) rate {
+	b.Helper()
+	deadline := time.Now().Add(time.Hour)
+	for time.Now().Before(deadline) {
+		var c struct {
+			Cluster struct{ Status, Message string }
+		}
+		s.Must(token, `query($id: ID!) { cluster(id: $id) { status message } }`, map[string]any{"id": id}, &c)
+		switch c.Cluster.Status {
+		case want:
+			return rate{wall: time.Since(start)}
+		case "PENDING", "INCOMPLETE":
+		default:
+			b.Fatalf("cluster %s is %s (%s), want %s", id, c.Cluster.Status, c.Cluster.Message, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.Fatalf("cluster %s: not %s within an hour", id, want)
+	return rate{}
+}
+
+// firstJob is the id of the cluster's first job, the one that created it.
+func firstJob(b *testing.B, s *servertest.Server, cluster string) string {
+	var id string
+	if err := s.Srv.Store().DB().Get(&id, `SELECT id FROM jobs WHERE cluster_id = $1 ORDER BY created_at LIMIT 1`, cluster); err != nil {
+		b.Fatalf("create job of %s: %v", cluster, err)
+	}
+	return id
+}
+
+// fill reads the job's tasks and the span of its attempts.
+func (r *rate) fill(b *testing.B, s *servertest.Server, job string) {
+	var span struct {
+		Tasks int     `db:"tasks"`
+		Secs  float64 `db:"secs"`
+	}
+	if err := s.Srv.Store().DB().Get(&span, `SELECT (SELECT count(*) FROM tasks WHERE job_id = $1) AS tasks,
+		coalesce(extract(epoch FROM max(a.finished_at) - min(a.claimed_at)), 0)::float8 AS secs
+		FROM task_attempts a JOIN tasks t ON t.id = a.task_id WHERE t.job_id = $1`, job); err != nil {
+		b.Fatalf("job %s: %v", job, err)
+	}
+	r.tasks, r.work = span.Tasks, time.Duration(span.Secs*float64(time.Second))
+	if span.Secs > 0 {
+		r.tasksPerSec = float64(span.Tasks) / span.Secs
+	}
+}
