@@ -428,6 +428,8 @@ func (e *Engine) skip(ctx context.Context, tenant string, it queue.Item) error {
 		return err
 	})
 	if err == nil && change != nil {
+		// Dropping the last queued task of a failed job ends it.
+		e.settleDone(ctx, []string{jobID})
 		e.notify(note{job: jobID, task: change})
 	}
 	return err

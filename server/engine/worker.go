@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -255,6 +256,7 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 		}
 		return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 	}
+	e.settleDone(ctx, []string{job})
 	if r.Status == 0 {
 		e.stats.completed.Add(1)
 	} else {
@@ -314,9 +316,16 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []er
 		e.eventsCommitted()
 	}
 	done := make(map[string]string, len(rows))
+	var touched []string
 	for _, r := range rows {
+		if !slices.Contains(touched, r.Job) {
+			touched = append(touched, r.Job)
+		}
 		done[r.ID] = r.Job
 	}
+	// Before answering: a job is settled by the time its last finish
+	// returns.
+	e.settleDone(ctx, touched)
 	for _, i := range first {
 		switch job, ok := done[in[i].task]; {
 		case err != nil:
@@ -480,8 +489,10 @@ func failJob(ctx context.Context, tx *sqlx.Tx, job, msg string) error {
 		WHERE id = $1 AND state IN ('RUNNING', 'PAUSED')`, job, msg); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE tasks SET state = CASE WHEN state = 'FAILED' THEN 'FAILED' ELSE 'DROPPED' END,
-		retry_at = NULL WHERE job_id = $1 AND (state IN ('NOT_SUBMITTED', 'QUEUED') OR retry_at IS NOT NULL)`, job)
+	_, err := tx.ExecContext(ctx, `WITH l AS MATERIALIZED (SELECT id FROM tasks
+			WHERE job_id = $1 AND (state IN ('NOT_SUBMITTED', 'QUEUED') OR retry_at IS NOT NULL) ORDER BY id FOR UPDATE)
+		UPDATE tasks t SET state = CASE WHEN t.state = 'FAILED' THEN 'FAILED' ELSE 'DROPPED' END, retry_at = NULL
+		FROM l WHERE t.id = l.id`, job)
 	return err
 }
 
@@ -688,8 +699,9 @@ func (e *Engine) RetryJob(ctx context.Context, jobID string) error {
 			return fmt.Errorf("%w: retry needs the cluster's latest job failed with no task in flight and the cluster INCOMPLETE or INCONSISTENT (it is %s)",
 				ErrConflict, r.Status)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'NOT_SUBMITTED', failures = 0, retry_at = NULL
-			WHERE job_id = $1 AND state IN ('FAILED', 'DROPPED', 'NOT_SUBMITTED')`, jobID); err != nil {
+		if _, err := tx.ExecContext(ctx, `WITH l AS MATERIALIZED (SELECT id FROM tasks
+				WHERE job_id = $1 AND state IN ('FAILED', 'DROPPED', 'NOT_SUBMITTED') ORDER BY id FOR UPDATE)
+			UPDATE tasks t SET state = 'NOT_SUBMITTED', failures = 0, retry_at = NULL FROM l WHERE t.id = l.id`, jobID); err != nil {
 			return err
 		}
 		// A retried job runs with the tenant's current plugin resources.
@@ -781,7 +793,7 @@ func (e *Engine) Abandon(ctx context.Context, agentID string, keep []string, old
 			JOIN task_attempts a ON a.task_id = t.id AND a.attempt = t.attempt
 			WHERE t.lease_expires_at IS NOT NULL AND t.state = 'IN_PROGRESS' AND t.agent_id = $1
 				AND NOT (t.id = ANY($2::text[])) AND a.claimed_at <= now() - $3 * interval '1 millisecond'
-			FOR UPDATE OF t`, agentID, pq.Array(keep), olderThan.Milliseconds()); err != nil {
+			ORDER BY t.id FOR UPDATE OF t`, agentID, pq.Array(keep), olderThan.Milliseconds()); err != nil {
 			return err
 		}
 		for _, r := range rows {
@@ -797,6 +809,13 @@ func (e *Engine) Abandon(ctx context.Context, agentID string, keep []string, old
 	if err != nil {
 		return 0, fmt.Errorf("engine: abandon claims of %s: %w", agentID, err)
 	}
+	var jobs []string
+	for _, n := range notes {
+		if !slices.Contains(jobs, n.job) {
+			jobs = append(jobs, n.job)
+		}
+	}
+	e.settleDone(ctx, jobs)
 	for _, n := range notes {
 		e.notify(n)
 	}
