@@ -22,8 +22,8 @@ type errorLog struct {
 }
 
 func (l *errorLog) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelWarn }
-func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler             { return l }
-func (l *errorLog) WithGroup(string) slog.Handler                  { return l }
+func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler            { return l }
+func (l *errorLog) WithGroup(string) slog.Handler                 { return l }
 func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
 	s := r.Message
 	r.Attrs(func(a slog.Attr) bool {
