@@ -256,6 +256,7 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 		}
 		return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 	}
+	e.roomFreed()
 	e.settleDone(ctx, []string{job})
 	if r.Status == 0 {
 		e.stats.completed.Add(1)
@@ -314,6 +315,7 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []er
 		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(msgs), pq.Array(outs), pq.Array(errTails))
 	if err == nil && len(rows) > 0 {
 		e.eventsCommitted()
+		e.roomFreed()
 	}
 	done := make(map[string]string, len(rows))
 	var touched []string
@@ -651,6 +653,9 @@ func (s *scheduler) reap(ctx context.Context) {
 			s.pending = nil
 			return
 		}
+		if len(s.pending) > 0 {
+			s.roomFreed()
+		}
 		for _, n := range s.pending {
 			s.apply(ctx, n)
 		}
@@ -814,6 +819,9 @@ func (e *Engine) Abandon(ctx context.Context, agentID string, keep []string, old
 		if !slices.Contains(jobs, n.job) {
 			jobs = append(jobs, n.job)
 		}
+	}
+	if len(notes) > 0 {
+		e.roomFreed()
 	}
 	e.settleDone(ctx, jobs)
 	for _, n := range notes {
