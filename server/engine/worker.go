@@ -213,15 +213,16 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 	}
 	if r.Status == 0 && len(r.Facts) == 0 && len(r.Secrets) == 0 && r.Hostname == "" && r.IPAddresses == nil {
 		// The common case in one statement: success with nothing to merge.
-		job, err := e.finishFast(ctx, taskID, attempt, token, r)
+		f, err := e.finishFast(ctx, taskID, attempt, token, r)
 		if err != nil {
 			if errors.Is(err, ErrStaleClaim) {
 				return err
 			}
 			return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 		}
+		<-f.settled
 		e.stats.completed.Add(1)
-		e.notify(note{job: job, task: &taskChange{id: taskID, state: Complete}})
+		e.notify(note{job: f.job, task: &taskChange{id: taskID, state: Complete}})
 		return nil
 	}
 	var change *taskChange
@@ -274,10 +275,18 @@ type finishIn struct {
 	token                         []byte
 }
 
-func (e *Engine) finishFast(ctx context.Context, taskID string, attempt int, token string, r Result) (string, error) {
+// finished is a finish batch's answer to one call: the attempt's job, and
+// a channel closed once the batch's jobs that its finishes may have ended
+// are settled (settleDone).
+type finished struct {
+	job     string
+	settled <-chan struct{}
+}
+
+func (e *Engine) finishFast(ctx context.Context, taskID string, attempt int, token string, r Result) (finished, error) {
 	tok, err := hex.DecodeString(token)
 	if err != nil || len(tok) == 0 {
-		return "", ErrStaleClaim
+		return finished{}, ErrStaleClaim
 	}
 	return e.finishes.do(ctx, finishIn{task: taskID, attempt: attempt, token: tok, message: r.Message,
 		stdout: tail(r.StdoutTail), stderr: tail(r.StderrTail)})
@@ -285,8 +294,8 @@ func (e *Engine) finishFast(ctx context.Context, taskID string, attempt int, tok
 
 // finishBatch completes successful attempts in one statement, returning
 // each one's job id or ErrStaleClaim.
-func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []error) {
-	jobs, errs := make([]string, len(in)), make([]error, len(in))
+func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]finished, []error) {
+	jobs, errs := make([]finished, len(in)), make([]error, len(in))
 	// A task finished twice in one batch (a retried request) is finished
 	// by a batch of its own after this one, so each call gets its own
 	// verdict.
@@ -325,15 +334,21 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []er
 		}
 		done[r.ID] = r.Job
 	}
-	// Before answering: a job is settled by the time its last finish
-	// returns.
-	e.settleDone(ctx, touched)
+	// A job is settled by the time its last finish returns: the callers
+	// wait for the check, and the next batch does not.
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		e.settleDone(ctx, touched)
+	}()
 	for _, i := range first {
 		switch job, ok := done[in[i].task]; {
 		case err != nil:
 			errs[i] = err
 		case ok:
-			jobs[i] = job
+			jobs[i] = finished{job: job, settled: settled}
 		default:
 			errs[i] = ErrStaleClaim
 		}
