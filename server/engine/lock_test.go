@@ -60,6 +60,9 @@ func TestConcurrentFinishesSettleAtOnceWithoutDeadlock(t *testing.T) {
 	logs := &errorLog{}
 	cfg := Config{LeaseTTL: time.Minute, ReapInterval: time.Hour, ReconcileInterval: time.Hour, Logger: slog.New(logs)}
 	h := newHarness(t, cfg)
+	// Enough sessions for many transactions at once, few enough to leave
+	// the shared database's connections to the other tests.
+	h.db.SetMaxOpenConns(12)
 	const clusters, perJob, agents = 4, 60, 4
 	var jobs []string
 	for c := range clusters {
