@@ -296,7 +296,6 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 // result holds nil where the task was not claimed; full reports that the
 // tenant's workers are all busy, so that those may yet be claimable.
 func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.Entry, picks []pick) (_ []*Assignment, full bool, err error) {
-
 	n := len(entries)
 	ids, attempts, tokens, agents, notes := make([]string, n), make([]int64, n), make([][]byte, n), make([]string, n), make([]string, n)
 	for i, en := range entries {
@@ -337,8 +336,10 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 			room = max(*r-len(rows), 0)
 		}
 	} else if room, err = e.claimRoom(ctx, tenant); err != nil {
-		// Nothing claimed, and no telling whether for want of a worker.
-		return nil, false, err
+		// No telling whether nothing was claimed for want of a worker:
+		// the entries are settled as stale, as before workers counted.
+		e.log.Warn("engine: read the tenant's free workers", "tenant", tenant, "err", err)
+		room = -1
 	}
 	full = room == 0 && len(rows) < n
 	f := e.fetcherFor(tenant)
