@@ -36,7 +36,17 @@ type fetcher struct {
 	spare []queue.Entry
 	// acking bounds the acknowledgements in flight.
 	acking chan struct{}
+	// room is how many more tasks the tenant's workers allow, as the last
+	// claim left it; -1: unknown or unbounded. At 0 the fetcher reads no
+	// entry until a finish (wake) or a look at the rows (roomPoll) finds
+	// a worker free.
+	room int
+	wake chan struct{}
 }
+
+// roomPoll is how often a fetcher whose tenant has every worker busy looks
+// for one freed where it is not told of it (a finish on another server).
+const roomPoll = 100 * time.Millisecond
 
 type waiter struct {
 	req   ClaimRequest
@@ -116,7 +126,7 @@ func (e *Engine) fetcherFor(tenant string) *fetcher {
 	defer e.fetchMu.Unlock()
 	f := e.fetchers[tenant]
 	if f == nil {
-		f = &fetcher{acking: make(chan struct{}, 4)}
+		f = &fetcher{acking: make(chan struct{}, 4), room: -1, wake: make(chan struct{}, 1)}
 		e.fetchers[tenant] = f
 	}
 	return f
@@ -136,6 +146,21 @@ func (e *Engine) fetch(f *fetcher, tenant string) {
 			f.mu.Unlock()
 			return
 		}
+		room := f.room
+		f.mu.Unlock()
+		if room == 0 {
+			// Every worker of the tenant is busy: claim nothing, whatever
+			// the agents say they have free, until one is freed.
+			if err := e.waitRoom(ctx, f, tenant); err != nil {
+				e.failWaiting(f, fmt.Errorf("engine: claim: %w", err))
+				time.Sleep(200 * time.Millisecond)
+			}
+			continue
+		}
+		if room > 0 {
+			n = min(n, room)
+		}
+		f.mu.Lock()
 		entries := f.spare
 		f.spare = nil
 		f.mu.Unlock()
@@ -196,7 +221,7 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 		return
 	}
 
-	got, err := e.claimBatch(ctx, tenant, entries, picks)
+	got, full, err := e.claimBatch(ctx, tenant, entries, picks)
 	if err != nil {
 		err = fmt.Errorf("engine: claim: %w", err)
 		e.log.Warn("engine: claim failed; the entries will be re-delivered", "tenant", tenant, "err", err)
@@ -207,6 +232,7 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 	}
 	answers := make(map[*waiter][]*Assignment, len(taken))
 	acks := make([]string, 0, k)
+	var kept []queue.Entry
 	for i, en := range entries {
 		if a := got[i]; a != nil {
 			e.stats.claimed.Add(1)
@@ -214,11 +240,21 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 			acks = append(acks, en.ID)
 			continue
 		}
+		if full {
+			// Not claimed for want of a free worker: claimed when one is.
+			kept = append(kept, en)
+			continue
+		}
 		if err := e.skip(ctx, tenant, en.Item); err != nil {
 			e.log.Warn("engine: unclaimable entry; it will be re-delivered", "task", en.TaskID, "err", err)
 		} else {
 			acks = append(acks, en.ID)
 		}
+	}
+	if len(kept) > 0 {
+		f.mu.Lock()
+		f.spare = append(kept, f.spare...)
+		f.mu.Unlock()
 	}
 	// The claims are committed: acknowledging is off the critical path, and
 	// one lost is only an entry re-delivered and skipped.
@@ -257,8 +293,9 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 
 // claimBatch claims each entry for the pick beside it in one statement that
 // also records the attempts and their events and reads the payloads. The
-// result holds nil where the task was not claimable.
-func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.Entry, picks []pick) ([]*Assignment, error) {
+// result holds nil where the task was not claimed; full reports that the
+// tenant's workers are all busy, so that those may yet be claimable.
+func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.Entry, picks []pick) (_ []*Assignment, full bool, err error) {
 	n := len(entries)
 	ids, attempts, tokens, agents, notes := make([]string, n), make([]int64, n), make([][]byte, n), make([]string, n), make([]string, n)
 	for i, en := range entries {
@@ -282,15 +319,33 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		ResGen    int       `db:"resource_generation"`
 		Facts     []byte    `db:"node_facts"`
 		ViewKey   *string   `db:"view_key"` // on one row per cluster
+		Room      *int      `db:"room"`     // before this claim; nil: no bound
 	}
 	// A task listed twice (a re-published entry) is updated once; the
 	// token tells which slot won it.
-	err := e.claimSessions.selectContext(ctx, &rows,
+	err = e.claimSessions.selectContext(ctx, &rows,
 		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(agents), pq.Array(notes),
 		e.cfg.LeaseTTL.Milliseconds(), tenant)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	// The room the claim left tells the fetcher how much to read next.
+	room := -1
+	if len(rows) > 0 {
+		if r := rows[0].Room; r != nil {
+			room = max(*r-len(rows), 0)
+		}
+	} else if room, err = e.claimRoom(ctx, tenant); err != nil {
+		// No telling whether nothing was claimed for want of a worker:
+		// the entries are settled as stale, as before workers counted.
+		e.log.Warn("engine: read the tenant's free workers", "tenant", tenant, "err", err)
+		room = -1
+	}
+	full = room == 0 && len(rows) < n
+	f := e.fetcherFor(tenant)
+	f.mu.Lock()
+	f.room = room
+	f.mu.Unlock()
 	if len(rows) > 0 {
 		e.eventsCommitted()
 	}
@@ -302,7 +357,7 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		cv, err := e.views.get(ctx, r.Cluster, *r.ViewKey)
 		if err != nil {
 			// The claims stand; their leases lapse and the reaper retries them.
-			return nil, fmt.Errorf("cluster %s: %w", r.Cluster, err)
+			return nil, false, fmt.Errorf("cluster %s: %w", r.Cluster, err)
 		}
 		clusters[r.Cluster] = cv
 	}
@@ -316,7 +371,7 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 			}
 		}
 		if i < 0 {
-			return nil, fmt.Errorf("claimed task %s under a token no slot holds", r.ID)
+			return nil, false, fmt.Errorf("claimed task %s under a token no slot holds", r.ID)
 		}
 		action, _ := planner.ParseAction(r.Action)
 		a := &Assignment{TaskID: r.ID, JobID: r.Job, ClusterID: r.Cluster, TenantID: tenant, Attempt: entries[i].Attempt,
@@ -324,7 +379,7 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 			Action: action, TimeoutSeconds: r.Timeout, ResourceGeneration: r.ResGen}
 		cv := clusters[r.Cluster]
 		if cv == nil {
-			return nil, fmt.Errorf("task %s: cluster %s not found", r.ID, r.Cluster)
+			return nil, false, fmt.Errorf("task %s: cluster %s not found", r.ID, r.Cluster)
 		}
 		a.Cluster = ClusterPayload{ID: r.Cluster, Name: cv.name, Owner: cv.owner, Config: cv.config}
 		a.Nodes = cv.peers
@@ -340,7 +395,7 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 			}
 			if len(r.Facts) > 0 {
 				if err := json.Unmarshal(r.Facts, &a.Node.Facts); err != nil {
-					return nil, fmt.Errorf("node %s facts: %w", r.Node, err)
+					return nil, false, fmt.Errorf("node %s facts: %w", r.Node, err)
 				}
 			}
 		}
@@ -348,7 +403,7 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 			a.Service = &ServicePayload{Name: r.Service}
 			if len(r.SvcAction) > 0 {
 				if err := json.Unmarshal(r.SvcAction, &a.Service.Action); err != nil {
-					return nil, fmt.Errorf("service %s action %s: %w", r.Service, r.Action, err)
+					return nil, false, fmt.Errorf("service %s action %s: %w", r.Service, r.Action, err)
 				}
 			}
 			// Service tasks see the config expanded for their node, over the
@@ -362,7 +417,58 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		}
 		out[i] = a
 	}
-	return out, nil
+	return out, full, nil
+}
+
+// claimRoom is how many more tasks the tenant's workers allow at the moment,
+// -1 when it has none set (no bound). It looks without the claims' lock:
+// the fetcher asks it whether to read the stream, and the claim statement
+// decides.
+func (e *Engine) claimRoom(ctx context.Context, tenant string) (int, error) {
+	var room sql.NullInt64
+	err := e.db.GetContext(ctx, &room, `SELECT CASE WHEN w.workers > 0 THEN greatest(w.workers -
+			(SELECT count(*) FROM tasks t WHERE t.tenant_id = w.id AND t.running), 0) END
+		FROM tenants w WHERE w.id = $1`, tenant)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !room.Valid) {
+		return -1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("workers of tenant %s: %w", tenant, err)
+	}
+	return int(room.Int64), nil
+}
+
+// waitRoom waits for a worker of the tenant to be freed: a wake from a
+// finish on this engine, or roomPoll for those elsewhere; then it looks.
+func (e *Engine) waitRoom(ctx context.Context, f *fetcher, tenant string) error {
+	t := time.NewTimer(roomPoll)
+	defer t.Stop()
+	select {
+	case <-f.wake:
+	case <-t.C:
+	}
+	room, err := e.claimRoom(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.room = room
+	f.mu.Unlock()
+	return nil
+}
+
+// roomFreed wakes the fetchers waiting for a free worker: an attempt
+// ended. Which tenant's is not worth a lookup; the others look and wait
+// again.
+func (e *Engine) roomFreed() {
+	e.fetchMu.Lock()
+	defer e.fetchMu.Unlock()
+	for _, f := range e.fetchers {
+		select {
+		case f.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // failClaimed fails a claimed attempt that cannot run, without retry; the
@@ -378,16 +484,25 @@ func (e *Engine) failClaimed(ctx context.Context, a *Assignment, msg string) {
 // claimSQL claims, records the attempts and their events, and reads the
 // payloads, in one round trip: each task's own node's facts, and on the
 // first row of each cluster the key of the cluster's view, which is read
-// again only when it changed.
+// again only when it changed. It claims no more tasks than the tenant's
+// workers leave room for (coopr_claim_room, migration 00024; every row
+// carries the room there was), and locks the tasks in id order, as every
+// statement locking many tasks does (docs/engine.md#lock-order).
 const claimSQL = `WITH i AS (
 			SELECT * FROM unnest($1::text[], $2::int[], $3::bytea[], $4::text[], $5::text[]) AS i(id, attempt, token, agent, note)),
+		r AS MATERIALIZED (SELECT coopr_claim_room($7::uuid) AS room),
+		l AS MATERIALIZED (
+			SELECT t.id FROM tasks t
+			WHERE t.id = ANY($1::text[]) AND t.state = 'QUEUED' AND t.tenant_id = $7
+				AND EXISTS (SELECT 1 FROM i WHERE i.id = t.id AND i.attempt = t.attempt)
+				AND (SELECT j.state FROM jobs j WHERE j.id = t.job_id) = 'RUNNING'
+			ORDER BY t.id LIMIT (SELECT room FROM r) FOR UPDATE OF t),
 		c AS (
 			UPDATE tasks t SET state = 'IN_PROGRESS', claim_token = i.token, agent_id = i.agent,
 				lease_expires_at = now() + $6 * interval '1 millisecond',
 				timeout_at = now() + t.timeout_seconds * interval '1 second'
-			FROM i
-			WHERE t.id = i.id AND t.id = ANY($1::text[]) AND t.attempt = i.attempt AND t.state = 'QUEUED' AND t.tenant_id = $7
-				AND (SELECT j.state FROM jobs j WHERE j.id = t.job_id) = 'RUNNING'
+			FROM i, l
+			WHERE t.id = l.id AND t.id = i.id AND t.id = ANY($1::text[]) AND t.attempt = i.attempt AND t.state = 'QUEUED'
 			RETURNING t.id, t.attempt, t.claim_token, t.agent_id, i.note, t.job_id, t.node_id, t.action,
 				t.service, t.timeout_seconds, t.lease_expires_at, t.timeout_at),
 		cj AS (
@@ -403,7 +518,8 @@ const claimSQL = `WITH i AS (
 			lease_expires_at, timeout_at, svc_action, resource_generation,
 			(SELECT n.facts FROM nodes n WHERE n.id = cj.node_id) AS node_facts,
 			CASE WHEN row_number() OVER (PARTITION BY cluster_id) = 1 THEN (
-				SELECT ` + viewKey + ` FROM clusters cl WHERE cl.id = cj.cluster_id) END AS view_key
+				SELECT ` + viewKey + ` FROM clusters cl WHERE cl.id = cj.cluster_id) END AS view_key,
+			(SELECT room FROM r) AS room
 		FROM cj`
 
 // The jobs check is a subquery rather than a join so that no plan drives
@@ -428,6 +544,8 @@ func (e *Engine) skip(ctx context.Context, tenant string, it queue.Item) error {
 		return err
 	})
 	if err == nil && change != nil {
+		// Dropping the last queued task of a failed job ends it.
+		e.settleDone(ctx, []string{jobID})
 		e.notify(note{job: jobID, task: change})
 	}
 	return err
@@ -498,6 +616,7 @@ func (e *Engine) requeue(ctx context.Context, tenant, cluster, job, task string,
 	if err != nil || !ok {
 		return ok, err
 	}
+	e.roomFreed()
 	if err := e.q.PublishMany(ctx, tenant, []queue.Item{{TaskID: task, Attempt: attempt}}); err != nil {
 		e.log.Warn("engine: publish released task; the reconciler will retry", "task", task, "err", err)
 	}

@@ -168,10 +168,11 @@ func TestFinishBatchDuplicates(t *testing.T) {
 	in := func(a *Assignment, token string) finishIn {
 		return finishIn{task: a.TaskID, attempt: a.Attempt, token: mustHex(token)}
 	}
-	_, errs := h.engine().finishBatch(ctx, []finishIn{
+	outs, errs := h.engine().finishBatch(ctx, []finishIn{
 		in(as[0], newToken()), in(as[0], as[0].ClaimToken), // wrong token first, then the right one
 		in(as[1], as[1].ClaimToken), in(as[1], as[1].ClaimToken), // the same finish twice
 	})
+	waitSettled(outs)
 	wantStale := []bool{true, false, false, true}
 	for i, err := range errs {
 		if stale := errors.Is(err, ErrStaleClaim); stale != wantStale[i] || (!stale && err != nil) {
@@ -303,7 +304,8 @@ func TestHeartbeatAndFinishesDoNotDeadlock(t *testing.T) {
 			for i, a := range chunk {
 				in[i] = finishIn{task: a.TaskID, attempt: a.Attempt, token: mustHex(a.ClaimToken)}
 			}
-			_, errs := h.engine().finishBatch(ctx, in)
+			outs, errs := h.engine().finishBatch(ctx, in)
+			waitSettled(outs)
 			for _, err := range errs {
 				if err != nil {
 					t.Errorf("finish: %v", err)
@@ -339,6 +341,16 @@ func TestQuietCommitsWakeTheRelay(t *testing.T) {
 	must(t, h.db.Get(&quiet, `SELECT coalesce(current_setting('coopr.quiet_events', true), '')`))
 	if quiet == "on" {
 		t.Fatal("a pool connection is quiet: its events would wake nobody")
+	}
+}
+
+// waitSettled waits for the settling that follows a finish batch, as
+// Finish does: it must not outlive the test's schema.
+func waitSettled(outs []finished) {
+	for _, o := range outs {
+		if o.settled != nil {
+			<-o.settled
+		}
 	}
 }
 

@@ -111,7 +111,7 @@ type Engine struct {
 	consumer       string
 	fetchMu        sync.Mutex
 	fetchers       map[string]*fetcher // tenant -> its waiting slots
-	finishes       *batcher[finishIn, string]
+	finishes       *batcher[finishIn, finished]
 	stats          struct{ dispatched, claimed, completed, failed atomic.Int64 }
 	claimSessions  *sessions
 	finishSessions *sessions
@@ -151,7 +151,7 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 	// One finish batch at a time: a second one in flight only waits for
 	// the first one's flush to the disk and then flushes again, which was
 	// measured slower than letting finishes gather behind the first.
-	e.finishes = &batcher[finishIn, string]{run: e.finishBatch, max: 256, workers: 1}
+	e.finishes = &batcher[finishIn, finished]{run: e.finishBatch, max: 256, workers: 1}
 	// One kept session per tenant being served at the same moment, and
 	// one per finish batch in flight.
 	e.views = &views{db: db, m: map[string]*clusterView{}}

@@ -222,13 +222,11 @@ func (s *scheduler) stale(js *jobState, c *externalChange) bool {
 func (s *scheduler) step(ctx context.Context) {
 	now := time.Now()
 	for _, js := range s.jobs {
-		if js.state == JobRunning && js.allDone() {
-			s.finishJob(ctx, js)
+		if (js.state == JobRunning && js.allDone()) ||
+			((js.state == JobFailed || js.state == JobComplete) && js.inFlightCount() == 0) {
+			s.settle(ctx, js)
 		}
-		if js.state == JobFailed || js.state == JobComplete {
-			if js.inFlightCount() == 0 {
-				s.settle(ctx, js)
-			}
+		if js.state != JobRunning && js.state != JobPaused {
 			continue
 		}
 		limit := 0 // no bound
@@ -259,10 +257,12 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 	}
 	var rows []row
 	err := s.tx(ctx, func(tx *sqlx.Tx) error {
-		if err := tx.SelectContext(ctx, &rows, `UPDATE tasks SET state = 'QUEUED', attempt = attempt + 1, retry_at = NULL
-			WHERE id = ANY($1) AND state IN ('NOT_SUBMITTED', 'FAILED')
-			AND EXISTS (SELECT 1 FROM jobs WHERE id = $2 AND state = 'RUNNING')
-			RETURNING id, attempt`, pq.Array(ids), js.id); err != nil {
+		if err := tx.SelectContext(ctx, &rows, `WITH l AS MATERIALIZED (SELECT id FROM tasks
+				WHERE id = ANY($1) AND state IN ('NOT_SUBMITTED', 'FAILED')
+					AND EXISTS (SELECT 1 FROM jobs WHERE id = $2 AND state = 'RUNNING')
+				ORDER BY id FOR UPDATE)
+			UPDATE tasks t SET state = 'QUEUED', attempt = t.attempt + 1, retry_at = NULL FROM l WHERE t.id = l.id
+			RETURNING t.id, t.attempt`, pq.Array(ids), js.id); err != nil {
 			return err
 		}
 		evs := make([]event, len(rows))
@@ -296,91 +296,24 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 	}
 }
 
-func (s *scheduler) finishJob(ctx context.Context, js *jobState) {
-	err := s.tx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'COMPLETE', updated_at = now() WHERE id = $1 AND state = 'RUNNING'`, js.id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		return insertEvents(ctx, tx, event{tenant: js.tenant, cluster: js.cluster, job: js.id, kind: "job", state: JobComplete})
-	})
-	if err != nil {
-		s.logError(ctx, "engine: complete job", "job", js.id, "err", err)
-		return
-	}
-	js.state = JobComplete
-}
-
 // nothingCreatedMessage is the message for a create that made nothing
 // (docs/operations.md#nothing-created).
 const nothingCreatedMessage = "Unable to create nodes, please check your provider settings"
 
-// settle sets the cluster status for an ended job with nothing in flight.
+// settle completes a job its copy says is done, and settles an ended job
+// with nothing in flight. Finishes settle their jobs themselves as they
+// commit (settleDone); this catches the rest (a job whose last task was
+// reaped, a job loaded already done) and checks the rows, not the copy.
 func (s *scheduler) settle(ctx context.Context, js *jobState) {
-	err := s.tx(ctx, func(tx *sqlx.Tx) error {
-		var j struct {
-			State   string `db:"state"`
-			Action  string `db:"action"`
-			Message string `db:"message"`
-			Success string `db:"success_status"`
-			Failure string `db:"failure_status"`
-			Settled bool   `db:"settled"`
-		}
-		if err := tx.GetContext(ctx, &j, `SELECT state, action, message, success_status, failure_status, settled
-			FROM jobs WHERE id = $1 FOR UPDATE`, js.id); err != nil {
-			return err
-		}
-		if j.Settled || (j.State != JobComplete && j.State != JobFailed) {
-			return nil
-		}
-		var inFlight int
-		if err := tx.GetContext(ctx, &inFlight, `SELECT count(*) FROM tasks WHERE job_id = $1 AND state IN ('QUEUED', 'IN_PROGRESS')`, js.id); err != nil {
-			return err
-		}
-		if inFlight > 0 {
-			return nil
-		}
-		status, msg := j.Success, ""
-		if j.State == JobFailed {
-			status, msg = j.Failure, j.Message
-			if j.Action == string(planner.ClusterCreate) {
-				nothing, err := nothingCreated(ctx, tx, js.id)
-				if err != nil {
-					return err
-				}
-				if nothing {
-					status = "TERMINATED"
-					if msg != abortMessage {
-						msg = nothingCreatedMessage
-					}
-				}
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET settled = true, updated_at = now() WHERE id = $1`, js.id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE clusters SET status = $2, message = $3, updated_at = now()
-			WHERE id = $1 AND latest_job_id = $4`, js.cluster, status, msg, js.id); err != nil {
-			return err
-		}
-		if j.Action == string(planner.ScaleIn) && j.State == JobComplete {
-			// A scale-in lowers the cluster's size when it completes
-			// (docs/operations.md#quotas): until then the nodes still count.
-			if _, err := tx.ExecContext(ctx, `UPDATE clusters SET size = (SELECT count(*) FROM nodes WHERE cluster_id = $1)
-				WHERE id = $1`, js.cluster); err != nil {
-				return err
-			}
-		}
-		return insertEvents(ctx, tx, event{tenant: js.tenant, cluster: js.cluster, job: js.id, kind: "cluster", state: status, message: msg})
-	})
+	state, settled, err := s.settleJob(ctx, js.id)
 	if err != nil {
 		s.logError(ctx, "engine: settle job", "job", js.id, "err", err)
 		return
 	}
-	delete(s.jobs, js.id)
+	js.state = state
+	if settled {
+		delete(s.jobs, js.id)
+	}
 }
 
 // nothingCreated: no CREATE or NETWORK_ALLOCATE ever succeeded and every

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -198,15 +199,16 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 	}
 	if r.Status == 0 && len(r.Facts) == 0 && len(r.Secrets) == 0 && r.Hostname == "" && r.IPAddresses == nil {
 		// The common case in one statement: success with nothing to merge.
-		job, err := e.finishFast(ctx, taskID, attempt, token, r)
+		f, err := e.finishFast(ctx, taskID, attempt, token, r)
 		if err != nil {
 			if errors.Is(err, ErrStaleClaim) {
 				return err
 			}
 			return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 		}
+		<-f.settled
 		e.stats.completed.Add(1)
-		e.notify(note{job: job, task: &taskChange{id: taskID, state: Complete}})
+		e.notify(note{job: f.job, task: &taskChange{id: taskID, state: Complete}})
 		return nil
 	}
 	var change *taskChange
@@ -241,6 +243,8 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 		}
 		return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 	}
+	e.roomFreed()
+	e.settleDone(ctx, []string{job})
 	if r.Status == 0 {
 		e.stats.completed.Add(1)
 	} else {
@@ -257,10 +261,18 @@ type finishIn struct {
 	token                         []byte
 }
 
-func (e *Engine) finishFast(ctx context.Context, taskID string, attempt int, token string, r Result) (string, error) {
+// finished is a finish batch's answer to one call: the attempt's job, and
+// a channel closed once the batch's jobs that its finishes may have ended
+// are settled (settleDone).
+type finished struct {
+	job     string
+	settled <-chan struct{}
+}
+
+func (e *Engine) finishFast(ctx context.Context, taskID string, attempt int, token string, r Result) (finished, error) {
 	tok, err := hex.DecodeString(token)
 	if err != nil || len(tok) == 0 {
-		return "", ErrStaleClaim
+		return finished{}, ErrStaleClaim
 	}
 	return e.finishes.do(ctx, finishIn{task: taskID, attempt: attempt, token: tok, message: r.Message,
 		stdout: tail(r.StdoutTail), stderr: tail(r.StderrTail)})
@@ -268,8 +280,8 @@ func (e *Engine) finishFast(ctx context.Context, taskID string, attempt int, tok
 
 // finishBatch completes successful attempts in one statement, returning
 // each one's job id or ErrStaleClaim.
-func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []error) {
-	jobs, errs := make([]string, len(in)), make([]error, len(in))
+func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]finished, []error) {
+	jobs, errs := make([]finished, len(in)), make([]error, len(in))
 	// A task finished twice in one batch (a retried request) is finished
 	// by a batch of its own after this one, so each call gets its own
 	// verdict.
@@ -298,17 +310,31 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]string, []er
 		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(msgs), pq.Array(outs), pq.Array(errTails))
 	if err == nil && len(rows) > 0 {
 		e.eventsCommitted()
+		e.roomFreed()
 	}
 	done := make(map[string]string, len(rows))
+	var touched []string
 	for _, r := range rows {
+		if !slices.Contains(touched, r.Job) {
+			touched = append(touched, r.Job)
+		}
 		done[r.ID] = r.Job
 	}
+	// A job is settled by the time its last finish returns: the callers
+	// wait for the check, and the next batch does not.
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		e.settleDone(ctx, touched)
+	}()
 	for _, i := range first {
 		switch job, ok := done[in[i].task]; {
 		case err != nil:
 			errs[i] = err
 		case ok:
-			jobs[i] = job
+			jobs[i] = finished{job: job, settled: settled}
 		default:
 			errs[i] = ErrStaleClaim
 		}
@@ -466,8 +492,10 @@ func failJob(ctx context.Context, tx *sqlx.Tx, job, msg string) error {
 		WHERE id = $1 AND state IN ('RUNNING', 'PAUSED')`, job, msg); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE tasks SET state = CASE WHEN state = 'FAILED' THEN 'FAILED' ELSE 'DROPPED' END,
-		retry_at = NULL WHERE job_id = $1 AND (state IN ('NOT_SUBMITTED', 'QUEUED') OR retry_at IS NOT NULL)`, job)
+	_, err := tx.ExecContext(ctx, `WITH l AS MATERIALIZED (SELECT id FROM tasks
+			WHERE job_id = $1 AND (state IN ('NOT_SUBMITTED', 'QUEUED') OR retry_at IS NOT NULL) ORDER BY id FOR UPDATE)
+		UPDATE tasks t SET state = CASE WHEN t.state = 'FAILED' THEN 'FAILED' ELSE 'DROPPED' END, retry_at = NULL
+		FROM l WHERE t.id = l.id`, job)
 	return err
 }
 
@@ -626,6 +654,9 @@ func (s *scheduler) reap(ctx context.Context) {
 			s.pending = nil
 			return
 		}
+		if len(s.pending) > 0 {
+			s.roomFreed()
+		}
 		for _, n := range s.pending {
 			s.apply(ctx, n)
 		}
@@ -674,8 +705,9 @@ func (e *Engine) RetryJob(ctx context.Context, jobID string) error {
 			return fmt.Errorf("%w: retry needs the cluster's latest job failed with no task in flight and the cluster INCOMPLETE or INCONSISTENT (it is %s)",
 				ErrConflict, r.Status)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'NOT_SUBMITTED', failures = 0, retry_at = NULL
-			WHERE job_id = $1 AND state IN ('FAILED', 'DROPPED', 'NOT_SUBMITTED')`, jobID); err != nil {
+		if _, err := tx.ExecContext(ctx, `WITH l AS MATERIALIZED (SELECT id FROM tasks
+				WHERE job_id = $1 AND state IN ('FAILED', 'DROPPED', 'NOT_SUBMITTED') ORDER BY id FOR UPDATE)
+			UPDATE tasks t SET state = 'NOT_SUBMITTED', failures = 0, retry_at = NULL FROM l WHERE t.id = l.id`, jobID); err != nil {
 			return err
 		}
 		// A retried job runs with the tenant's current plugin resources.
@@ -767,7 +799,7 @@ func (e *Engine) Abandon(ctx context.Context, agentID string, keep []string, old
 			JOIN task_attempts a ON a.task_id = t.id AND a.attempt = t.attempt
 			WHERE t.lease_expires_at IS NOT NULL AND t.state = 'IN_PROGRESS' AND t.agent_id = $1
 				AND NOT (t.id = ANY($2::text[])) AND a.claimed_at <= now() - $3 * interval '1 millisecond'
-			FOR UPDATE OF t`, agentID, pq.Array(keep), olderThan.Milliseconds()); err != nil {
+			ORDER BY t.id FOR UPDATE OF t`, agentID, pq.Array(keep), olderThan.Milliseconds()); err != nil {
 			return err
 		}
 		for _, r := range rows {
@@ -783,6 +815,16 @@ func (e *Engine) Abandon(ctx context.Context, agentID string, keep []string, old
 	if err != nil {
 		return 0, fmt.Errorf("engine: abandon claims of %s: %w", agentID, err)
 	}
+	var jobs []string
+	for _, n := range notes {
+		if !slices.Contains(jobs, n.job) {
+			jobs = append(jobs, n.job)
+		}
+	}
+	if len(notes) > 0 {
+		e.roomFreed()
+	}
+	e.settleDone(ctx, jobs)
 	for _, n := range notes {
 		e.notify(n)
 	}
