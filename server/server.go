@@ -98,13 +98,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		_ = rdb.Close()
 		return nil, err
 	}
-	ecfg := engine.Config{Logger: log}
+	ecfg := engine.Config{Logger: log, LeaderTTL: cfg.LeaderTTL}
 	if creds.Enabled() {
 		ecfg.SealSecrets = creds.Put
 	} else {
 		log.Warn("no credential key (COOPR_CREDENTIAL_KEY): clusters get no SSH key, and those whose providers need sensitive fields cannot be created")
 	}
 	s.relay = events.NewRelay(st.DB(), cfg.DatabaseURL, rdb, cfg.RedisPrefix, log)
+	s.relay.LeaderTTL = cfg.LeaderTTL
 	ecfg.EventsCommitted = s.relay.Wake
 	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), ecfg)
 	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)

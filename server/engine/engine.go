@@ -51,6 +51,10 @@ type Config struct {
 	// wakes the event relay with it. Nil: the relay finds them at its next
 	// poll.
 	EventsCommitted func()
+	// LeaderTTL is the scheduler's leadership lease: a leader that stops
+	// renewing it (a frozen or cut-off host) is replaced after about this
+	// long. Zero: leader.DefaultTTL.
+	LeaderTTL time.Duration
 }
 
 var defaultTimeouts = map[planner.Action]time.Duration{
@@ -105,6 +109,7 @@ type Engine struct {
 	// dropped is set when a note did not fit the channel; the scheduler
 	// then reloads every job on its next reconcile tick.
 	dropped atomic.Bool
+	leading atomic.Bool // Run leads the scheduling
 
 	// consumer names this engine in the tenant streams' consumer group.
 	consumer       string

@@ -17,6 +17,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/cooprhq/coopr/server/leader"
 )
 
 // Event is one committed state change of a cluster, job or task.
@@ -101,6 +103,9 @@ type Relay struct {
 	log     *slog.Logger
 	// Poll bounds how long an event can wait when a notification is lost.
 	Poll time.Duration
+	// LeaderTTL is the relaying leadership's lease (leader.DefaultTTL
+	// when zero).
+	LeaderTTL time.Duration
 	// OnBatch, if set, sees every batch after it is published (the engine
 	// learns there of changes made by other servers).
 	OnBatch func([]Event)
@@ -154,11 +159,27 @@ func (r *Relay) RunWakes(ctx context.Context) error {
 
 const relayLock = `hashtext(current_schema() || ':coopr-event-relay')`
 
-// Run relays until ctx ends.
+// Run relays until ctx ends, once it leads the relaying (leader.Acquire:
+// another server's relay may). It returns an error wrapping
+// leader.ErrLost when its leadership ends under it; a caller runs it
+// again.
 func (r *Relay) Run(ctx context.Context) (err error) {
+	outer := ctx
 	defer func() {
-		if ctx.Err() != nil {
+		if outer.Err() != nil {
 			err = nil // whatever failed was cut short by the shutdown
+		}
+	}()
+	term, err := leader.Acquire(ctx, r.db, leader.Config{Name: "event-relay", LockKey: relayLock, TTL: r.LeaderTTL, Log: r.log})
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	defer term.Release()
+	ctx, cancel := term.Context(ctx)
+	defer cancel()
+	defer func() {
+		if lost := term.Err(); lost != nil && outer.Err() == nil {
+			err = fmt.Errorf("events: %w", lost)
 		}
 	}()
 	conn, err := r.db.Connx(ctx)
@@ -171,30 +192,8 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		_ = conn.Close()
 	}()
-	for {
-		var ok bool
-		if err := conn.GetContext(ctx, &ok, `SELECT pg_try_advisory_lock(`+relayLock+`)`); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("events: lock: %w", err)
-		}
-		if ok {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
-	}
 	r.leading.Store(true)
-	defer func() {
-		r.leading.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+relayLock+`)`)
-	}()
+	defer r.leading.Store(false)
 	var schema string
 	if err := conn.GetContext(ctx, &schema, `SELECT current_schema()`); err != nil {
 		return fmt.Errorf("events: %w", err)
