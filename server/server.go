@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -71,7 +73,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	// Every connection of this process carries its name, so that a
+	// standby taking over from it ends them all (server/leader).
+	dsn, err := store.WithApplicationName(cfg.DatabaseURL, instanceName())
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +112,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	} else {
 		log.Warn("no credential key (COOPR_CREDENTIAL_KEY): clusters get no SSH key, and those whose providers need sensitive fields cannot be created")
 	}
-	s.relay = events.NewRelay(st.DB(), cfg.DatabaseURL, rdb, cfg.RedisPrefix, log)
+	s.relay = events.NewRelay(st.DB(), dsn, rdb, cfg.RedisPrefix, log)
 	s.relay.LeaderTTL = cfg.LeaderTTL
 	ecfg.EventsCommitted = s.relay.Wake
 	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), ecfg)
@@ -147,6 +155,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(st.DB().DB, "coopr"))
 	return s, nil
+}
+
+// instanceName names this process's database connections: unique, and
+// within Postgres's 63 bytes.
+func instanceName() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "coopr-server-" + hex.EncodeToString(b)
 }
 
 // Close releases the connections.

@@ -111,9 +111,10 @@ func Acquire(ctx context.Context, db *sqlx.DB, cfg Config) (*Term, error) {
 	t := &Term{cfg: cfg, conn: conn, holder: hex.EncodeToString(b), start: time.Now(), lost: make(chan struct{}),
 		renewed: make(chan struct{})}
 	sent := time.Now()
-	if err := conn.GetContext(ctx, &t.Number, `INSERT INTO leader_leases (name, holder, pid, expires_at)
-		VALUES ($1, $2, pg_backend_pid(), clock_timestamp() + $3 * interval '1 millisecond')
-		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, pid = excluded.pid, term = leader_leases.term + 1,
+	if err := conn.GetContext(ctx, &t.Number, `INSERT INTO leader_leases (name, holder, pid, app, expires_at)
+		VALUES ($1, $2, pg_backend_pid(), current_setting('application_name'), clock_timestamp() + $3 * interval '1 millisecond')
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, pid = excluded.pid, app = excluded.app,
+			term = leader_leases.term + 1,
 			acquired_at = clock_timestamp(), expires_at = excluded.expires_at
 		RETURNING term`, cfg.Name, t.holder, cfg.TTL.Milliseconds()); err != nil {
 		t.closeConn()
@@ -126,23 +127,32 @@ func Acquire(ctx context.Context, db *sqlx.DB, cfg Config) (*Term, error) {
 	return t, nil
 }
 
-// breakExpired ends the connection of a holder whose lease ran out, which
-// frees its lock. The holder must still hold the lock, so that a backend
-// that merely reuses a dead leader's pid is left alone.
+// breakExpired ends the connections of a holder whose lease ran out: the
+// one holding the lock, which frees it, and every other one of the same
+// process (its application_name), so that none of its transactions can
+// still commit when it wakes. The holder must still hold the lock, so that
+// a backend that merely reuses a dead leader's pid is left alone.
 func breakExpired(ctx context.Context, conn *sqlx.Conn, cfg Config) error {
 	var ended []struct {
 		PID     int     `db:"pid"`
+		App     string  `db:"app"`
 		Overdue float64 `db:"overdue"`
+		Ended   int     `db:"ended"`
 	}
-	err := conn.SelectContext(ctx, &ended, `SELECT l.pid, extract(epoch FROM clock_timestamp() - l.expires_at)::float8 AS overdue
-		FROM leader_leases l
-		WHERE l.name = $1 AND l.expires_at < clock_timestamp() AND l.pid <> pg_backend_pid()
-			AND EXISTS (SELECT 1 FROM pg_locks k WHERE k.locktype = 'advisory' AND k.granted AND k.pid = l.pid
-				AND k.objsubid = 1 AND ((k.classid::bigint << 32) | k.objid::bigint) = (`+cfg.LockKey+`)::bigint)
-			AND pg_terminate_backend(l.pid)`, cfg.Name)
+	err := conn.SelectContext(ctx, &ended, `WITH l AS (
+			SELECT l.pid, l.app, extract(epoch FROM clock_timestamp() - l.expires_at)::float8 AS overdue
+			FROM leader_leases l
+			WHERE l.name = $1 AND l.expires_at < clock_timestamp() AND l.pid <> pg_backend_pid()
+				AND EXISTS (SELECT 1 FROM pg_locks k WHERE k.locktype = 'advisory' AND k.granted AND k.pid = l.pid
+					AND k.objsubid = 1 AND ((k.classid::bigint << 32) | k.objid::bigint) = (`+cfg.LockKey+`)::bigint))
+		SELECT l.pid, l.app, l.overdue, count(*) FILTER (WHERE pg_terminate_backend(a.pid)) AS ended
+		FROM l JOIN pg_stat_activity a ON a.pid = l.pid
+			OR (l.app <> '' AND a.application_name = l.app AND a.pid <> pg_backend_pid())
+		GROUP BY l.pid, l.app, l.overdue`, cfg.Name)
 	for _, e := range ended {
-		cfg.Log.Warn("leader: the holder's lease ran out with its connection still open (a frozen or unreachable host): ended its connection",
-			"lease", cfg.Name, "pid", e.PID, "overdue", time.Duration(e.Overdue*float64(time.Second)).Round(time.Millisecond))
+		cfg.Log.Warn("leader: the holder's lease ran out with its connection still open (a frozen or unreachable host): ended its connections",
+			"lease", cfg.Name, "pid", e.PID, "app", e.App, "connections", e.Ended,
+			"overdue", time.Duration(e.Overdue*float64(time.Second)).Round(time.Millisecond))
 	}
 	return err
 }
