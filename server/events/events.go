@@ -5,8 +5,10 @@ package events
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -157,6 +159,10 @@ func (r *Relay) RunWakes(ctx context.Context) error {
 	}
 }
 
+// maxRelayFailures is how many rounds in a row may fail before Run gives
+// up and ends (its caller runs it again).
+const maxRelayFailures = 10
+
 const relayLock = `hashtext(current_schema() || ':coopr-event-relay')`
 
 // Run relays until ctx ends, once it leads the relaying (leader.Acquire:
@@ -236,15 +242,21 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	// wake or poll.
 	const firstRetry, maxRetry = 10 * time.Millisecond, 250 * time.Millisecond
 	backoff := firstRetry
+	failures := 0
 	for {
 		next, held, err := r.relay(ctx, conn, unsaved)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
+			// A broken connection stays broken: end, to be run again on a
+			// new one (and to let another server relay meanwhile).
+			if failures++; failures >= maxRelayFailures || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+				return fmt.Errorf("events: relay: %w", err)
+			}
 			r.log.Warn("events: relay", "err", err)
 		} else {
-			unsaved = next
+			unsaved, failures = next, 0
 		}
 		var retry <-chan time.Time
 		if held {
