@@ -1,17 +1,22 @@
 package server_test
 
 import (
+	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/cooprhq/coopr/server"
 	"github.com/cooprhq/coopr/server/servertest"
 )
 
@@ -117,4 +122,89 @@ func TestLoopsRecoverFromLostConnections(t *testing.T) {
 	var cr struct{ CreateCluster struct{ ID string } }
 	w.s.Must(w.alice, `mutation { createCluster(input: {name: "after", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
 	w.run(t, w.alice, cr.CreateCluster.ID, "ACTIVE")
+}
+
+// redisCutter forwards connections to Redis until cut, which closes them
+// all and refuses new ones, as a Redis that went away would.
+type redisCutter struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newRedisCutter(t *testing.T, target string) *redisCutter {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &redisCutter{ln: ln}
+	t.Cleanup(c.cut)
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			c.mu.Lock()
+			c.conns = append(c.conns, in, out)
+			c.mu.Unlock()
+			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go func() { _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return c
+}
+
+func (c *redisCutter) cut() {
+	c.ln.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+	c.conns = nil
+}
+
+// A hub that cannot start (Redis went away after Open) fails Serve, which
+// so ends the process for systemd to start again, rather than leaving it
+// waiting for a hub that will never be ready.
+func TestServeFailsWhenTheHubCannotStart(t *testing.T) {
+	cfg := servertest.Config(t)
+	u, err := url.Parse(cfg.RedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutter := newRedisCutter(t, u.Host)
+	u.Host = cutter.ln.Addr().String()
+	cfg.RedisURL = u.String()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := server.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cutter.cut()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "event hub") {
+			t.Errorf("Serve: %v, want the event hub's failure", err)
+		}
+	case <-time.After(60 * time.Second):
+		cancel()
+		<-done
+		t.Fatal("Serve waited for a hub that failed")
+	}
 }
