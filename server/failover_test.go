@@ -121,7 +121,16 @@ func leases(t *testing.T, db *sqlx.DB) map[string]lease {
 // when a host hangs or drops off the network), is replaced by a standby
 // once its lease runs out, and the job it was scheduling finishes.
 func TestLeaderFailoverFrozenHost(t *testing.T) {
-	const ttl = 3 * time.Second
+	// COOPR_TEST_LEADER_TTL measures the failover with another lease (the
+	// default's, 10s, say).
+	ttl := 3 * time.Second
+	if v := os.Getenv("COOPR_TEST_LEADER_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("COOPR_TEST_LEADER_TTL: %v", err)
+		}
+		ttl = d
+	}
 	cfg := servertest.Config(t)
 	cfg.LeaderTTL = ttl
 	db, err := sqlx.Open("postgres", cfg.DatabaseURL)
@@ -167,7 +176,18 @@ func TestLeaderFailoverFrozenHost(t *testing.T) {
 	active := make(chan error, 1)
 	go func() {
 		claim := map[string]any{"agentId": "agent-1", "incarnation": "inc-1", "tenantId": w.tenantID, "slot": 0, "waitSeconds": 1}
+		var beat time.Time
 		for ctx.Err() == nil {
+			// Heartbeats keep the agent's slots (it would lose them after
+			// 30 s of silence) while the job waits for a scheduler.
+			if time.Since(beat) > 3*time.Second {
+				beat = time.Now()
+				if err := s.Do(agent, `mutation { agentHeartbeat(input: {agentId: "agent-1", incarnation: "inc-1"}) { leaseTTLSeconds } }`,
+					nil).Decode(&struct{}{}); err != nil {
+					active <- err
+					return
+				}
+			}
 			var c struct{ Cluster struct{ Status string } }
 			if err := s.Do(w.alice, `query($id: ID!) { cluster(id: $id) { status } }`, map[string]any{"id": id}).Decode(&c); err != nil {
 				active <- err
