@@ -117,6 +117,9 @@ func TestLoopsRecoverFromLostConnections(t *testing.T) {
 		if !strings.Contains(string(metrics), `coopr_loop_restarts_total{loop="`+loop+`"}`) {
 			t.Errorf("no restart of the %s counted", loop)
 		}
+		if !strings.Contains(string(metrics), `coopr_leading{loop="`+loop+`"} 1`) {
+			t.Errorf("the %s does not lead by /metrics", loop)
+		}
 	}
 	// The scheduler works: a cluster is built.
 	var cr struct{ CreateCluster struct{ ID string } }

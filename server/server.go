@@ -156,6 +156,19 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
 			func() float64 { return float64(c.v(s.engine.Stats())) }))
 	}
+	for _, l := range []struct {
+		loop    string
+		leading func() bool
+	}{{loopEngine, s.engine.Leading}, {loopRelay, s.relay.Leading}} {
+		s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coopr_leading",
+			Help: "1 while this server leads the loop (the scheduler, the event relay), 0 while it stands by.",
+			ConstLabels: prometheus.Labels{"loop": l.loop}}, func() float64 {
+			if l.leading() {
+				return 1
+			}
+			return 0
+		}))
+	}
 	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_events_delivered_total",
 		Help: "Changes handed to this server's subscribers."}, func() float64 { return float64(s.hub.Published.Load()) }))
 	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_events_dropped_total",

@@ -144,6 +144,9 @@ func (r *Relay) Wake() {
 	}
 }
 
+// Leading reports whether this server relays.
+func (r *Relay) Leading() bool { return r.leading.Load() }
+
 // RunWakes sends the wakes of this server until ctx ends.
 func (r *Relay) RunWakes(ctx context.Context) error {
 	for {
