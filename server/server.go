@@ -161,7 +161,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		leading func() bool
 	}{{loopEngine, s.engine.Leading}, {loopRelay, s.relay.Leading}} {
 		s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coopr_leading",
-			Help: "1 while this server leads the loop (the scheduler, the event relay), 0 while it stands by.",
+			Help:        "1 while this server leads the loop (the scheduler, the event relay), 0 while it stands by.",
 			ConstLabels: prometheus.Labels{"loop": l.loop}}, func() float64 {
 			if l.leading() {
 				return 1
