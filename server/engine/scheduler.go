@@ -39,8 +39,11 @@ func (e *Engine) Run(ctx context.Context) (err error) {
 	defer cancel()
 	s := &scheduler{Engine: e, jobs: map[string]*jobState{}, term: term}
 	err = s.run(lctx)
-	if lost := term.Err(); lost != nil && ctx.Err() == nil {
-		return fmt.Errorf("engine: %w", lost)
+	if ctx.Err() == nil && !term.Valid() {
+		if lost := term.Err(); lost != nil {
+			return fmt.Errorf("engine: %w", lost)
+		}
+		return fmt.Errorf("engine: %w: the lease ran out before it was renewed", leader.ErrLost)
 	}
 	return err
 }
