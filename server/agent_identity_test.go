@@ -3,6 +3,7 @@ package server_test
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // An agent token serves the agent ids it was made for: another agent's
@@ -50,6 +51,16 @@ func TestAgentTokenBoundToItsIDs(t *testing.T) {
 			!strings.Contains(r.Errors[0].Message, `"web-*"`) || !strings.Contains(r.Errors[0].Message, "--agent-id agent-1") {
 			t.Errorf("web-* token: %s: %+v, want FORBIDDEN naming the id, the token's pattern and the fix", c.name, r.Errors)
 		}
+	}
+	// A session opened and dropped as agent-1 would fail its claims.
+	sub, err := s.Subscribe(web, `subscription { agentSession(agentId: "agent-1", incarnation: "inc-agent-1") { graceSeconds } }`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := sub.Next(10 * time.Second)
+	sub.Close()
+	if err != nil || r.Code() != "FORBIDDEN" || !strings.Contains(r.Errors[0].Message, `"agent-1"`) {
+		t.Errorf("web-* token: session as agent-1: %v %+v, want FORBIDDEN", err, r)
 	}
 	// The claim survived the attempts.
 	result := map[string]any{"status": 0}
