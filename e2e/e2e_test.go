@@ -155,6 +155,8 @@ type node struct {
 	Hostname    string
 	Services    []string
 	Ipaddresses map[string]string
+	HostKeys    []struct{ Type, Key, Fingerprint string }
+	SSHCommand  string
 }
 
 type cluster struct {
@@ -170,7 +172,7 @@ func (w *world) cluster(t testing.TB, id string) cluster {
 	t.Helper()
 	var out struct{ Cluster cluster }
 	w.s.Must(w.admin, `query($id: ID!) { cluster(id: $id) { id status message
-		nodes { nodenum hostname services ipaddresses }
+		nodes { nodenum hostname services ipaddresses hostKeys { type key fingerprint } sshCommand }
 		jobs { id state message tasks { id state message } } } }`, map[string]any{"id": id}, &out)
 	sort.Slice(out.Cluster.Nodes, func(i, j int) bool { return out.Cluster.Nodes[i].Nodenum < out.Cluster.Nodes[j].Nodenum })
 	return out.Cluster

@@ -93,6 +93,16 @@ func TestWebClusterOnPool(t *testing.T) {
 			t.Errorf("node %s got address %q: not a pool host, or one lent twice (%v)", n.Hostname, a, hosts)
 		}
 		used[a] = true
+		// The key coopr shows is the one the host presents, and the
+		// command logs in where the node is.
+		shown := hostKeyOf(t, a)
+		if len(n.HostKeys) != 1 || n.HostKeys[0].Fingerprint != ssh.FingerprintSHA256(shown) ||
+			n.HostKeys[0].Key != strings.TrimSpace(string(ssh.MarshalAuthorizedKey(shown))) || n.HostKeys[0].Type != shown.Type() {
+			t.Errorf("node %s: host keys %+v, the host presents %s", n.Hostname, n.HostKeys, ssh.FingerprintSHA256(shown))
+		}
+		if n.SSHCommand != "ssh root@"+a {
+			t.Errorf("node %s: sshCommand %q, want %q", n.Hostname, n.SSHCommand, "ssh root@"+a)
+		}
 	}
 
 	w.delete(t, id)
@@ -124,4 +134,19 @@ func sshRun(t testing.TB, addr string, key ssh.Signer, cmd string) string {
 		t.Fatalf("%s on %s: %v: %s", cmd, addr, err, out)
 	}
 	return string(out)
+}
+
+// hostKeyOf is the host key addr's sshd presents.
+func hostKeyOf(t testing.TB, addr string) ssh.PublicKey {
+	t.Helper()
+	var shown ssh.PublicKey
+	c, err := ssh.Dial("tcp", net.JoinHostPort(addr, "22"), &ssh.ClientConfig{User: "nobody", Timeout: 10 * time.Second,
+		HostKeyCallback: func(_ string, _ net.Addr, k ssh.PublicKey) error { shown = k; return nil }})
+	if err == nil {
+		c.Close()
+	}
+	if shown == nil {
+		t.Fatalf("no host key from %s: %v", addr, err)
+	}
+	return shown
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/fleet"
+	"github.com/cooprhq/coopr/server/webhook"
 	"github.com/cooprhq/coopr/solver"
 	"github.com/cooprhq/coopr/store"
 )
@@ -31,6 +32,9 @@ const (
 	CodeQuotaExceeded   = "QUOTA_EXCEEDED"
 	CodeCapacity        = "CAPACITY_EXCEEDED"
 	CodeInternal        = "INTERNAL"
+	// CodeNoCredentialKey is a request that needs a secret sealed or
+	// opened on a server started without COOPR_CREDENTIAL_KEY.
+	CodeNoCredentialKey = "NO_CREDENTIAL_KEY"
 )
 
 var (
@@ -133,6 +137,7 @@ func classify(err error) (string, map[string]any) {
 	var cy *planner.CycleError
 	var mf *control.MissingFieldsError
 	var capErr *control.CapacityError
+	var hookErr *webhook.InputError
 	switch {
 	case errors.Is(err, errUnauthenticated):
 		return CodeUnauthenticated, nil
@@ -160,6 +165,12 @@ func classify(err error) (string, map[string]any) {
 		return "SLOT_NOT_ASSIGNED", nil
 	case errors.Is(err, engine.ErrStaleClaim):
 		return "STALE_CLAIM", nil
+	case errors.As(err, &hookErr):
+		return CodeInvalidInput, map[string]any{"field": hookErr.Field}
+	case errors.Is(err, webhook.ErrNoKey), errors.Is(err, store.ErrNoKey):
+		return CodeNoCredentialKey, nil
+	case errors.Is(err, webhook.ErrNotFound):
+		return CodeNotFound, nil
 	case errors.As(err, &capErr):
 		return CodeCapacity, map[string]any{"provider": capErr.Provider, "pool": capErr.Pool, "nodes": capErr.Nodes,
 			"used": capErr.Used, "free": capErr.Free(), "requested": capErr.Requested}

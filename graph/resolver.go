@@ -15,6 +15,7 @@ import (
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/server/fleet"
+	"github.com/cooprhq/coopr/server/webhook"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -25,6 +26,8 @@ type Resolver struct {
 	Hub     *events.Hub
 	Engine  *engine.Engine
 	Fleet   *fleet.Fleet
+	// Webhooks manages the tenants' webhooks.
+	Hooks *webhook.Service
 	// Streams ends when the server starts shutting down: long polls stop.
 	Streams context.Context
 	Log     *slog.Logger

@@ -16,6 +16,7 @@ import (
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/fleet"
+	"github.com/cooprhq/coopr/server/webhook"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -372,6 +373,20 @@ func (r *mutationResolver) RevokeAPIToken(ctx context.Context, id string) (bool,
 	return true, nil
 }
 
+// CreateWebhook is the resolver for the createWebhook field.
+func (r *mutationResolver) CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.NewWebhook, error) {
+	return r.createWebhook(ctx, input)
+}
+
+// DeleteWebhook is the resolver for the deleteWebhook field.
+func (r *mutationResolver) DeleteWebhook(ctx context.Context, id string) (bool, error) {
+	p, err := admin(ctx, "deleting a webhook")
+	if err != nil {
+		return false, err
+	}
+	return err == nil, r.Hooks.Delete(ctx, p.TenantID, id)
+}
+
 // ImportCatalog is the resolver for the importCatalog field.
 func (r *mutationResolver) ImportCatalog(ctx context.Context, document any) (*model.ImportResult, error) {
 	p, err := admin(ctx, "importing a catalog")
@@ -388,17 +403,24 @@ func (r *mutationResolver) ImportCatalog(ctx context.Context, document any) (*mo
 	if err := is.Err(); err != nil {
 		return nil, err
 	}
+	sharedSame := 0
 	if !p.Superadmin() {
-		for _, k := range catalog.Kinds {
-			if k.Shared() && len(c.Names(k)) > 0 {
-				return nil, forbidden("%s are shared by every tenant: only the superadmin imports them; leave %q out of the document", k, k)
-			}
+		// A tenant's own export carries the shared descriptors it uses:
+		// unchanged ones pass, so the export imports back as it is.
+		changed, err := r.Store.ChangedShared(ctx, c)
+		if err != nil {
+			return nil, err
 		}
+		if len(changed) > 0 {
+			return nil, sharedChanged(changed)
+		}
+		c, sharedSame = withoutShared(c)
 	}
 	res, warnings, err := r.Store.Import(ctx, p.TenantName, c, store.ImportOptions{})
 	if err != nil {
 		return nil, err
 	}
+	res.Unchanged += sharedSame
 	return &model.ImportResult{Created: res.Created, Updated: res.Updated, Unchanged: res.Unchanged, Deleted: res.Deleted,
 		Warnings: issues(append(is.Warnings(), warnings...))}, nil
 }
@@ -656,6 +678,16 @@ func (r *nodeResolver) ServiceStates(ctx context.Context, obj *control.Node) ([]
 	return out, nil
 }
 
+// HostKeys is the resolver for the hostKeys field.
+func (r *nodeResolver) HostKeys(ctx context.Context, obj *control.Node) ([]*model.HostKey, error) {
+	return hostKeys(obj)
+}
+
+// SSHCommand is the resolver for the sshCommand field.
+func (r *nodeResolver) SSHCommand(ctx context.Context, obj *control.Node) (string, error) {
+	return sshCommand(obj)
+}
+
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*model.Principal, error) {
 	p, err := caller(ctx)
@@ -839,6 +871,36 @@ func (r *queryResolver) Agents(ctx context.Context) ([]*fleet.Agent, error) {
 	return out, nil
 }
 
+// Webhooks is the resolver for the webhooks field.
+func (r *queryResolver) Webhooks(ctx context.Context) ([]*webhook.Webhook, error) {
+	p, err := admin(ctx, "listing webhooks")
+	if err != nil {
+		return nil, err
+	}
+	ws, err := r.Hooks.List(ctx, p.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*webhook.Webhook, len(ws))
+	for i := range ws {
+		out[i] = &ws[i]
+	}
+	return out, nil
+}
+
+// Webhook is the resolver for the webhook field.
+func (r *queryResolver) Webhook(ctx context.Context, id string) (*webhook.Webhook, error) {
+	p, err := admin(ctx, "reading a webhook")
+	if err != nil {
+		return nil, err
+	}
+	w, err := r.Hooks.Get(ctx, p.TenantID, id)
+	if errors.Is(err, webhook.ErrNotFound) {
+		return nil, nil
+	}
+	return w, err
+}
+
 // Resources is the resolver for the resources field.
 func (r *queryResolver) Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error) {
 	return r.resources(ctx, pluginType, plugin)
@@ -917,6 +979,39 @@ func (r *taskResolver) Attempts(ctx context.Context, obj *control.Task) ([]*cont
 	return out, nil
 }
 
+// Events is the resolver for the events field.
+func (r *webhookResolver) Events(ctx context.Context, obj *webhook.Webhook) ([]model.WebhookEvent, error) {
+	return r.webhookEvents(obj), nil
+}
+
+// Deliveries is the resolver for the deliveries field.
+func (r *webhookResolver) Deliveries(ctx context.Context, obj *webhook.Webhook, first *int, after *string) ([]*webhook.Delivery, error) {
+	return r.webhookDeliveries(ctx, obj, first, after)
+}
+
+// Event is the resolver for the event field.
+func (r *webhookDeliveryResolver) Event(ctx context.Context, obj *webhook.Delivery) (model.WebhookEvent, error) {
+	return eventModel(obj.Event), nil
+}
+
+// Payload is the resolver for the payload field.
+func (r *webhookDeliveryResolver) Payload(ctx context.Context, obj *webhook.Delivery) (any, error) {
+	return deliveryPayload(obj)
+}
+
+// State is the resolver for the state field.
+func (r *webhookDeliveryResolver) State(ctx context.Context, obj *webhook.Delivery) (model.WebhookDeliveryState, error) {
+	return model.WebhookDeliveryState(obj.State), nil
+}
+
+// NextAt is the resolver for the nextAt field.
+func (r *webhookDeliveryResolver) NextAt(ctx context.Context, obj *webhook.Delivery) (*time.Time, error) {
+	if obj.State != "PENDING" {
+		return nil, nil
+	}
+	return &obj.NextAt, nil
+}
+
 // Agent returns AgentResolver implementation.
 func (r *Resolver) Agent() AgentResolver { return &agentResolver{r} }
 
@@ -947,15 +1042,23 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 // Task returns TaskResolver implementation.
 func (r *Resolver) Task() TaskResolver { return &taskResolver{r} }
 
+// Webhook returns WebhookResolver implementation.
+func (r *Resolver) Webhook() WebhookResolver { return &webhookResolver{r} }
+
+// WebhookDelivery returns WebhookDeliveryResolver implementation.
+func (r *Resolver) WebhookDelivery() WebhookDeliveryResolver { return &webhookDeliveryResolver{r} }
+
 type (
-	agentResolver         struct{ *Resolver }
-	catalogResolver       struct{ *Resolver }
-	catalogEntityResolver struct{ *Resolver }
-	clusterResolver       struct{ *Resolver }
-	jobResolver           struct{ *Resolver }
-	mutationResolver      struct{ *Resolver }
-	nodeResolver          struct{ *Resolver }
-	queryResolver         struct{ *Resolver }
-	subscriptionResolver  struct{ *Resolver }
-	taskResolver          struct{ *Resolver }
+	agentResolver           struct{ *Resolver }
+	catalogResolver         struct{ *Resolver }
+	catalogEntityResolver   struct{ *Resolver }
+	clusterResolver         struct{ *Resolver }
+	jobResolver             struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	nodeResolver            struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
+	taskResolver            struct{ *Resolver }
+	webhookResolver         struct{ *Resolver }
+	webhookDeliveryResolver struct{ *Resolver }
 )

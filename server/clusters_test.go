@@ -379,3 +379,31 @@ func TestScaleOutKeepsOldHostnames(t *testing.T) {
 		t.Errorf("new node of an old cluster: %+v, want demo2%s-1002.local", a, idnum)
 	}
 }
+
+// A scale-out after a scale-in does not hand out the removed nodes' numbers
+// again: the new node's id would be the removed node's.
+func TestScaleOutAfterScaleInTakesNewNumbers(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation { createCluster(input: {name: "grow", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
+	id := cr.CreateCluster.ID
+	w.run(t, w.alice, id, "ACTIVE")
+	scale := func(n int) {
+		t.Helper()
+		s.Must(w.alice, `mutation($id: ID!, $n: Int!) { runOperation(clusterId: $id, input: {operation: SCALE, numMachines: $n}) { id } }`,
+			map[string]any{"id": id, "n": n}, &struct{}{})
+		w.run(t, w.alice, id, "ACTIVE")
+	}
+	scale(3)
+	scale(2)
+	var out struct {
+		PreviewOperation struct{ Added []struct{ Hostname string } }
+	}
+	s.Must(w.alice, `mutation($id: ID!) { previewOperation(clusterId: $id, input: {operation: SCALE, numMachines: 3}) { added { hostname } } }`,
+		map[string]any{"id": id}, &out)
+	want := "grow-" + strings.TrimLeft(id, "0") + "-1003.local"
+	if a := out.PreviewOperation.Added; len(a) != 1 || a[0].Hostname != want {
+		t.Errorf("scale-out after a scale-in adds %+v, want %s (1002 was given up)", a, want)
+	}
+}

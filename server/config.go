@@ -99,6 +99,14 @@ type Config struct {
 	SessionIdleTimeout time.Duration `yaml:"session_idle_timeout"`
 	SessionLifetime    time.Duration `yaml:"session_lifetime"`
 
+	// Webhook deliveries (docs/webhooks.md): a failed attempt is retried
+	// after WebhookRetryWait, doubling each time up to 10 minutes, until
+	// WebhookAttempts were made; one attempt waits at most WebhookTimeout
+	// for the endpoint. Defaults 2 s, 12 (about an hour), 10 s.
+	WebhookRetryWait time.Duration `yaml:"webhook_retry_wait"`
+	WebhookAttempts  int           `yaml:"webhook_attempts"`
+	WebhookTimeout   time.Duration `yaml:"webhook_timeout"`
+
 	// UI is the web UI's files; nil serves the ones built into the binary.
 	UI fs.FS `yaml:"-"`
 }
@@ -117,7 +125,8 @@ func Defaults() Config {
 		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
 		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,
-		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour}
+		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour,
+		WebhookRetryWait: 2 * time.Second, WebhookAttempts: 12, WebhookTimeout: 10 * time.Second}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.

@@ -36,6 +36,7 @@ import (
 	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/server/gqlws"
 	"github.com/cooprhq/coopr/server/playground"
+	"github.com/cooprhq/coopr/server/webhook"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -49,6 +50,7 @@ type Server struct {
 	redis   *redis.Client
 	engine  *engine.Engine
 	relay   *events.Relay
+	hooks   *webhook.Service
 	control *control.Service
 	fleet   *fleet.Fleet
 	hub     *events.Hub
@@ -133,6 +135,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.sockets = newTokenSockets(cfg.WebsocketsPerToken, cfg.AgentWebsocketsPerToken)
 	s.auth = &auth.RefusalCache{Authenticator: st, TTL: refusalTTL}
 	s.addrs = &addressLimiter{rate: rate{cfg.UnauthenticatedRateLimit, cfg.UnauthenticatedRateBurst}}
+	s.hooks = webhook.New(st.DB(), creds, log)
+	s.hooks.Backoff, s.hooks.MaxAttempts = webhook.Doubling(cfg.WebhookRetryWait), cfg.WebhookAttempts
+	s.hooks.Client.Timeout = cfg.WebhookTimeout
 	s.control = control.New(st, s.engine, creds)
 	s.control.Capacity = builtin.Capacities()
 	s.fleet = fleet.New(st.DB())
@@ -210,7 +215,7 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 // Handler is the whole HTTP surface.
 func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
-		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet,
+		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet, Hooks: s.hooks,
 		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace}}))
 	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
 	accept := coderws.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins}
@@ -490,6 +495,7 @@ func (s *Server) newLoops() []*loop {
 		{name: "engine feed", run: s.feedEngine},
 		{name: "lease janitor", run: s.janitor},
 		{name: "agent watch", run: s.watchAgents},
+		{name: "webhooks", run: s.hooks.Run},
 	}
 }
 

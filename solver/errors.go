@@ -64,6 +64,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// Code is the error code of the error's kind.
+func (e *Error) Code() string { return e.Kind.Code() }
+
 func errorf(k Kind, format string, a ...any) *Error {
 	return &Error{Kind: k, Message: fmt.Sprintf(format, a...)}
 }

@@ -434,6 +434,11 @@ type ScaleRequest struct {
 	Nodes        []ExistingNode
 	Size         int
 	MaxSteps     int
+	// NextNodeNum is the lowest number a new node may take: one past the
+	// highest the cluster ever gave, so a number (and the node id made
+	// from it) given up by a scale-in is never handed out again. Zero: one
+	// past the highest among Nodes.
+	NextNodeNum int
 }
 
 // Scale grows or shrinks a cluster with minimal disruption: existing nodes
@@ -515,7 +520,7 @@ func Scale(r ScaleRequest) (*Update, error) {
 		k = newCounter(p, ls, lo, hi, &budget{left: r.MaxSteps})
 		return nil, p.explain(k, r.Size, p.atomCandidates, hws, imgs)
 	}
-	next := FirstNodeNum
+	next := max(FirstNodeNum, r.NextNodeNum)
 	for _, n := range nodes {
 		next = max(next, n.NodeNum+1)
 	}

@@ -41,6 +41,15 @@ func TestScaleWorkedExample(t *testing.T) {
 		}
 	}
 
+	// A cluster that once had node 1009 continues past it.
+	req.NextNodeNum = 1010
+	u, err = Scale(req)
+	must(t, err)
+	if got := nodeNums(u.Added, func(n Node) int { return n.NodeNum }); !slices.Equal(got, []int{1010, 1011}) {
+		t.Errorf("added nodenums after 1009 = %v, want [1010 1011]", got)
+	}
+	req.NextNodeNum = 0
+
 	req.Size = 3
 	u, err = Scale(req)
 	must(t, err)

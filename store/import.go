@@ -348,3 +348,43 @@ func (s *Store) ExportCatalog(ctx context.Context, tenant string) (*catalog.Cata
 	}
 	return c, nil
 }
+
+// ChangedShared names ("kind/name") the shared entities of c that are new or
+// differ from their newest stored version (ignoring "version", as Import
+// compares). A tenant admin's export carries the shared descriptors its
+// catalog uses; importing it back must not count as writing them.
+func (s *Store) ChangedShared(ctx context.Context, c *catalog.Catalog) ([]string, error) {
+	var kinds, names, bodies []string
+	for _, k := range catalog.Kinds {
+		if !k.Shared() {
+			continue
+		}
+		for _, e := range c.Entities(k) {
+			kinds, names, bodies = append(kinds, string(k)), append(names, e.Name), append(bodies, string(e.Raw))
+		}
+	}
+	if len(kinds) == 0 {
+		return nil, nil
+	}
+	super, err := tenantID(ctx, s.db, SuperadminTenant)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	if err := s.db.SelectContext(ctx, &changed, `
+		WITH input AS (
+			SELECT i.kind, i.name, i.body::jsonb - 'version' AS body
+			FROM unnest($2::text[], $3::text[], $4::text[]) AS i(kind, name, body)
+		), newest AS (
+			SELECT DISTINCT ON (e.kind, e.name) e.kind, e.name, e.body - 'version' AS body
+			FROM catalog_entities e JOIN input USING (kind, name)
+			WHERE e.tenant_id = $1
+			ORDER BY e.kind, e.name, e.version DESC
+		)
+		SELECT i.kind || '/' || i.name FROM input i LEFT JOIN newest n USING (kind, name)
+		WHERE n.body IS NULL OR n.body <> i.body
+		ORDER BY 1`, super, pq.Array(kinds), pq.Array(names), pq.Array(bodies)); err != nil {
+		return nil, fmt.Errorf("store: compare shared entities: %w", err)
+	}
+	return changed, nil
+}

@@ -106,10 +106,17 @@ refused either way, before anything is made.`,
 	return cmd
 }
 
-// sizeHint names the flag behind the API's numMachines in an error.
+// sizeHint names the flag behind the API's numMachines in an error: an
+// input error on that field, or the template's size rule refusing it.
 func sizeHint(err error) error {
-	if strings.Contains(err.Error(), "numMachines") {
-		return fmt.Errorf("%w (numMachines is the --size flag)", err)
+	var re *client.ResponseError
+	if !errors.As(err, &re) {
+		return err
+	}
+	for _, e := range re.Errors {
+		if e.Extensions["field"] == "numMachines" || e.Extensions["kind"] == "size_constraint" {
+			return fmt.Errorf("%w (numMachines is the --size flag)", err)
+		}
 	}
 	return err
 }

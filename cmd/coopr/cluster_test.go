@@ -66,6 +66,9 @@ func TestClusterPreviewsGolden(t *testing.T) {
 	whole := file("whole.json", `{"web": {"greeting": "only this"}}`)
 	cli("cluster-configure-replace-dry-run.txt", 0, "cluster", "op", id, "configure-with-restart", "--config", whole, "--replace", "--dry-run")
 	cli("", 1, "cluster", "op", id, "scale", "--size", "4", "--replace")
+	// The API's numMachines is the CLI's --size: the template's size rule
+	// refusing it says so (told apart by the error's kind, not its text).
+	cli("cluster-create-size-1.txt", 1, "cluster", "create", "web-cluster", "--size", "1")
 }
 
 // active completes the tenant's tasks until the cluster is ACTIVE.

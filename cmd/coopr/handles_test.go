@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/server/engine"
@@ -106,6 +110,7 @@ func (w *cliWorld) startAgent(t *testing.T) *fakeAgent {
 			if as.TaskName == "CONFIRM" && as.Node != nil {
 				ip := fmt.Sprintf("10.0.0.%d", as.Node.NodeNum%1000+1)
 				res.IPAddresses = map[string]string{"access_v4": ip, "bind_v4": ip}
+				res.Facts = map[string]any{"hostKeys": []string{testHostKey(as.Node.NodeNum)}}
 			}
 			if err := eng.Finish(ctx, as.TaskID, as.Attempt, as.ClaimToken, res); err == nil && as.Service != nil {
 				a.mu.Lock()
@@ -306,4 +311,34 @@ func goldenText(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// testHostKey is a fixed ed25519 host key for node nodenum, in
+// authorized_keys format.
+func testHostKey(nodenum int) string {
+	seed := make([]byte, ed25519.SeedSize)
+	binary.BigEndian.PutUint64(seed, uint64(nodenum))
+	pub, err := ssh.NewPublicKey(ed25519.NewKeyFromSeed(seed).Public())
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub)))
+}
+
+// known-hosts prints the pinned keys for the names and addresses ssh may
+// be given; a node not reached yet is only noted.
+func TestKnownHosts(t *testing.T) {
+	w := newCLIWorld(t)
+	w.startAgent(t)
+	w.await(t, w.create(t, "web-cluster", "demo", 3), "ACTIVE")
+	out, errOut, code := w.cli(t, "known-hosts", "demo")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	golden(t, "known-hosts.txt", out)
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if _, _, _, _, _, err := ssh.ParseKnownHosts([]byte(l)); err != nil {
+			t.Errorf("not a known_hosts line: %q: %v", l, err)
+		}
+	}
 }

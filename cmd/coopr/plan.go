@@ -56,7 +56,7 @@ or the message (table).`,
 	fl.StringSliceVar(&f.plannedNodes, "planned-nodes", nil, "node ids to act on (default: all)")
 	fl.StringSliceVar(&f.newNodes, "new-nodes", nil, "SCALE_OUT: ids of the new nodes")
 	fl.StringSliceVar(&f.removedNodes, "removed-nodes", nil, "SCALE_IN: ids of the nodes to remove")
-	fl.BoolVar(&f.restart, "restart", true, "SCALE_OUT: stop and start services around their reconfiguration")
+	fl.BoolVar(&f.restart, "restart", false, "SCALE_OUT: also stop and start the staying nodes' services around their reconfiguration (the server's scale-out does not)")
 	fl.BoolVar(&f.network, "network", false, "the provider has a network block: add the network steps")
 	fl.StringVarP(&f.output, "output", "o", "table", "output format: json or table")
 	_ = cmd.MarkFlagRequired("catalog")

@@ -23,6 +23,7 @@ func TestPlanGolden(t *testing.T) {
 			"--action", "restart_services", "--services", "hadoop-hdfs-namenode", "-o", "json"}, 0},
 		{"plan-bad-action.json", []string{"plan", "--catalog", templatesDir, "--template", "lamp", "--size", "2", "--action", "explode", "-o", "json"}, 1},
 		{"plan-no-nodes.txt", []string{"plan", "--catalog", templatesDir}, 1},
+		{"plan-unsolvable.json", []string{"plan", "--catalog", templatesDir, "--template", "hadoop-distributed", "--size", "1", "-o", "json"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,6 +172,11 @@ func TestPlanScaleFromSolve(t *testing.T) {
 			}
 			if got := count["DELETE"]; got != tc.deleted {
 				t.Errorf("DELETE x%d, want %d", got, tc.deleted)
+			}
+			// The server's scale-out reconfigures the nodes that stay
+			// without stopping them; the offline plan must match it.
+			if got := count["STOP"]; tc.action == "SCALE_OUT" && got != 0 {
+				t.Errorf("STOP x%d in SCALE_OUT, want 0 (as the server plans it)", got)
 			}
 			if count["CONFIGURE"] == 0 {
 				t.Error("the nodes that stay are not reconfigured")

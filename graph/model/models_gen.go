@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/server/webhook"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -183,6 +184,16 @@ type FinishInput struct {
 	Result     *TaskResultInput `json:"result"`
 }
 
+// An SSH host key coopr pinned.
+type HostKey struct {
+	// Key type, e.g. ssh-ed25519.
+	Type string `json:"type"`
+	// The public key in authorized_keys format (type and base64), as a known_hosts line takes it after the host names.
+	Key string `json:"key"`
+	// SHA256 fingerprint, as ssh prints it (SHA256:...).
+	Fingerprint string `json:"fingerprint"`
+}
+
 type ImportResult struct {
 	Created   int      `json:"created"`
 	Updated   int      `json:"updated"`
@@ -224,6 +235,12 @@ type Mutation struct {
 type NewAPIToken struct {
 	Token *APIToken `json:"token"`
 	// Shown once: coopr keeps only its hash.
+	Secret string `json:"secret"`
+}
+
+type NewWebhook struct {
+	Webhook *webhook.Webhook `json:"webhook"`
+	// The signing secret: shown only now.
 	Secret string `json:"secret"`
 }
 
@@ -488,6 +505,16 @@ type User struct {
 	Name      string    `json:"name"`
 	Role      Role      `json:"role"`
 	CreatedAt time.Time `json:"createdAt"`
+}
+
+type WebhookInput struct {
+	// Absolute http:// or https:// URL, without user or password; deliveries are POSTed to it.
+	URL    string         `json:"url"`
+	Events []WebhookEvent `json:"events"`
+	// Only clusters of this template; absent: every template.
+	Template *string `json:"template,omitempty"`
+	// HMAC-SHA256 key signing each delivery (16 to 256 characters); absent: one is made.
+	Secret *string `json:"secret,omitempty"`
 }
 
 type APITokenKind string
@@ -1402,6 +1429,133 @@ func (e *TaskState) UnmarshalJSON(b []byte) error {
 }
 
 func (e TaskState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type WebhookDeliveryState string
+
+const (
+	// Not yet accepted by the endpoint; retried at nextAt.
+	WebhookDeliveryStatePending WebhookDeliveryState = "PENDING"
+	// The endpoint answered 2xx.
+	WebhookDeliveryStateDelivered WebhookDeliveryState = "DELIVERED"
+	// Every attempt failed; no more are made.
+	WebhookDeliveryStateFailed WebhookDeliveryState = "FAILED"
+)
+
+var AllWebhookDeliveryState = []WebhookDeliveryState{
+	WebhookDeliveryStatePending,
+	WebhookDeliveryStateDelivered,
+	WebhookDeliveryStateFailed,
+}
+
+func (e WebhookDeliveryState) IsValid() bool {
+	switch e {
+	case WebhookDeliveryStatePending, WebhookDeliveryStateDelivered, WebhookDeliveryStateFailed:
+		return true
+	}
+	return false
+}
+
+func (e WebhookDeliveryState) String() string {
+	return string(e)
+}
+
+func (e *WebhookDeliveryState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WebhookDeliveryState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WebhookDeliveryState", str)
+	}
+	return nil
+}
+
+func (e WebhookDeliveryState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WebhookDeliveryState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WebhookDeliveryState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// A state change a webhook is told of.
+type WebhookEvent string
+
+const (
+	// A job began running (again, after a pause or a retry).
+	WebhookEventJobStarted WebhookEvent = "JOB_STARTED"
+	// A job completed.
+	WebhookEventJobSucceeded WebhookEvent = "JOB_SUCCEEDED"
+	// A job failed.
+	WebhookEventJobFailed WebhookEvent = "JOB_FAILED"
+	// A cluster became ACTIVE.
+	WebhookEventClusterActive WebhookEvent = "CLUSTER_ACTIVE"
+	// A cluster was deleted (TERMINATED).
+	WebhookEventClusterTerminated WebhookEvent = "CLUSTER_TERMINATED"
+)
+
+var AllWebhookEvent = []WebhookEvent{
+	WebhookEventJobStarted,
+	WebhookEventJobSucceeded,
+	WebhookEventJobFailed,
+	WebhookEventClusterActive,
+	WebhookEventClusterTerminated,
+}
+
+func (e WebhookEvent) IsValid() bool {
+	switch e {
+	case WebhookEventJobStarted, WebhookEventJobSucceeded, WebhookEventJobFailed, WebhookEventClusterActive, WebhookEventClusterTerminated:
+		return true
+	}
+	return false
+}
+
+func (e WebhookEvent) String() string {
+	return string(e)
+}
+
+func (e *WebhookEvent) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WebhookEvent(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WebhookEvent", str)
+	}
+	return nil
+}
+
+func (e WebhookEvent) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WebhookEvent) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WebhookEvent) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -542,6 +542,11 @@ func insertNodes(ctx context.Context, tx *sqlx.Tx, cluster string, nodes []solve
 			AS u(id, num, host, svcs, hw, img, flavor, image, sshuser)`,
 		cluster, pq.Array(ids), pq.Array(nums), pq.Array(hosts), pq.Array(svcs), pq.Array(hws), pq.Array(imgs),
 		pq.Array(flavors), pq.Array(images), pq.Array(users))
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE clusters SET max_nodenum = greatest(max_nodenum, (SELECT max(n) FROM unnest($2::int[]) AS n))
+		WHERE id = $1`, cluster, pq.Array(nums))
 	return err
 }
 

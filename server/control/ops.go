@@ -90,8 +90,9 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	}
 	var raw, rawConfig []byte
 	var status string
-	if err := tx.QueryRowxContext(ctx, `SELECT snapshot, status, config FROM clusters WHERE id = $1 FOR UPDATE`, id).
-		Scan(&raw, &status, &rawConfig); err != nil {
+	var maxNodeNum int
+	if err := tx.QueryRowxContext(ctx, `SELECT snapshot, status, config, max_nodenum FROM clusters WHERE id = $1 FOR UPDATE`, id).
+		Scan(&raw, &status, &rawConfig, &maxNodeNum); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(allowed, status) {
@@ -189,7 +190,8 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 				}
 			}
 			u, err = solver.Scale(solver.ScaleRequest{Template: snap.Template, Catalog: sc, Provider: c.Provider,
-				Cluster: solver.Cluster{ID: id, Name: c.Name, DNSSuffix: c.DNSSuffix}, Nodes: existing, Size: req.Size})
+				Cluster: solver.Cluster{ID: id, Name: c.Name, DNSSuffix: c.DNSSuffix}, Nodes: existing, Size: req.Size,
+				NextNodeNum: maxNodeNum + 1})
 		}
 		if err != nil {
 			return nil, err

@@ -146,8 +146,24 @@ type Node struct {
 	// while nothing is known wrong. StateReason says why.
 	UnreachableSince *time.Time `db:"unreachable_since"`
 	StateReason      string     `db:"unreachable_reason"`
+	// HostKeysJSON is the node's pinned SSH host keys, a JSON list in
+	// authorized_keys format: BOOTSTRAP's pin (facts node.hostKeys), else
+	// CREATE's (vm.hostKeys), else none yet.
+	HostKeysJSON []byte `db:"hostkeys"`
 
 	states *stateLoader // shared by the nodes of one Nodes call
+}
+
+// HostKeys decodes the node's pinned host keys (authorized_keys lines).
+func (n *Node) HostKeys() ([]string, error) {
+	var keys []string
+	if len(n.HostKeysJSON) == 0 {
+		return nil, nil
+	}
+	if err := json.Unmarshal(n.HostKeysJSON, &keys); err != nil {
+		return nil, fmt.Errorf("node %s: host keys: %w", n.ID, err)
+	}
+	return keys, nil
 }
 
 // IPAddresses decodes the node's address map.
@@ -161,7 +177,9 @@ func (n *Node) IPAddresses() (map[string]string, error) {
 func (s *Service) Nodes(ctx context.Context, clusterID string) ([]Node, error) {
 	var ns []Node
 	err := s.db.SelectContext(ctx, &ns, `SELECT id, nodenum, hostname, services, ipaddresses, hardwaretype, imagetype,
-		flavor, image, sshuser, leaving, unreachable_since, unreachable_reason FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, clusterID)
+		flavor, image, sshuser, leaving, unreachable_since, unreachable_reason,
+		coalesce(facts #> '{node,hostKeys}', facts #> '{vm,hostKeys}', '[]') AS hostkeys
+		FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, clusterID)
 	l := &stateLoader{s: s, cluster: clusterID}
 	for i := range ns {
 		ns[i].states = l

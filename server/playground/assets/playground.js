@@ -18,14 +18,22 @@
     var key = JSON.stringify(headers);
     var f = fetchers.get(key);
     if (!f) {
-      f = GraphiQL.createFetcher({ url: url, subscriptionUrl: subscriptionUrl, wsConnectionParams: headers });
+      // The CSRF header lets a web UI session's cookie stand for the token
+      // (a cross-site form cannot send it); bearer calls ignore it.
+      f = GraphiQL.createFetcher({
+        url: url,
+        subscriptionUrl: subscriptionUrl,
+        headers: { 'X-Coopr-CSRF': '1' },
+        wsConnectionParams: headers
+      });
       fetchers.set(key, f);
     }
     return f(params, opts);
   }
 
   var defaultQuery = [
-    '# Put an API token (coopr token create) in the headers below, then run this.',
+    '# Signed in to the web UI? Run this as it is. Otherwise put an API token',
+    '# (coopr token create) in the headers below first.',
     '{',
     '  me { user role superadmin tenant { name } }',
     '}',
