@@ -99,15 +99,16 @@ func startServerProcess(t *testing.T, cfg server.Config) (*exec.Cmd, *lockedBuff
 }
 
 type lease struct {
-	Name string `db:"name"`
-	App  string `db:"app"`
-	Term int64  `db:"term"`
+	Name   string `db:"name"`
+	App    string `db:"app"`
+	Holder string `db:"holder"`
+	Term   int64  `db:"term"`
 }
 
 func leases(t *testing.T, db *sqlx.DB) map[string]lease {
 	t.Helper()
 	var ls []lease
-	if err := db.Select(&ls, `SELECT name, app, term FROM leader_leases`); err != nil {
+	if err := db.Select(&ls, `SELECT name, app, holder, term FROM leader_leases`); err != nil {
 		t.Fatal(err)
 	}
 	m := map[string]lease{}

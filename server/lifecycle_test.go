@@ -100,10 +100,14 @@ func TestLoopsRecoverFromLostConnections(t *testing.T) {
 	await(t, ch, "WATCHDOG=1")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the loops did not lead again: %+v, before %+v", leases(t, db), before)
+			var dump []string
+			_ = db.Select(&dump, `SELECT a.pid || ' ' || a.state || ' ' || coalesce(a.wait_event, '') || ' ' || left(a.query, 120) || ' locks:' ||
+				coalesce((SELECT string_agg(k.locktype || ':' || k.objid || ':' || k.granted, ',') FROM pg_locks k WHERE k.pid = a.pid AND k.locktype = 'advisory'), '')
+				FROM pg_stat_activity a WHERE a.application_name = $1`, before["engine"].App)
+			t.Fatalf("the loops did not lead again: %+v, before %+v\n%s", leases(t, db), before, strings.Join(dump, "\n"))
 		}
 		after := leases(t, db)
-		if after["engine"].Term > before["engine"].Term && after["event-relay"].Term > before["event-relay"].Term {
+		if after["engine"].Holder != before["engine"].Holder && after["event-relay"].Holder != before["event-relay"].Holder {
 			break
 		}
 	}

@@ -257,7 +257,7 @@ func (t *Term) renew(ctx context.Context) {
 	}
 }
 
-// Release ends the term: the lease row goes and the lock is unlocked, so a
+// Release ends the term: the lease expires and the lock is unlocked, so a
 // standby takes over at its next try rather than after the TTL.
 func (t *Term) Release() {
 	t.stop()
@@ -265,7 +265,9 @@ func (t *Term) Release() {
 	if t.Err() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, _ = t.conn.ExecContext(ctx, `DELETE FROM leader_leases WHERE name = $1 AND holder = $2`, t.cfg.Name, t.holder)
+		// Expired rather than deleted, so that terms go on counting.
+		_, _ = t.conn.ExecContext(ctx, `UPDATE leader_leases SET expires_at = clock_timestamp() WHERE name = $1 AND holder = $2`,
+			t.cfg.Name, t.holder)
 		_, _ = t.conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+t.cfg.LockKey+`)`)
 	}
 	t.lose(errors.New("released"))

@@ -74,7 +74,7 @@ func TestRenewalFindsAnotherHolder(t *testing.T) {
 	}
 }
 
-// Release hands over at once: the row goes and the lock is free.
+// Release hands over at once: the lease expires and the lock is free.
 func TestReleaseHandsOver(t *testing.T) {
 	db := storetest.New(t).DB()
 	ctx := context.Background()
@@ -92,6 +92,9 @@ func TestReleaseHandsOver(t *testing.T) {
 		t.Fatalf("after a release: %v", err)
 	}
 	second.Release()
+	if second.Number != first.Number+1 {
+		t.Errorf("terms %d then %d, want consecutive", first.Number, second.Number)
+	}
 	if !errors.Is(first.Err(), ErrLost) {
 		t.Errorf("a released term: %v", first.Err())
 	}
