@@ -74,7 +74,7 @@ func setup(t testing.TB) *env {
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", tenant: "acme"}) { secret } }`, nil, &tok)
 	e.admin = tok.CreateAPIToken.Secret
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	e.agentToken = tok.CreateAPIToken.Secret
 	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 3}) { id } }`, nil, &struct{}{})
 	return e

@@ -124,7 +124,7 @@ func BenchmarkThroughput(b *testing.B) {
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", tenant: "acme"}) { secret } }`, nil, &tok)
 	admin := tok.CreateAPIToken.Secret
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agentToken := tok.CreateAPIToken.Secret
 	s.Must(s.Super, `mutation($n: Int!) { updateTenant(name: "acme", input: {name: "acme", workers: $n}) { id } }`,
 		map[string]any{"n": slots}, &struct{}{})

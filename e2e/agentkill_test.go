@@ -86,7 +86,7 @@ func TestAgentKilledMidCreate(t *testing.T) {
 	w := newWorld(t, 8)
 	bin := coopr(t)
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	w.s.Must(w.s.Super, `mutation { createAPIToken(input: {name: "doomed", kind: AGENT}) { secret } }`, nil, &tok)
+	w.s.Must(w.s.Super, `mutation { createAPIToken(input: {name: "doomed", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	var logs bytes.Buffer
 	doomed := exec.Command(bin, "agent", "--server", w.s.URL, "--capacity", "8", "--name", "doomed", "--work-dir", t.TempDir())
 	doomed.Env = append(os.Environ(), "COOPR_TOKEN="+tok.CreateAPIToken.Secret)

@@ -59,7 +59,7 @@ type benchAgent struct {
 func startBenchAgent(b *testing.B, w *world, name string, capacity int) *benchAgent {
 	b.Helper()
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	w.s.Must(w.s.Super, `mutation($n: String!) { createAPIToken(input: {name: $n, kind: AGENT}) { secret } }`,
+	w.s.Must(w.s.Super, `mutation($n: String!) { createAPIToken(input: {name: $n, kind: AGENT, agents: "*"}) { secret } }`,
 		map[string]any{"n": name}, &tok)
 	a := &benchAgent{name: name, exited: make(chan struct{}), log: &benchLog{}}
 	a.cmd = exec.Command(coopr(b), "agent", "--server", w.s.URL, "--capacity", strconv.Itoa(capacity),

@@ -113,7 +113,7 @@ func bundle(t testing.TB, dir string) (shared, own map[string]any) {
 func (w *world) startAgent(t testing.TB, id string, capacity int) string {
 	t.Helper()
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	w.s.Must(w.s.Super, `mutation($n: String!) { createAPIToken(input: {name: $n, kind: AGENT}) { secret } }`,
+	w.s.Must(w.s.Super, `mutation($n: String!) { createAPIToken(input: {name: $n, kind: AGENT, agents: "*"}) { secret } }`,
 		map[string]any{"n": id}, &tok)
 	w.runAgent(t, id, tok.CreateAPIToken.Secret, capacity)
 	return tok.CreateAPIToken.Secret

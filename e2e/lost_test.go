@@ -25,7 +25,7 @@ import (
 func TestDeleteLostNodes(t *testing.T) {
 	w := newWorld(t, 8)
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	w.s.Must(w.s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT}) { secret } }`, nil, &tok)
+	w.s.Must(w.s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	stopAgent := w.runAgent(t, "agent-1", tok.CreateAPIToken.Secret, 8)
 	one := w.create(t, "web-cluster", "", 3)
 	all := w.create(t, "web-cluster", "", 3)

@@ -57,7 +57,7 @@ func TestAgentUnderSystemd(t *testing.T) {
 	// until the gate opens, so that the agent's registration waits.
 	px := sdProxy(t, n.hostAddr+":0", strings.TrimPrefix(w.s.URL, "http://"))
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	w.s.Must(w.s.Super, `mutation { createAPIToken(input: {name: "sd-agent", kind: AGENT}) { secret } }`, nil, &tok)
+	w.s.Must(w.s.Super, `mutation { createAPIToken(input: {name: "sd-agent", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 
 	f, err := os.Open(deb.path)
 	if err != nil {

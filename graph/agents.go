@@ -33,6 +33,21 @@ func agentCaller(ctx context.Context) (store.Principal, error) {
 	return p, nil
 }
 
+// agentAs is agentCaller for a request made as agentID: the token must
+// serve that id, or any agent token could act as any agent, abandoning
+// its claims by registering under its id.
+func agentAs(ctx context.Context, agentID string) (store.Principal, error) {
+	p, err := agentCaller(ctx)
+	if err != nil {
+		return p, err
+	}
+	if !p.MayActAs(agentID) {
+		return p, forbidden("this agent token serves agent ids matching %q, not %q: run the agent with a --name it matches, or make it a token of its own (createAPIToken with kind AGENT and agents %q, or `coopr token create --agent --agent-id %s`)",
+			p.Agents, agentID, agentID, agentID)
+	}
+	return p, nil
+}
+
 func slotList(m map[string]int) []*model.SlotAssignment {
 	out := make([]*model.SlotAssignment, 0, len(m))
 	for t, n := range m {
@@ -55,7 +70,7 @@ func (r *Resolver) setup(ctx context.Context, agentID string, cancel []string) (
 }
 
 func (r *Resolver) registerAgent(ctx context.Context, in model.AgentRegistration) (*model.AgentSetup, error) {
-	if _, err := agentCaller(ctx); err != nil {
+	if _, err := agentAs(ctx, in.AgentID); err != nil {
 		return nil, err
 	}
 	reg := fleet.Registration{AgentID: in.AgentID, Incarnation: in.Incarnation, Capacity: in.Capacity}
@@ -93,7 +108,7 @@ func (r *Resolver) registerAgent(ctx context.Context, in model.AgentRegistration
 
 func (r *Resolver) agentHeartbeat(ctx context.Context, in model.AgentHeartbeatInput) (*model.AgentSetup, error) {
 	received := time.Now()
-	if _, err := agentCaller(ctx); err != nil {
+	if _, err := agentAs(ctx, in.AgentID); err != nil {
 		return nil, err
 	}
 	if err := r.Fleet.Touch(ctx, in.AgentID, in.Incarnation); err != nil {
@@ -171,7 +186,7 @@ type claimed struct {
 // needing a driver the agent lacks are handed on
 // (docs/task-protocol.md#queues-and-claims).
 func (r *Resolver) claim(ctx context.Context, agentID, incarnation, tenantID string, slots []int, waitSeconds *int) ([]*model.TaskAssignment, error) {
-	if _, err := agentCaller(ctx); err != nil {
+	if _, err := agentAs(ctx, agentID); err != nil {
 		return nil, err
 	}
 	carried, err := r.Fleet.Drivers(ctx, agentID, incarnation)
@@ -589,7 +604,7 @@ const DefaultSessionGrace = 3 * time.Second
 // When it ends and no other session of the incarnation comes back within
 // the grace, the agent is taken for dead and its claims fail.
 func (r *Resolver) agentSession(ctx context.Context, agentID, incarnation string) (<-chan *model.AgentSession, error) {
-	if _, err := agentCaller(ctx); err != nil {
+	if _, err := agentAs(ctx, agentID); err != nil {
 		return nil, err
 	}
 	if err := r.Fleet.SessionOpened(ctx, agentID, incarnation); err != nil {

@@ -45,7 +45,7 @@ func tokenModel(t store.Token) *model.APIToken {
 	if t.Kind == store.TokenAgent {
 		kind = model.APITokenKindAgent
 	}
-	return &model.APIToken{ID: t.ID, Name: t.Name, Kind: kind, User: t.User, CreatedAt: t.CreatedAt,
+	return &model.APIToken{ID: t.ID, Name: t.Name, Kind: kind, User: t.User, Agents: t.Agents, CreatedAt: t.CreatedAt,
 		LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt}
 }
 

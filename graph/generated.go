@@ -54,6 +54,7 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	APIToken struct {
+		Agents     func(childComplexity int) int
 		CreatedAt  func(childComplexity int) int
 		ID         func(childComplexity int) int
 		Kind       func(childComplexity int) int
@@ -677,6 +678,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "APIToken.agents":
+		if e.ComplexityRoot.APIToken.Agents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIToken.Agents(childComplexity), true
 	case "APIToken.createdAt":
 		if e.ComplexityRoot.APIToken.CreatedAt == nil {
 			break
@@ -3778,6 +3785,13 @@ input APITokenInput {
   user: String
   "For the superadmin: make the token in another tenant (e.g. for its admin)."
   tenant: String
+  """
+  AGENT tokens only, and required for them: the agent id the token may
+  register and act as (e.g. web-1), or a pattern where * stands for any
+  characters (web-*; * alone: any id). A token used for another id is
+  refused, so that one agent's token cannot take over another's claims.
+  """
+  agents: String
 }
 
 "One mutation as the audit log recorded it. It holds no secrets: args keeps only identifying arguments (ids, names, kinds, sizes)."
@@ -3878,6 +3892,8 @@ type APIToken {
   kind: APITokenKind!
   "Null for agent tokens."
   user: String
+  "The agent ids an agent token serves (an id or a pattern with *); null for user tokens."
+  agents: String
   createdAt: Time!
   lastUsedAt: Time
   revokedAt: Time
@@ -4155,6 +4171,8 @@ func (ec *executionContext) childFields_APIToken(ctx context.Context, field grap
 		return ec.fieldContext_APIToken_kind(ctx, field)
 	case "user":
 		return ec.fieldContext_APIToken_user(ctx, field)
+	case "agents":
+		return ec.fieldContext_APIToken_agents(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_APIToken_createdAt(ctx, field)
 	case "lastUsedAt":
@@ -6206,6 +6224,29 @@ func (ec *executionContext) _APIToken_user(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_APIToken_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("APIToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _APIToken_agents(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_APIToken_agents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_APIToken_agents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("APIToken", field, false, false, "String")
 }
 
@@ -16315,7 +16356,7 @@ func (ec *executionContext) unmarshalInputAPITokenInput(ctx context.Context, obj
 		asMap["kind"] = "USER"
 	}
 
-	fieldsInOrder := [...]string{"name", "kind", "user", "tenant"}
+	fieldsInOrder := [...]string{"name", "kind", "user", "tenant", "agents"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16350,6 +16391,13 @@ func (ec *executionContext) unmarshalInputAPITokenInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Tenant = data
+		case "agents":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agents"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Agents = data
 		}
 	}
 	return it, nil
@@ -17576,6 +17624,11 @@ func (ec *executionContext) _APIToken(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "user":
 			out.Values[i] = ec._APIToken_user(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "agents":
+			out.Values[i] = ec._APIToken_agents(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

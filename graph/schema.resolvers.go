@@ -346,7 +346,22 @@ func (r *mutationResolver) CreateAPIToken(ctx context.Context, input model.APITo
 			user = "admin"
 		}
 	}
-	secret, t, err := r.Store.CreateToken(ctx, tenantID, user, kind, input.Name)
+	var secret string
+	var t store.Token
+	if kind == store.TokenAgent {
+		if input.Agents == nil {
+			return nil, invalid("input.agents", `an agent token serves the agent ids it names: give one id (the agent's --name, e.g. "web-1") or a pattern ("web-*"; "*" for any)`)
+		}
+		if err := store.CheckAgentPattern(*input.Agents); err != nil {
+			return nil, invalid("input.agents", "%v", err)
+		}
+		secret, t, err = r.Store.CreateAgentToken(ctx, tenantID, input.Name, *input.Agents)
+	} else {
+		if input.Agents != nil {
+			return nil, invalid("input.agents", "only agent tokens (kind AGENT) serve agent ids")
+		}
+		secret, t, err = r.Store.CreateToken(ctx, tenantID, user, kind, input.Name)
+	}
 	if err != nil {
 		return nil, err
 	}

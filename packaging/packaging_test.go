@@ -130,7 +130,9 @@ func TestUnitSettings(t *testing.T) {
 		unit string
 		want map[string]string
 	}{
-		{"coopr-server.service", map[string]string{"EnvironmentFile": "-/etc/coopr/server.env", "ExecStart": "/usr/bin/coopr server"}},
+		{"coopr-server.service", map[string]string{"EnvironmentFile": "-/etc/coopr/server.env", "ExecStart": "/usr/bin/coopr server",
+			// Fed only while the scheduler, the event relay and HTTP run.
+			"WatchdogSec": "30s"}},
 		{"coopr-agent.service", map[string]string{"EnvironmentFile": "-/etc/coopr/agent.env",
 			"ExecStart": "/usr/bin/coopr agent --config /etc/coopr/agent.yaml", "WatchdogSec": "30s",
 			// The agent stops its tasks itself, after their grace.

@@ -42,7 +42,7 @@ func TestAgentAPI(t *testing.T) {
 	w := newWorld(t)
 	s := w.s
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	reg := map[string]any{"agentId": "agent-1", "incarnation": "inc-1", "capacity": 4, "version": "test",
 		"drivers": lampDrivers("rackspace")}
@@ -176,7 +176,7 @@ func TestClaimTasksAPI(t *testing.T) {
 	w := newWorld(t)
 	s := w.s
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	s.Must(agent, `mutation($in: AgentRegistration!) { registerAgent(input: $in) { cancel } }`, map[string]any{"in": map[string]any{
 		"agentId": "agent-1", "incarnation": "inc-1", "capacity": 4, "drivers": lampDrivers("rackspace")}}, &struct{}{})
@@ -254,7 +254,7 @@ func TestAgentEvents(t *testing.T) {
 	w := newWorld(t)
 	s := w.s
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agents", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agents", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	s.Must(agent, `mutation { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 2}) { cancel } }`, nil, &struct{}{})
 	sub, err := s.Subscribe(s.Super, `subscription { agentEvents { kind agentId capacity busy live } }`, nil)
@@ -312,7 +312,7 @@ func TestClaimSkipsMissingDriver(t *testing.T) {
 	w := newWorld(t)
 	s := w.s
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agents", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agents", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	register := `mutation($id: String!, $d: [DriverInput!]) { registerAgent(input: {agentId: $id, incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`
 	s.Must(agent, register, map[string]any{"id": "no-vm", "d": []any{map[string]any{"role": "node", "name": "ssh"},
@@ -348,7 +348,7 @@ func TestNoAgentOffersDriver(t *testing.T) {
 	w := newWorldWith(t, func(c *server.Config) { c.DriverGrace = 500 * time.Millisecond })
 	s := w.s
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agents", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agents", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "no-vm", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
 		map[string]any{"d": []any{map[string]any{"role": "automator", "name": "chef-solo"}}}, &struct{}{})
@@ -380,7 +380,7 @@ func TestAgentSession(t *testing.T) {
 	w := newWorldWith(t, func(c *server.Config) { c.AgentSessionGrace = 500 * time.Millisecond })
 	s := w.s
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
 		map[string]any{"d": lampDrivers("rackspace")}, &struct{}{})

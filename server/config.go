@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cooprhq/coopr/server/leader"
 )
 
 // Config is the server's configuration. Load fills it from an optional
@@ -56,6 +58,12 @@ type Config struct {
 	// AgentSessionGrace is how long every session of an agent may be gone
 	// before its claims fail and are retried elsewhere. Default 3 s.
 	AgentSessionGrace time.Duration `yaml:"agent_session_grace"`
+
+	// LeaderTTL is the lease of the leadership of the scheduler and the
+	// event relay (docs/operations.md#leadership-and-failover): a leader
+	// that stops renewing it, a frozen or cut-off host, is replaced after
+	// about this long. Default 10 s.
+	LeaderTTL time.Duration `yaml:"leader_ttl"` // COOPR_LEADER_TTL
 
 	// JanitorInterval is how often clusters whose lease ended are deleted.
 	JanitorInterval time.Duration `yaml:"janitor_interval"` // default 60s
@@ -124,6 +132,7 @@ func Defaults() Config {
 		MaxSelectionFields: 200,
 		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000,
 		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute, AuthRecheckInterval: 10 * time.Second,
+		LeaderTTL: leader.DefaultTTL,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
 		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,
@@ -177,6 +186,13 @@ func Load(file string, getenv func(string) string) (Config, error) {
 		}
 		c.ShutdownTimeout = d
 	}
+	if v := getenv("COOPR_LEADER_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("COOPR_LEADER_TTL: %w (want a duration such as 10s)", err)
+		}
+		c.LeaderTTL = d
+	}
 	if v := getenv("COOPR_ALLOWED_ORIGINS"); v != "" {
 		c.AllowedOrigins = strings.Split(v, ",")
 	}
@@ -192,6 +208,8 @@ func (c Config) Check() error {
 		return errors.New("no Redis: set COOPR_REDIS_URL, redis_url in the config file, or --redis-url")
 	case c.Listen == "":
 		return errors.New("no listen address: set COOPR_LISTEN, listen in the config file, or --listen")
+	case c.LeaderTTL < 0 || c.LeaderTTL > 0 && c.LeaderTTL < 300*time.Millisecond:
+		return fmt.Errorf("leader_ttl %s: must be at least 300ms (the default is %s)", c.LeaderTTL, leader.DefaultTTL)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("shutdown timeout %s: must be positive", c.ShutdownTimeout)
 	case c.WriteTimeout > 0 && c.WriteTimeout < MinWriteTimeout:

@@ -59,7 +59,7 @@ func TestSensitiveProviderFields(t *testing.T) {
 
 	// A claimed task carries it.
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
 		map[string]any{"d": lampDrivers("vault-cloud")}, &struct{}{})
@@ -240,7 +240,7 @@ func TestClusterKeyAndDriverSecrets(t *testing.T) {
 		"name": "k", "clusterTemplate": "lamp", "numMachines": 2}}, &cr)
 	id := cr.CreateCluster.ID
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
 		map[string]any{"d": lampDrivers("rackspace")}, &struct{}{})

@@ -27,7 +27,7 @@ func TestDeleteOfUnreachableNodeThroughAPI(t *testing.T) {
 	}
 	s.Must(admin, `{ me { tenant { id } } }`, nil, &me)
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agentTok := tok.CreateAPIToken.Secret
 
 	var cr struct{ CreateCluster struct{ ID string } }

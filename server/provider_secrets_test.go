@@ -171,7 +171,7 @@ func TestSensitiveAdminValues(t *testing.T) {
 		map[string]any{"in": map[string]any{"name": "k", "clusterTemplate": "lamp", "numMachines": 2}}, &cr)
 	id := cr.CreateCluster.ID
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
 		map[string]any{"d": lampDrivers("keyed")}, &struct{}{})

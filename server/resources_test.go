@@ -250,7 +250,7 @@ func TestResourceLifecycle(t *testing.T) {
 	// A job pins generation 3: roles/web@3, cookbooks/apache@1,
 	// ssh_keys/k1@1 (and shell's script, which no lamp driver uses).
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-r", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-r", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	s.Must(agent, `mutation($in: AgentRegistration!) { registerAgent(input: $in) { heartbeatIntervalSeconds } }`,
 		map[string]any{"in": map[string]any{"agentId": "agent-r", "incarnation": "inc-1", "capacity": 1,

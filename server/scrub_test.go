@@ -59,7 +59,7 @@ func TestTaskTextIsScrubbed(t *testing.T) {
 	}
 
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	agent := tok.CreateAPIToken.Secret
 	s.Must(agent, `mutation($d: [DriverInput!]) { registerAgent(input: {agentId: "a", incarnation: "1", capacity: 1, drivers: $d}) { cancel } }`,
 		map[string]any{"d": lampDrivers("vault-cloud")}, &struct{}{})

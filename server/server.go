@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -20,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/cooprhq/coopr/agent/sdnotify"
 	"github.com/cooprhq/coopr/audit"
 	"github.com/cooprhq/coopr/drivers/builtin"
 	"github.com/cooprhq/coopr/graph"
@@ -65,6 +69,12 @@ type Server struct {
 	streams    context.Context
 	endStreams context.CancelFunc
 
+	// loops are the background loops Serve supervises; serving is set
+	// while the HTTP server serves.
+	loops        []*loop
+	serving      atomic.Bool
+	loopRestarts *prometheus.CounterVec
+
 	httpRequests *prometheus.CounterVec
 	httpDuration *prometheus.HistogramVec
 }
@@ -74,7 +84,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	// Every connection of this process carries its name, so that a
+	// standby taking over from it ends them all (server/leader).
+	dsn, err := store.WithApplicationName(cfg.DatabaseURL, instanceName())
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +117,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		_ = rdb.Close()
 		return nil, err
 	}
-	ecfg := engine.Config{Logger: log}
+	ecfg := engine.Config{Logger: log, LeaderTTL: cfg.LeaderTTL}
 	if creds.Enabled() {
 		ecfg.SealSecrets = creds.Put
 	} else {
 		log.Warn("no credential key (COOPR_CREDENTIAL_KEY): clusters get no SSH key, and those whose providers need sensitive fields cannot be created")
 	}
-	s.relay = events.NewRelay(st.DB(), cfg.DatabaseURL, rdb, cfg.RedisPrefix, log)
+	s.relay = events.NewRelay(st.DB(), dsn, rdb, cfg.RedisPrefix, log)
+	s.relay.LeaderTTL = cfg.LeaderTTL
 	ecfg.EventsCommitted = s.relay.Wake
 	s.engine = engine.New(st.DB(), queue.New(rdb, queue.Options{Prefix: cfg.RedisPrefix}), ecfg)
 	s.hub = events.NewHub(rdb, cfg.RedisPrefix, log)
@@ -126,6 +143,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.control.Capacity = builtin.Capacities()
 	s.fleet = fleet.New(st.DB())
 	s.sessions = newSessions(st, cfg)
+	s.loops = s.newLoops()
+	s.loopRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_loop_restarts_total",
+		Help: "Background loops (engine, event relay, ...) run again after they failed."}, []string{"loop"})
 	s.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coopr_http_requests_total",
 		Help: "HTTP requests by endpoint and status code."}, []string{"endpoint", "code"})
 	s.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coopr_http_request_duration_seconds",
@@ -142,16 +162,37 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
 			func() float64 { return float64(c.v(s.engine.Stats())) }))
 	}
+	for _, l := range []struct {
+		loop    string
+		leading func() bool
+	}{{loopEngine, s.engine.Leading}, {loopRelay, s.relay.Leading}} {
+		s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "coopr_leading",
+			Help:        "1 while this server leads the loop (the scheduler, the event relay), 0 while it stands by.",
+			ConstLabels: prometheus.Labels{"loop": l.loop}}, func() float64 {
+			if l.leading() {
+				return 1
+			}
+			return 0
+		}))
+	}
 	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_events_delivered_total",
 		Help: "Changes handed to this server's subscribers."}, func() float64 { return float64(s.hub.Published.Load()) }))
 	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_events_dropped_total",
 		Help: "Changes lost by subscribers that fell behind."}, func() float64 { return float64(s.hub.Dropped.Load()) }))
 	s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "coopr_token_lookups_total",
 		Help: "API tokens looked up in the database (refusals are remembered for a while)."}, func() float64 { return float64(s.auth.Lookups.Load()) }))
-	s.reg.MustRegister(s.httpRequests, s.httpDuration, collectors.NewGoCollector(),
+	s.reg.MustRegister(s.loopRestarts, s.httpRequests, s.httpDuration, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(st.DB().DB, "coopr"))
 	return s, nil
+}
+
+// instanceName names this process's database connections: unique, and
+// within Postgres's 63 bytes.
+func instanceName() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "coopr-server-" + hex.EncodeToString(b)
 }
 
 // Close releases the connections.
@@ -345,7 +386,14 @@ func (s *Server) instrument(endpoint string, h http.Handler) http.Handler {
 
 // Serve answers on ln and runs the engine until ctx ends, then shuts down:
 // it stops accepting, cancels long-lived requests (websockets, long polls)
-// and waits up to the shutdown timeout for the rest to finish.
+// and waits up to the shutdown timeout for the rest to finish, then stops
+// the background loops and waits for them.
+//
+// Every background loop is supervised: one that fails (or returns while
+// the server runs) is logged, counted in coopr_loop_restarts_total and
+// run again after a backoff, from 1 s doubling to 15 s. Under systemd the
+// watchdog is fed only while every loop runs and the HTTP server answers,
+// so a loop that cannot recover gets the process restarted.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.Handler(),
@@ -356,41 +404,60 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 	}
 	hs.RegisterOnShutdown(s.endStreams)
-	engineCtx, stopEngine := context.WithCancel(ctx)
-	defer stopEngine()
+	loopCtx, stopLoops := context.WithCancel(ctx)
+	defer stopLoops()
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var loopErrs []error
-	loop := func(name string, run func(context.Context) error) {
+	stop := func() {
+		stopLoops()
+		wg.Wait()
+		// Nothing calls the engine any more: end its claim fetchers.
+		s.engine.Stop()
+	}
+	// A hub that fails before it is ready fails Serve: nothing was served
+	// yet, and a process that exits is restarted by systemd.
+	hubFailed := make(chan error, 1)
+	for _, l := range s.loops {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := run(engineCtx); err != nil && !errors.Is(err, context.Canceled) {
-				s.log.Error(name+" stopped", "err", err)
-				mu.Lock()
-				loopErrs = append(loopErrs, fmt.Errorf("%s: %w", name, err))
-				mu.Unlock()
-			}
+			s.supervise(loopCtx, l, func(err error) {
+				if l.name == loopHub {
+					select {
+					case hubFailed <- err:
+					default:
+					}
+				}
+			})
 		}()
 	}
-	loop("engine", s.engine.Run)
-	loop("event relay", s.relay.Run)
-	loop("event relay wakes", s.relay.RunWakes)
-	loop("event hub", s.hub.Run)
-	loop("auth watch", s.watchAuth)
-	loop("engine feed", s.feedEngine)
-	loop("lease janitor", s.janitor)
-	loop("agent watch", s.watchAgents)
-	loop("webhooks", s.hooks.Run)
 	// Serve only once the hub listens, so a subscription made at once
 	// misses nothing.
 	select {
 	case <-s.hub.Ready():
+	case err := <-hubFailed:
+		stop()
+		return fmt.Errorf("event hub: %w", err)
 	case <-ctx.Done():
 	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
+	s.serving.Store(true)
+	go func() {
+		serveErr <- hs.Serve(ln)
+		s.serving.Store(false)
+	}()
 	s.log.Info("coopr server listening", "addr", ln.Addr().String())
+	// The watchdog runs until Serve returns: a graceful stop that takes
+	// its time is not a hang.
+	wdCtx, stopWatchdog := context.WithCancel(context.WithoutCancel(ctx))
+	wdDone := make(chan struct{})
+	go func() {
+		defer close(wdDone)
+		s.watchdog(wdCtx, ctx.Done(), ln.Addr())
+	}()
+	defer func() {
+		stopWatchdog()
+		<-wdDone
+	}()
 
 	var err error
 	select {
@@ -402,12 +469,175 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		cancel()
 		<-serveErr
 	}
-	stopEngine()
-	wg.Wait()
+	stop()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	return errors.Join(append(loopErrs, err)...)
+	return err
+}
+
+// Names of the background loops.
+const (
+	loopEngine = "engine"
+	loopRelay  = "event relay"
+	loopHub    = "event hub"
+)
+
+// loop is a background loop of the server, run by supervise.
+type loop struct {
+	name string
+	run  func(context.Context) error
+	up   atomic.Bool // running, not waiting out a backoff
+}
+
+// newLoops lists the background loops. The engine and the relay lead or
+// stand by (server/leader); the rest run on every server.
+func (s *Server) newLoops() []*loop {
+	return []*loop{
+		{name: loopEngine, run: s.engine.Run},
+		{name: loopRelay, run: s.relay.Run},
+		{name: "event relay wakes", run: s.relay.RunWakes},
+		{name: loopHub, run: s.hub.Run},
+		{name: "engine feed", run: s.feedEngine},
+		{name: "lease janitor", run: s.janitor},
+		{name: "agent watch", run: s.watchAgents},
+		{name: "auth watch", run: s.watchAuth},
+		{name: "webhooks", run: s.hooks.Run},
+	}
+}
+
+// Backoff between runs of a failed loop.
+const (
+	loopBackoffMin = time.Second
+	loopBackoffMax = 15 * time.Second
+)
+
+// supervise runs l until ctx ends, again after each failure (a return
+// while ctx lives counts as one) after a backoff; failed sees each failure.
+func (s *Server) supervise(ctx context.Context, l *loop, failed func(error)) {
+	backoff := loopBackoffMin
+	for {
+		started := time.Now()
+		l.up.Store(true)
+		err := l.run(ctx)
+		l.up.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			err = errors.New("returned while the server runs")
+		}
+		failed(err)
+		if time.Since(started) > time.Minute {
+			backoff = loopBackoffMin // it ran well for a while: a new failure
+		}
+		s.loopRestarts.WithLabelValues(l.name).Inc()
+		s.log.Error(l.name+" stopped; running it again", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, loopBackoffMax)
+	}
+}
+
+// health is nil while every background loop runs and the HTTP server
+// serves.
+func (s *Server) health() error {
+	for _, l := range s.loops {
+		if !l.up.Load() {
+			return fmt.Errorf("the %s is down, waiting to run again", l.name)
+		}
+	}
+	if !s.serving.Load() {
+		return errors.New("the HTTP server is not serving")
+	}
+	return nil
+}
+
+// watchdog feeds systemd's watchdog (WatchdogSec in the unit) while the
+// server is healthy and its /healthz answers on addr, and unconditionally
+// once stopping is closed (a shutdown); it returns at once when the
+// watchdog is off.
+func (s *Server) watchdog(ctx context.Context, stopping <-chan struct{}, addr net.Addr) {
+	every, err := sdnotify.WatchdogInterval()
+	if err != nil {
+		s.log.Warn("systemd watchdog", "err", err)
+		return
+	}
+	if every <= 0 {
+		return
+	}
+	url := "http://" + loopback(addr) + "/healthz"
+	client := &http.Client{Timeout: every}
+	probe := func(ctx context.Context) error {
+		select {
+		case <-stopping:
+			return nil
+		default:
+		}
+		if err := s.health(); err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("/healthz: %w", err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/healthz: %s", resp.Status)
+		}
+		return nil
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	feedWatchdog(ctx, tick.C, sdnotify.New(s.log).Notify, probe)
+}
+
+// feedWatchdog checks health at every tick and tells systemd: WATCHDOG=1
+// while healthy, and why not in STATUS= (shown by systemctl status)
+// while not, so that an unhealthy server is restarted after WatchdogSec.
+// Each tick sends exactly one message.
+func feedWatchdog(ctx context.Context, tick <-chan time.Time, notify func(string), health func(context.Context) error) {
+	check := func() {
+		if err := health(ctx); err != nil {
+			if ctx.Err() == nil {
+				notify("STATUS=unhealthy: " + err.Error())
+			}
+			return
+		}
+		notify("WATCHDOG=1\nSTATUS=serving")
+	}
+	check()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			check()
+		}
+	}
+}
+
+// loopback is addr as a client on this host dials it: an unspecified
+// address (all interfaces) becomes the loopback of its family.
+func loopback(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // janitor deletes clusters whose lease ended. Every server runs it; a

@@ -238,7 +238,7 @@ func TestAccessRefusals(t *testing.T) {
 		{"admin writes a shared kind", acmeAdmin, `mutation { putCatalogEntity(kind: PROVIDERTYPES, entity: {name: "x"}) { warnings { path } } }`, "FORBIDDEN"},
 		{"admin imports a shared kind", acmeAdmin, `mutation { importCatalog(document: {providertypes: [{name: "x"}]}) { created } }`, "FORBIDDEN"},
 		{"user makes a token for another", acmeUser, `mutation { createAPIToken(input: {name: "t", user: "admin"}) { secret } }`, "FORBIDDEN"},
-		{"admin makes an agent token", acmeAdmin, `mutation { createAPIToken(input: {name: "t", kind: AGENT}) { secret } }`, "FORBIDDEN"},
+		{"admin makes an agent token", acmeAdmin, `mutation { createAPIToken(input: {name: "t", kind: AGENT, agents: "*"}) { secret } }`, "FORBIDDEN"},
 		{"admin makes a token elsewhere", acmeAdmin, `mutation { createAPIToken(input: {name: "t", tenant: "globex"}) { secret } }`, "NOT_FOUND"},
 		{"admin revokes another tenant's token", acmeAdmin, `mutation { revokeAPIToken(id: "` + alienToken.APITokens[0].ID + `") }`, "NOT_FOUND"},
 		{"user revokes the admin's token", acmeUser, `mutation { revokeAPIToken(id: "` + alienToken.APITokens[0].ID + `") }`, "NOT_FOUND"},

@@ -119,7 +119,7 @@ func TestSignIn(t *testing.T) {
 	s := servertest.Start(t)
 	admin, user := tenantTokens(t, s, "acme")
 	var agent struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT}) { secret } }`, nil, &agent)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT, agents: "*"}) { secret } }`, nil, &agent)
 
 	b := &browser{t: t, s: s}
 	who := b.signIn(user)

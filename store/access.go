@@ -43,6 +43,7 @@ type Token struct {
 	TenantID   string     `db:"tenant_id"`
 	User       *string    `db:"user_name"` // nil for agent tokens
 	Kind       string     `db:"kind"`
+	Agents     *string    `db:"agents"` // agent tokens: the ids they serve (MatchAgents)
 	Name       string     `db:"name"`
 	CreatedAt  time.Time  `db:"created_at"`
 	LastUsedAt *time.Time `db:"last_used_at"`
@@ -57,6 +58,49 @@ type Principal struct {
 	User       string `db:"user_name"` // "" for agents
 	Role       string `db:"role"`      // "" for agents
 	Kind       string `db:"kind"`
+	// Agents is an agent token's pattern of agent ids (MatchAgents).
+	Agents string `db:"agents"`
+}
+
+// MayActAs reports whether p, an agent token's principal, serves agentID.
+func (p Principal) MayActAs(agentID string) bool {
+	return p.Kind == TokenAgent && MatchAgents(p.Agents, agentID)
+}
+
+// MatchAgents reports whether agentID matches pattern, in which * stands
+// for any characters (none included) and everything else for itself.
+func MatchAgents(pattern, agentID string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == agentID
+	}
+	if !strings.HasPrefix(agentID, parts[0]) {
+		return false
+	}
+	rest := agentID[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(rest, p)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(p):]
+	}
+	return len(rest) >= len(last) && strings.HasSuffix(rest, last)
+}
+
+// CheckAgentPattern explains what is wrong with an agent token's pattern:
+// 1–128 letters, digits and _.@:- with * for any characters.
+func CheckAgentPattern(pattern string) error {
+	if pattern == "" || len(pattern) > 128 {
+		return fmt.Errorf("%q: want 1–128 characters: an agent id (web-1), or a pattern with * (web-*; * alone for any)", pattern)
+	}
+	for _, r := range pattern {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.@:-*", r)) {
+			return fmt.Errorf("%q: %q is not allowed (letters, digits, _.@:- and * only)", pattern, r)
+		}
+	}
+	return nil
 }
 
 // Superadmin reports whether p may manage tenants, agents and driver types.
@@ -100,9 +144,26 @@ func (s *Store) Users(ctx context.Context, tenantID string) ([]User, error) {
 	return us, err
 }
 
-// CreateToken makes a token and returns its secret, which exists nowhere
-// else: only its hash is stored. user is "" for an agent token.
+// CreateToken makes a user token and returns its secret, which exists
+// nowhere else: only its hash is stored. Agent tokens come from
+// CreateAgentToken.
 func (s *Store) CreateToken(ctx context.Context, tenantID, user, kind, name string) (string, Token, error) {
+	if kind != TokenUser {
+		return "", Token{}, fmt.Errorf("store: create token of kind %q: agent tokens are made by CreateAgentToken", kind)
+	}
+	return s.createToken(ctx, tenantID, user, kind, name, nil)
+}
+
+// CreateAgentToken makes an agent token serving the agent ids agents
+// matches (MatchAgents) and returns its secret.
+func (s *Store) CreateAgentToken(ctx context.Context, tenantID, name, agents string) (string, Token, error) {
+	if err := CheckAgentPattern(agents); err != nil {
+		return "", Token{}, fmt.Errorf("store: agent token's agents %w", err)
+	}
+	return s.createToken(ctx, tenantID, "", TokenAgent, name, agents)
+}
+
+func (s *Store) createToken(ctx context.Context, tenantID, user, kind, name string, agents any) (string, Token, error) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	secret := tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
@@ -111,8 +172,8 @@ func (s *Store) CreateToken(ctx context.Context, tenantID, user, kind, name stri
 		owner = user
 	}
 	var t Token
-	err := s.db.GetContext(ctx, &t, `INSERT INTO api_tokens (tenant_id, user_name, kind, name, hash)
-		VALUES ($1, $2, $3, $4, $5) RETURNING `+tokenColumns, tenantID, owner, kind, name, hashToken(secret))
+	err := s.db.GetContext(ctx, &t, `INSERT INTO api_tokens (tenant_id, user_name, kind, name, hash, agents)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+tokenColumns, tenantID, owner, kind, name, hashToken(secret), agents)
 	if err != nil {
 		if strings.Contains(err.Error(), "api_tokens_tenant_id_user_name_fkey") {
 			return "", Token{}, fmt.Errorf("user %q: %w", user, ErrNotFound)
@@ -122,7 +183,7 @@ func (s *Store) CreateToken(ctx context.Context, tenantID, user, kind, name stri
 	return secret, t, nil
 }
 
-const tokenColumns = `id, tenant_id, user_name, kind, name, created_at, last_used_at, revoked_at`
+const tokenColumns = `id, tenant_id, user_name, kind, name, agents, created_at, last_used_at, revoked_at`
 
 // Tokens lists a tenant's tokens, newest first; user "" lists all of them.
 func (s *Store) Tokens(ctx context.Context, tenantID, user string) ([]Token, error) {
@@ -156,7 +217,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (Principal, err
 			WHERE hash = $1 AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
 			RETURNING id)
 		SELECT k.id AS token_id, k.tenant_id, n.name AS tenant_name, coalesce(k.user_name, '') AS user_name,
-			coalesce(u.role, '') AS role, k.kind
+			coalesce(u.role, '') AS role, k.kind, coalesce(k.agents, '') AS agents
 		FROM api_tokens k JOIN tenants n ON n.id = k.tenant_id
 		LEFT JOIN users u ON u.tenant_id = k.tenant_id AND u.name = k.user_name
 		WHERE k.hash = $1 AND k.revoked_at IS NULL`, hashToken(secret))

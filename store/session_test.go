@@ -120,7 +120,7 @@ func TestSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, agent, err := s.CreateToken(ctx, sup.ID, "", store.TokenAgent, "agent")
+		_, agent, err := s.CreateAgentToken(ctx, sup.ID, "agent", "*")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -146,4 +148,22 @@ func lockTenant(ctx context.Context, tx *sqlx.Tx, tenantID string) error {
 		return fmt.Errorf("store: lock tenant: %w", err)
 	}
 	return nil
+}
+
+// WithApplicationName returns dsn (a URL or key=value string) naming its
+// connections name, which pg_stat_activity shows: a server names all of
+// its connections alike, so that a standby taking over from it can end
+// every one of them (server/leader).
+func WithApplicationName(dsn, name string) (string, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "", fmt.Errorf("database url: %w", err)
+		}
+		q := u.Query()
+		q.Set("application_name", name)
+		u.RawQuery = q.Encode()
+		return u.String(), nil
+	}
+	return dsn + " application_name='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(name) + "'", nil
 }

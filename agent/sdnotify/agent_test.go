@@ -52,7 +52,7 @@ func TestAgentNotifiesSystemd(t *testing.T) {
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	s.Must(s.Super, `mutation { createAPIToken(input: {name: "a", tenant: "acme"}) { secret } }`, nil, &tok)
 	admin := tok.CreateAPIToken.Secret
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 3}) { id } }`, nil, &struct{}{})
 
 	d := hang{started: make(chan string, 10)}

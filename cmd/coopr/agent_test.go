@@ -169,7 +169,7 @@ func (s *syncBuffer) String() string {
 func TestAgentCommand(t *testing.T) {
 	s := servertest.Start(t)
 	var tok struct{ CreateAPIToken struct{ Secret string } }
-	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT}) { secret } }`, nil, &tok)
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	token := tok.CreateAPIToken.Secret
 	ch := notifications(t)
 	t.Setenv("COOPR_TOKEN", token)

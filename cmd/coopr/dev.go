@@ -338,7 +338,7 @@ func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOpti
 		return devTokens{}, err
 	}
 	admin := tok.CreateAPIToken.Secret
-	if err := gql(ctx, c, `mutation { createAPIToken(input: {name: "dev-agent", kind: AGENT}) { secret } }`, nil, &tok); err != nil {
+	if err := gql(ctx, c, `mutation { createAPIToken(input: {name: "dev-agent", kind: AGENT, agents: "dev-agent"}) { secret } }`, nil, &tok); err != nil {
 		return devTokens{}, err
 	}
 	agentTok := tok.CreateAPIToken.Secret

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/cooprhq/coopr/agent/sdnotify"
 	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/store"
 )
 
 func newServerCmd() *cobra.Command {
@@ -20,9 +22,10 @@ func newServerCmd() *cobra.Command {
 /graphql (HTTP and websockets), the playground at /playground, /healthz, /readyz
 and Prometheus metrics at /metrics, and runs the job engine. Settings come from
 flags, then the environment (COOPR_LISTEN, COOPR_DATABASE_URL, COOPR_REDIS_URL,
-COOPR_REDIS_PREFIX, COOPR_SHUTDOWN_TIMEOUT, COOPR_ALLOWED_ORIGINS), then the
---config YAML file (listen, database_url, redis_url, redis_prefix,
-shutdown_timeout, allowed_origins, session_idle_timeout, session_lifetime).`,
+COOPR_REDIS_PREFIX, COOPR_SHUTDOWN_TIMEOUT, COOPR_ALLOWED_ORIGINS,
+COOPR_LEADER_TTL), then the --config YAML file (listen, database_url,
+redis_url, redis_prefix, shutdown_timeout, allowed_origins, leader_ttl,
+session_idle_timeout, session_lifetime).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := server.Load(file, os.Getenv)
@@ -69,7 +72,7 @@ shutdown_timeout, allowed_origins, session_idle_timeout, session_lifetime).`,
 func newTokenCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "token", Short: "Make API tokens directly in the database (for the first one)"}
 	var db dbFlags
-	var tenant, user, name string
+	var tenant, user, name, agentID string
 	var agent bool
 	create := &cobra.Command{
 		Use:   "create",
@@ -88,11 +91,17 @@ createAPIToken. The secret is printed once; coopr keeps only its hash.`,
 			if err != nil {
 				return err
 			}
-			kind := "user"
-			if agent {
-				kind, user = "agent", ""
+			var secret string
+			switch {
+			case agent && agentID == "":
+				return errors.New("an agent token serves the agent ids it names: add --agent-id with the agent's --name (web-1), or a pattern (web-*; * for any)")
+			case agent:
+				secret, _, err = s.CreateAgentToken(cmd.Context(), t.ID, name, agentID)
+			case agentID != "":
+				return errors.New("--agent-id is for agent tokens: add --agent")
+			default:
+				secret, _, err = s.CreateToken(cmd.Context(), t.ID, user, store.TokenUser, name)
 			}
-			secret, _, err := s.CreateToken(cmd.Context(), t.ID, user, kind, name)
 			if err != nil {
 				return err
 			}
@@ -105,6 +114,7 @@ createAPIToken. The secret is printed once; coopr keeps only its hash.`,
 	create.Flags().StringVar(&user, "user", "admin", "user the token acts as")
 	create.Flags().StringVar(&name, "name", "cli", "what the token is for")
 	create.Flags().BoolVar(&agent, "agent", false, "make an agent token (tenant superadmin, no user)")
+	create.Flags().StringVar(&agentID, "agent-id", "", "with --agent: the agent id it serves (the agent's --name), or a pattern with * (web-*)")
 	cmd.AddCommand(create)
 	return cmd
 }

@@ -19,7 +19,9 @@ type APIToken struct {
 	Name string       `json:"name"`
 	Kind APITokenKind `json:"kind"`
 	// Null for agent tokens.
-	User       *string    `json:"user,omitempty"`
+	User *string `json:"user,omitempty"`
+	// The agent ids an agent token serves (an id or a pattern with *); null for user tokens.
+	Agents     *string    `json:"agents,omitempty"`
 	CreatedAt  time.Time  `json:"createdAt"`
 	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
 	RevokedAt  *time.Time `json:"revokedAt,omitempty"`
@@ -33,6 +35,11 @@ type APITokenInput struct {
 	User *string `json:"user,omitempty"`
 	// For the superadmin: make the token in another tenant (e.g. for its admin).
 	Tenant *string `json:"tenant,omitempty"`
+	// AGENT tokens only, and required for them: the agent id the token may
+	// register and act as (e.g. web-1), or a pattern where * stands for any
+	// characters (web-*; * alone: any id). A token used for another id is
+	// refused, so that one agent's token cannot take over another's claims.
+	Agents *string `json:"agents,omitempty"`
 }
 
 type AgentEvent struct {

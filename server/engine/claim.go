@@ -83,11 +83,14 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) (*Assignment, erro
 func (e *Engine) ClaimTasks(ctx context.Context, req ClaimRequest) ([]*Assignment, error) {
 	w := &waiter{req: req, slots: req.slots(), ch: make(chan claimResult, 1)}
 	f := e.fetcherFor(req.TenantID)
+	if e.life.Err() != nil {
+		return nil, ErrStopped
+	}
 	f.mu.Lock()
 	f.waiting = append(f.waiting, w)
 	if !f.running {
 		f.running = true
-		go e.fetch(f, req.TenantID)
+		e.goOwned(func() { e.fetch(f, req.TenantID) })
 	}
 	f.mu.Unlock()
 
@@ -134,16 +137,21 @@ func (e *Engine) fetcherFor(tenant string) *fetcher {
 
 // fetch serves the tenant's waiting claims until none is left.
 func (e *Engine) fetch(f *fetcher, tenant string) {
-	ctx := context.Background()
+	ctx := e.life
 	for {
 		f.mu.Lock()
 		n := 0
 		for _, w := range f.waiting {
 			n += len(w.slots)
 		}
-		if n == 0 {
+		if n == 0 || ctx.Err() != nil {
+			ws := f.waiting
+			f.waiting = nil
 			f.running = false
 			f.mu.Unlock()
+			for _, w := range ws { // none, unless the engine stopped
+				w.ch <- claimResult{err: ErrStopped}
+			}
 			return
 		}
 		room := f.room
@@ -170,6 +178,9 @@ func (e *Engine) fetch(f *fetcher, tenant string) {
 			entries, err = e.q.Next(ctx, tenant, e.consumer, min(n, maxClaimBatch), time.Second)
 			if errors.Is(err, queue.ErrEmpty) {
 				continue
+			}
+			if err != nil && ctx.Err() != nil {
+				continue // stopped: the loop's head answers ErrStopped
 			}
 			if err != nil {
 				// Answer everyone waiting so agents see the outage, and
@@ -259,12 +270,15 @@ func (e *Engine) serve(ctx context.Context, f *fetcher, tenant string, entries [
 	// The claims are committed: acknowledging is off the critical path, and
 	// one lost is only an entry re-delivered and skipped.
 	f.acking <- struct{}{}
-	go func() {
+	e.goOwned(func() {
 		defer func() { <-f.acking }()
-		if err := e.q.Ack(ctx, tenant, acks...); err != nil {
+		// Claims made are acknowledged even while the engine stops.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := e.q.Ack(actx, tenant, acks...); err != nil {
 			e.log.Warn("engine: ack failed; the entries will be re-delivered and skipped", "tenant", tenant, "err", err)
 		}
-	}()
+	})
 	// Claims that got a task are answered; those whose entries were all
 	// stale keep their place at the head of the line.
 	var again []*waiter

@@ -52,6 +52,10 @@ type Config struct {
 	// wakes the event relay with it. Nil: the relay finds them at its next
 	// poll.
 	EventsCommitted func()
+	// LeaderTTL is the scheduler's leadership lease: a leader that stops
+	// renewing it (a frozen or cut-off host) is replaced after about this
+	// long. Zero: leader.DefaultTTL.
+	LeaderTTL time.Duration
 }
 
 var defaultTimeouts = map[planner.Action]time.Duration{
@@ -89,6 +93,9 @@ func (c *Config) fill() {
 
 // Errors callers test with errors.Is.
 var (
+	// ErrStopped answers claims made or still waiting when the engine
+	// stops.
+	ErrStopped    = errors.New("engine: stopped (the server is shutting down)")
 	ErrStaleClaim = errors.New("STALE_CLAIM: the claim is no longer current (finished, timed out or reaped)")
 	ErrConflict   = errors.New("CONFLICT")
 	ErrNotFound   = errors.New("NOT_FOUND")
@@ -106,6 +113,7 @@ type Engine struct {
 	// dropped is set when a note did not fit the channel; the scheduler
 	// then reloads every job on its next reconcile tick.
 	dropped atomic.Bool
+	leading atomic.Bool // Run leads the scheduling
 
 	// consumer names this engine in the tenant streams' consumer group.
 	consumer       string
@@ -116,6 +124,12 @@ type Engine struct {
 	claimSessions  *sessions
 	finishSessions *sessions
 	views          *views
+
+	// life is the context of the engine's own goroutines (claim fetchers
+	// and their acknowledgements), ended by Stop; running counts them.
+	life    context.Context
+	endLife context.CancelFunc
+	running sync.WaitGroup
 }
 
 // note tells the scheduler that a job's rows changed.
@@ -148,6 +162,7 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 	host, _ := os.Hostname()
 	e := &Engine{db: db, q: q, cfg: cfg, log: cfg.Logger, notes: make(chan note, 4096),
 		consumer: fmt.Sprintf("engine:%s:%d:%s", host, os.Getpid(), newToken()[:8]), fetchers: map[string]*fetcher{}}
+	e.life, e.endLife = context.WithCancel(context.Background())
 	// One finish batch at a time: a second one in flight only waits for
 	// the first one's flush to the disk and then flushes again, which was
 	// measured slower than letting finishes gather behind the first.
@@ -159,6 +174,25 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 	e.finishSessions = &sessions{db: db, setup: []string{`SET plan_cache_mode = force_generic_plan`, `SET coopr.quiet_events = on`},
 		query: finishSQL, maxIdle: e.finishes.workers}
 	return e
+}
+
+// Stop ends the engine's own goroutines, the claim fetchers, answering
+// the claims still waiting with ErrStopped, and waits for them (and for
+// the acknowledgements of claims made). Call it once nothing calls the
+// engine any more (the HTTP server has shut down); Run stops with its own
+// context.
+func (e *Engine) Stop() {
+	e.endLife()
+	e.running.Wait()
+}
+
+// goOwned runs fn in a goroutine that Stop waits for.
+func (e *Engine) goOwned(fn func()) {
+	e.running.Add(1)
+	go func() {
+		defer e.running.Done()
+		fn()
+	}()
 }
 
 func (e *Engine) notify(n note) {

@@ -9,58 +9,53 @@ import (
 
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/queue"
+	"github.com/cooprhq/coopr/server/leader"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
 
-// Run drives the scheduler until ctx ends: it takes the engine lock of the
-// database schema (waiting while another engine holds it), loads every
-// unsettled job, re-publishes queued tasks whose stream entries are gone,
-// and then queues ready tasks, re-queues retries, reaps expired leases and
-// settles finished jobs.
+// Run drives the scheduler until ctx ends: it waits to lead the database
+// schema's scheduling (leader.Acquire: another server's engine may hold
+// it), loads every unsettled job, re-publishes queued tasks whose stream
+// entries are gone, and then queues ready tasks, re-queues retries, reaps
+// expired leases and settles finished jobs. It returns an error wrapping
+// leader.ErrLost when its leadership ends under it; a caller runs it again.
 func (e *Engine) Run(ctx context.Context) (err error) {
 	defer func() {
 		if ctx.Err() != nil && err != nil {
 			err = ctx.Err() // whatever failed was cut short by the stop
 		}
 	}()
-	conn, err := e.db.Connx(ctx)
+	term, err := leader.Acquire(ctx, e.db, leader.Config{Name: "engine",
+		LockKey: `hashtext(current_schema() || ':coopr-engine')`, TTL: e.cfg.LeaderTTL, Log: e.log})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	defer conn.Close()
-	// A session advisory lock dies with its connection, so a crashed
-	// engine releases it at once; a stopped one unlocks before its
-	// connection goes back to the pool.
-	const lockKey = `hashtext(current_schema() || ':coopr-engine')`
-	for {
-		var ok bool
-		if err := conn.GetContext(ctx, &ok, `SELECT pg_try_advisory_lock(`+lockKey+`)`); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("engine: lock: %w", err)
+	defer term.Release()
+	e.leading.Store(true)
+	defer e.leading.Store(false)
+	e.log.Info("engine: leading the scheduler", "term", term.Number)
+	lctx, cancel := term.Context(ctx)
+	defer cancel()
+	s := &scheduler{Engine: e, jobs: map[string]*jobState{}, term: term}
+	err = s.run(lctx)
+	if ctx.Err() == nil && !term.Valid() {
+		if lost := term.Err(); lost != nil {
+			return fmt.Errorf("engine: %w", lost)
 		}
-		if ok {
-			defer func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`)
-			}()
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return fmt.Errorf("engine: %w: the lease ran out before it was renewed", leader.ErrLost)
 	}
-	s := &scheduler{Engine: e, jobs: map[string]*jobState{}}
-	return s.run(ctx)
+	return err
 }
+
+// Leading reports whether this engine's scheduler leads.
+func (e *Engine) Leading() bool { return e.leading.Load() }
 
 type scheduler struct {
 	*Engine
+	// term is the leadership the scheduler acts under: it checks it
+	// before every step, so that after a freeze it stops before writing.
+	term    *leader.Term
 	jobs    map[string]*jobState
 	pending []note // changes of a reap transaction, applied after commit
 }
@@ -80,12 +75,41 @@ func (s *scheduler) run(ctx context.Context) error {
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
 	for {
+		if !s.term.Valid() {
+			return nil // Run reports the loss
+		}
 		s.step(ctx)
 		retry.Reset(s.untilNextRetry())
+		var n note
+		var reaping, reconciling bool
 		select {
 		case <-ctx.Done():
 			return nil
-		case n := <-s.notes:
+		case n = <-s.notes:
+		case <-reap.C:
+			reaping = true
+		case <-reconcile.C:
+			reconciling = true
+		case <-retry.C:
+			continue
+		}
+		if !s.term.Valid() {
+			return nil // Run reports the loss
+		}
+		switch {
+		case reaping:
+			s.reap(ctx)
+		case reconciling:
+			s.reconcile(ctx)
+			s.resyncInFlight(ctx)
+			s.refreshShares(ctx)
+			// A dropped note left the scheduler's copy stale: read it anew.
+			if s.dropped.Swap(false) {
+				if err := s.loadAll(ctx); err != nil {
+					s.logError(ctx, "engine: reload jobs", "err", err)
+				}
+			}
+		default:
 			s.apply(ctx, n)
 			// Take every note waiting so a burst of finishes becomes one
 			// dispatch transaction.
@@ -97,19 +121,6 @@ func (s *scheduler) run(ctx context.Context) error {
 					more = false
 				}
 			}
-		case <-reap.C:
-			s.reap(ctx)
-		case <-reconcile.C:
-			s.reconcile(ctx)
-			s.resyncInFlight(ctx)
-			s.refreshShares(ctx)
-			// A dropped note left the scheduler's copy stale: read it anew.
-			if s.dropped.Swap(false) {
-				if err := s.loadAll(ctx); err != nil {
-					s.logError(ctx, "engine: reload jobs", "err", err)
-				}
-			}
-		case <-retry.C:
 		}
 	}
 }

@@ -5,8 +5,10 @@ package events
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -17,6 +19,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/cooprhq/coopr/server/leader"
 )
 
 // Event is one committed state change of a cluster, job or task.
@@ -101,6 +105,9 @@ type Relay struct {
 	log     *slog.Logger
 	// Poll bounds how long an event can wait when a notification is lost.
 	Poll time.Duration
+	// LeaderTTL is the relaying leadership's lease (leader.DefaultTTL
+	// when zero).
+	LeaderTTL time.Duration
 	// OnBatch, if set, sees every batch after it is published (the engine
 	// learns there of changes made by other servers).
 	OnBatch func([]Event)
@@ -137,6 +144,9 @@ func (r *Relay) Wake() {
 	}
 }
 
+// Leading reports whether this server relays.
+func (r *Relay) Leading() bool { return r.leading.Load() }
+
 // RunWakes sends the wakes of this server until ctx ends.
 func (r *Relay) RunWakes(ctx context.Context) error {
 	for {
@@ -152,13 +162,33 @@ func (r *Relay) RunWakes(ctx context.Context) error {
 	}
 }
 
+// maxRelayFailures is how many rounds in a row may fail before Run gives
+// up and ends (its caller runs it again).
+const maxRelayFailures = 10
+
 const relayLock = `hashtext(current_schema() || ':coopr-event-relay')`
 
-// Run relays until ctx ends.
+// Run relays until ctx ends, once it leads the relaying (leader.Acquire:
+// another server's relay may). It returns an error wrapping
+// leader.ErrLost when its leadership ends under it; a caller runs it
+// again.
 func (r *Relay) Run(ctx context.Context) (err error) {
+	outer := ctx
 	defer func() {
-		if ctx.Err() != nil {
+		if outer.Err() != nil {
 			err = nil // whatever failed was cut short by the shutdown
+		}
+	}()
+	term, err := leader.Acquire(ctx, r.db, leader.Config{Name: "event-relay", LockKey: relayLock, TTL: r.LeaderTTL, Log: r.log})
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	defer term.Release()
+	ctx, cancel := term.Context(ctx)
+	defer cancel()
+	defer func() {
+		if lost := term.Err(); lost != nil && outer.Err() == nil {
+			err = fmt.Errorf("events: %w", lost)
 		}
 	}()
 	conn, err := r.db.Connx(ctx)
@@ -171,30 +201,8 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		_ = conn.Close()
 	}()
-	for {
-		var ok bool
-		if err := conn.GetContext(ctx, &ok, `SELECT pg_try_advisory_lock(`+relayLock+`)`); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("events: lock: %w", err)
-		}
-		if ok {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
-	}
 	r.leading.Store(true)
-	defer func() {
-		r.leading.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = conn.ExecContext(ctx, `SELECT pg_advisory_unlock(`+relayLock+`)`)
-	}()
+	defer r.leading.Store(false)
 	var schema string
 	if err := conn.GetContext(ctx, &schema, `SELECT current_schema()`); err != nil {
 		return fmt.Errorf("events: %w", err)
@@ -237,15 +245,21 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	// wake or poll.
 	const firstRetry, maxRetry = 10 * time.Millisecond, 250 * time.Millisecond
 	backoff := firstRetry
+	failures := 0
 	for {
 		next, held, err := r.relay(ctx, conn, unsaved)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
+			// A broken connection stays broken: end, to be run again on a
+			// new one (and to let another server relay meanwhile).
+			if failures++; failures >= maxRelayFailures || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+				return fmt.Errorf("events: relay: %w", err)
+			}
 			r.log.Warn("events: relay", "err", err)
 		} else {
-			unsaved = next
+			unsaved, failures = next, 0
 		}
 		var retry <-chan time.Time
 		if held {

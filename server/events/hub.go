@@ -27,9 +27,12 @@ type Hub struct {
 	// last is the stream id of the newest event dispatched: events come
 	// from the stream and, on the relaying server, from the relay itself,
 	// whichever is first.
-	lastMu sync.Mutex
-	last   streamID
-	live   bool // last is set
+	lastMu  sync.Mutex
+	last    streamID
+	live    bool // last is set
+	started bool // a run set last: a run after it goes on from there
+
+	readyOnce sync.Once
 
 	mu        sync.RWMutex
 	byCluster map[string]map[*Sub]struct{}
@@ -78,31 +81,39 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	// Start after the newest event: older ones are history, later ones
-	// are read in order even across reconnections.
-	last := "0-0"
-	msgs, err := h.rdb.XRevRangeN(ctx, h.channel, "+", "-", 1).Result()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
+	// are read in order even across reconnections. A hub run again after
+	// a failure goes on after the last event it dispatched, so that its
+	// subscribers miss none (task output and agent changes, on pub/sub,
+	// sent in between are lost).
+	h.lastMu.Lock()
+	resumed, last := h.started, h.last.String()
+	h.lastMu.Unlock()
+	if !resumed {
+		last = "0-0"
+		msgs, err := h.rdb.XRevRangeN(ctx, h.channel, "+", "-", 1).Result()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		}
-		return err
-	}
-	if len(msgs) > 0 {
-		last = msgs[0].ID
+		if len(msgs) > 0 {
+			last = msgs[0].ID
+		}
 	}
 	start, err := parseStreamID(last)
 	if err != nil {
 		return fmt.Errorf("events: stream id %q: %w", last, err)
 	}
 	h.lastMu.Lock()
-	h.last, h.live = start, true
+	h.last, h.live, h.started = start, true, true
 	h.lastMu.Unlock()
 	defer func() {
 		h.lastMu.Lock()
 		h.live = false
 		h.lastMu.Unlock()
 	}()
-	close(h.ready)
+	h.readyOnce.Do(func() { close(h.ready) })
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -238,6 +249,10 @@ func parseStreamID(s string) (streamID, error) {
 		return streamID{}, err
 	}
 	return id, nil
+}
+
+func (a streamID) String() string {
+	return strconv.FormatUint(a.ms, 10) + "-" + strconv.FormatUint(a.seq, 10)
 }
 
 func (a streamID) less(b streamID) bool {

@@ -99,7 +99,7 @@ func newWorld(t *testing.T) *world {
 		gql(t, s, w.admin, `mutation($n: String!) { createAPIToken(input: {name: "ui", user: $n}) { secret } }`, map[string]any{"n": u.name}, &tok)
 		*u.dst = tok.CreateAPIToken.Secret
 	}
-	gql(t, s, s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT}) { secret } }`, nil, &tok)
+	gql(t, s, s.Super, `mutation { createAPIToken(input: {name: "agent", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
 	w.agentToken = tok.CreateAPIToken.Secret
 
 	// The example catalog: driver types are the superadmin's, the rest acme's.
