@@ -808,6 +808,15 @@ func (r *queryResolver) Job(ctx context.Context, id string) (*control.Job, error
 	return j, err
 }
 
+// SolveTemplate is the resolver for the solveTemplate field.
+func (r *queryResolver) SolveTemplate(ctx context.Context, template any, size int) (*model.TemplateSolve, error) {
+	p, err := admin(ctx, "solving a draft template")
+	if err != nil {
+		return nil, err
+	}
+	return r.solveDraft(ctx, p, template, size)
+}
+
 // Agents is the resolver for the agents field.
 func (r *queryResolver) Agents(ctx context.Context) ([]*fleet.Agent, error) {
 	if _, err := superadmin(ctx, "listing agents"); err != nil {
