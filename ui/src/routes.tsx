@@ -18,6 +18,8 @@ export const router = createBrowserRouter([
         children: [
           { index: true, element: <Navigate to="/admin/catalog" replace /> },
           { path: 'catalog', lazy: () => import('./views/admin/CatalogView') },
+          { path: 'catalog/import', lazy: () => import('./views/admin/ImportView') },
+          { path: 'catalog/:kind/:name', lazy: () => import('./views/admin/EntityView') },
         ],
       },
       { path: '*', lazy: () => import('./views/NotFoundView') },

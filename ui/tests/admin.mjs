@@ -1,0 +1,213 @@
+// The admin views in a real browser, as tests/browser.mjs drives the
+// user's: run it through `go test -run TestBrowserAdmin ./ui/uitest`,
+// which starts the server with tenant acme (the example catalog, an
+// admin, users alice and bob) and passes the tokens. Every view is checked
+// with axe-core (no serious or critical violation) and saved as a
+// screenshot (a-NN-name.png) in $COOPR_SCREENSHOTS; a CSP violation or an
+// uncaught page error fails the run.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run this through go test -run TestBrowserAdmin ./ui/uitest`);
+  return v;
+};
+const base = env('COOPR_URL');
+const shots = env('COOPR_SCREENSHOTS');
+const tokens = { admin: env('COOPR_ADMIN_TOKEN'), alice: env('COOPR_ALICE_TOKEN'), super: env('COOPR_SUPER_TOKEN') };
+const exampleCatalog = env('COOPR_EXAMPLE_CATALOG');
+const axeSource = readFileSync(new URL('../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
+
+const answers = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+// eslint-disable-next-line no-unused-vars
+async function need(action) {
+  console.log(`@@ need ${action}`);
+  const { value, done } = await answers.next();
+  if (done) throw new Error(`no answer to ${action}`);
+  if (value !== `@@ done ${action}`) throw new Error(`${action}: ${value}`);
+}
+
+function check(ok, message) {
+  if (!ok) throw new Error(message);
+}
+
+const started = Date.now();
+const problems = [];
+const a11yReport = [];
+
+async function view(page, name) {
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: join(shots, `a-${name}.png`), fullPage: true });
+  await page.evaluate(axeSource);
+  // eslint-disable-next-line no-undef
+  const result = await page.evaluate(() => axe.run(document, { resultTypes: ['violations'] }));
+  for (const v of result.violations) {
+    const where = v.nodes
+      .slice(0, 3)
+      .map((n) => n.target.join(' '))
+      .join(' | ');
+    const line = `${name}: ${v.impact} ${v.id}: ${v.help} (${v.nodes.length} nodes: ${where})`;
+    a11yReport.push(line);
+    if (v.impact === 'serious' || v.impact === 'critical') problems.push(`accessibility: ${line}`);
+  }
+  console.log(
+    `${((Date.now() - started) / 1000).toFixed(1)} s: view a-${name}: screenshot, axe ${result.violations.length} violations`,
+  );
+}
+
+const userDataDir = mkdtempSync(join(tmpdir(), 'coopr-chromium-'));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: env('COOPR_CHROMIUM'),
+  headless: true,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-sync',
+  ],
+  viewport: { width: 1400, height: 900 },
+  colorScheme: 'light',
+  reducedMotion: 'reduce',
+});
+
+let failed = false;
+try {
+  await context.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.__csp.push(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`),
+    );
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Refused to/.test(m.text()))
+      problems.push(`console: ${m.text()}`);
+  });
+  const cspViolations = async () => {
+    for (const x of await page.evaluate(() => window.__csp ?? [])) problems.push(`CSP violation: ${x}`);
+    await page.evaluate(() => (window.__csp = []));
+  };
+  const signIn = async (token) => {
+    await page.goto(`${base}/signin`);
+    await page.getByLabel('API token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/clusters$/);
+  };
+  const signOut = async () => {
+    await page.getByTestId('user-menu').click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/signin/);
+  };
+  const dialog = () => page.getByRole('dialog');
+  const confirm = async (name) => {
+    await dialog().getByRole('button', { name }).click();
+    await dialog().waitFor({ state: 'detached' });
+  };
+  // pick chooses an option of a Select or MultiSelect by its label.
+  const pick = async (label, ...options) => {
+    for (const o of options) {
+      await page.getByRole('combobox', { name: label, exact: true }).click();
+      await page.getByRole('option', { name: o, exact: true }).click();
+    }
+    await page.keyboard.press('Escape');
+  };
+  // layout waits for the live solve to show exactly these rows ("count services+...").
+  const layout = async (...rows) => {
+    await page
+      .waitForFunction(
+        (want) => {
+          const got = [...document.querySelectorAll('[data-testid="solve-layout"] tr[data-layout]')].map((r) =>
+            r.getAttribute('data-layout'),
+          );
+          return (
+            document.querySelector('[data-testid="solve-panel"]')?.getAttribute('aria-busy') === 'false' &&
+            got.join(' | ') === want.join(' | ')
+          );
+        },
+        rows,
+        { timeout: 15_000 },
+      )
+      .catch(async (e) => {
+        const got = await page.locator('[data-testid="solve-panel"]').textContent();
+        throw new Error(`the live solve does not show ${rows.join(' | ')}: ${got} (${e.message})`);
+      });
+  };
+
+  // 1. The admin deletes a service in the catalog; the import brings it back.
+  await signIn(tokens.admin);
+  await page.getByRole('link', { name: 'Catalog' }).click();
+  await page.getByRole('tab', { name: 'Services' }).click();
+  await page.getByRole('link', { name: 'metrics' }).click();
+  await page.getByRole('heading', { name: /metrics/ }).waitFor();
+  await page.getByRole('button', { name: 'Delete', exact: true }).click();
+  await view(page, '01-delete-confirm');
+  await confirm('Delete metrics');
+  await page.waitForURL(/\/admin\/catalog\?kind=services/);
+  await page.getByRole('link', { name: 'web', exact: true }).waitFor();
+  await page.getByRole('link', { name: 'metrics' }).waitFor({ state: 'detached' });
+
+  // 2. Import examples/catalog through the import view.
+  await page.getByRole('link', { name: 'Import' }).click();
+  await page.getByRole('heading', { name: 'Import a catalog' }).waitFor();
+  await page.getByTestId('catalog-directory').setInputFiles(exampleCatalog);
+  await page.getByTestId('import-summary').waitFor();
+  const summary = await page.getByTestId('import-summary').textContent();
+  for (const want of ['metrics', 'web-cluster', 'pool', 'Provider types and Automator types are shared']) {
+    check(summary.includes(want), `the import summary lacks ${want}: ${summary}`);
+  }
+  await view(page, '02-import-chosen');
+  await page.getByRole('button', { name: /^Import \d+ entities$/ }).click();
+  await confirm('Import');
+  await page.getByTestId('import-result').waitFor();
+  const imported = await page.getByTestId('import-result').textContent();
+  check(/1 created/.test(imported) && /0 deleted/.test(imported), `import result: ${imported}`);
+  await view(page, '03-import-done');
+  await page.goto(`${base}/admin/catalog?kind=services`);
+  await page.getByRole('link', { name: 'metrics' }).waitFor();
+  console.log(`imported the example catalog through the UI: ${imported}`);
+
+  // 3. The template builder: a new template, solved live as it is built.
+  await page.goto(`${base}/admin/catalog?kind=clustertemplates`);
+  await page.getByRole('link', { name: 'New cluster template' }).click();
+  await page.getByRole('heading', { name: 'New cluster template' }).waitFor();
+  await page.getByLabel('Name', { exact: true }).fill('lb-pair');
+  await page.getByLabel('Description').fill('A load balancer and web servers, built in the browser test');
+  await pick('Compatible services', 'base', 'lb', 'web');
+  await pick('Compatible hardware types', 'small');
+  await pick('Compatible image types', 'debian12');
+  await pick('Default services', 'base', 'lb', 'web');
+  await pick('Default provider', 'local');
+  await pick('Default hardware type', 'small');
+  await pick('Default image type', 'debian12');
+  await layout('3 base+lb+web');
+  await view(page, '04-builder-solved');
+  // lb and web apart: the layout splits as the admin adds the group.
+  await pick("New can't coexist group", 'lb', 'web');
+  await page.getByRole('button', { name: 'Add group' }).nth(1).click();
+  await layout('3 base+web', '0 base+lb');
+  console.log(await page.getByTestId('solve-panel').textContent());
+  await cspViolations();
+} catch (e) {
+  failed = true;
+  console.error(`FAIL: ${e.stack ?? e}`);
+  const page = context.pages()[0];
+  if (page) await page.screenshot({ path: join(shots, 'a-failure.png'), fullPage: true }).catch(() => {});
+} finally {
+  await context.close();
+  rmSync(userDataDir, { recursive: true, force: true });
+}
+if (a11yReport.length > 0) console.log(`axe findings:\n  ${a11yReport.join('\n  ')}`);
+if (problems.length > 0) {
+  console.error(`problems:\n  ${problems.join('\n  ')}`);
+  failed = true;
+}
+console.log(failed ? 'admin browser tests failed' : 'admin browser tests passed');
+process.exit(failed ? 1 : 0);
