@@ -355,19 +355,20 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APITokens       func(childComplexity int) int
-		Agents          func(childComplexity int) int
-		Catalog         func(childComplexity int) int
-		Cluster         func(childComplexity int, id string) int
-		Clusters        func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string, name *string) int
-		Job             func(childComplexity int, id string) int
-		Me              func(childComplexity int) int
-		ResourceContent func(childComplexity int, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) int
-		Resources       func(childComplexity int, pluginType model.PluginType, plugin string) int
-		SolveTemplate   func(childComplexity int, template any, size int) int
-		Tenant          func(childComplexity int, name string) int
-		Tenants         func(childComplexity int) int
-		Users           func(childComplexity int) int
+		APITokens          func(childComplexity int) int
+		Agents             func(childComplexity int) int
+		Catalog            func(childComplexity int) int
+		Cluster            func(childComplexity int, id string) int
+		Clusters           func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string, name *string) int
+		Job                func(childComplexity int, id string) int
+		Me                 func(childComplexity int) int
+		ResourceContent    func(childComplexity int, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) int
+		ResourceGeneration func(childComplexity int) int
+		Resources          func(childComplexity int, pluginType model.PluginType, plugin string) int
+		SolveTemplate      func(childComplexity int, template any, size int) int
+		Tenant             func(childComplexity int, name string) int
+		Tenants            func(childComplexity int) int
+		Users              func(childComplexity int) int
 	}
 
 	ResourceContent struct {
@@ -579,6 +580,7 @@ type QueryResolver interface {
 	SolveTemplate(ctx context.Context, template any, size int) (*model.TemplateSolve, error)
 	Agents(ctx context.Context) ([]*fleet.Agent, error)
 	Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error)
+	ResourceGeneration(ctx context.Context) (int, error)
 	ResourceContent(ctx context.Context, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) (*model.ResourceContent, error)
 }
 type SubscriptionResolver interface {
@@ -2187,6 +2189,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ResourceContent(childComplexity, args["taskId"].(string), args["claimToken"].(string), args["pluginType"].(model.PluginType), args["plugin"].(string), args["resourceType"].(string), args["name"].(string), args["version"].(int)), true
+	case "Query.resourceGeneration":
+		if e.ComplexityRoot.Query.ResourceGeneration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ResourceGeneration(childComplexity), true
 	case "Query.resources":
 		if e.ComplexityRoot.Query.Resources == nil {
 			break
@@ -2890,6 +2898,8 @@ type Query {
 
   "The versions of a plugin's resources in the caller's tenant, by resource type, name and version (tenant admins). Never the bytes."
   resources(pluginType: PluginType!, plugin: String!): [PluginResource!]!
+  "The caller's tenant's resource generation: how many syncs made resources live (0 before the first); jobs run with the generation current when they were made (tenant admins)."
+  resourceGeneration: Int!
   """
   Agent API: the bytes of a resource listed in the payload of a task's
   current claim. A claim no longer current is refused with STALE_CLAIM, a
@@ -12010,6 +12020,29 @@ func (ec *executionContext) fieldContext_Query_resources(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_resourceGeneration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_resourceGeneration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ResourceGeneration(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_resourceGeneration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, "Int")
+}
+
 func (ec *executionContext) _Query_resourceContent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18339,6 +18372,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_resources(ctx, field)
+				})
+		case "resourceGeneration":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_resourceGeneration(ctx, field)
 				})
 		case "resourceContent":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,

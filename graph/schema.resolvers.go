@@ -838,6 +838,15 @@ func (r *queryResolver) Resources(ctx context.Context, pluginType model.PluginTy
 	return r.resources(ctx, pluginType, plugin)
 }
 
+// ResourceGeneration is the resolver for the resourceGeneration field.
+func (r *queryResolver) ResourceGeneration(ctx context.Context) (int, error) {
+	p, err := admin(ctx, "reading the resource generation")
+	if err != nil {
+		return 0, err
+	}
+	return r.Store.ResourceGeneration(ctx, p.TenantID)
+}
+
 // ResourceContent is the resolver for the resourceContent field.
 func (r *queryResolver) ResourceContent(ctx context.Context, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) (*model.ResourceContent, error) {
 	return r.resourceContent(ctx, taskID, claimToken, pluginType, plugin, resourceType, name, version)

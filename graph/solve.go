@@ -32,7 +32,7 @@ func (r *Resolver) solveDraft(ctx context.Context, p store.Principal, doc any, s
 	if err != nil {
 		return nil, invalid("template", "not JSON: %v", err)
 	}
-	v, is := catalog.ParseEntity(catalog.KindClusterTemplate, draftFile, data)
+	v, is := catalog.ParseEntity(catalog.KindClusterTemplate, "", data)
 	if err := is.Err(); err != nil {
 		return nil, err
 	}
@@ -47,6 +47,7 @@ func (r *Resolver) solveDraft(ctx context.Context, p store.Principal, doc any, s
 	var mine catalog.Issues
 	for _, i := range c.Check() {
 		if i.File == draftFile {
+			i.File = "" // messages name the field, not a file the admin never saw
 			mine = append(mine, i)
 		}
 	}

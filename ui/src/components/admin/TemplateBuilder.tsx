@@ -188,95 +188,72 @@ function ServiceConstraints({
   const [adding, setAdding] = useState<string | null>(null);
   return (
     <Stack gap="xs">
-      {names.length > 0 && (
-        <Table.ScrollContainer minWidth={620}>
-          <Table verticalSpacing={6} data-testid="service-constraints">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Service</Table.Th>
-                <Table.Th>Hardware</Table.Th>
-                <Table.Th>Image</Table.Th>
-                <Table.Th w={90}>Min nodes</Table.Th>
-                <Table.Th w={90}>Max nodes</Table.Th>
-                <Table.Th w={40}>
-                  <Text span size="xs" style={{ position: 'absolute', left: -9999 }}>
-                    Remove
-                  </Text>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {names.map((s) => {
-                const base = `constraints.services.${s}`;
-                const q = (k: 'min' | 'max') => getIn(doc, `${base}.quantities.${k}`);
-                return (
-                  <Table.Tr key={s} data-service={s}>
-                    <Table.Td>
-                      <Text size="sm" ff="monospace">
-                        {s}
-                      </Text>
-                      {fieldError(errors, base) && (
-                        <Text size="xs" c="red">
-                          {fieldError(errors, base)}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <MultiSelect
-                        aria-label={`Hardware types for ${s}`}
-                        size="xs"
-                        placeholder="Any"
-                        data={[...new Set([...hardware, ...strings(getIn(doc, `${base}.hardwaretypes`))])]}
-                        value={strings(getIn(doc, `${base}.hardwaretypes`))}
-                        onChange={(v) => change(`${base}.hardwaretypes`, v)}
-                        error={fieldError(errors, `${base}.hardwaretypes`)}
-                      />
-                    </Table.Td>
-                    <Table.Td>
-                      <MultiSelect
-                        aria-label={`Image types for ${s}`}
-                        size="xs"
-                        placeholder="Any"
-                        data={[...new Set([...images, ...strings(getIn(doc, `${base}.imagetypes`))])]}
-                        value={strings(getIn(doc, `${base}.imagetypes`))}
-                        onChange={(v) => change(`${base}.imagetypes`, v)}
-                        error={fieldError(errors, `${base}.imagetypes`)}
-                      />
-                    </Table.Td>
-                    {(['min', 'max'] as const).map((k) => (
-                      <Table.Td key={k}>
-                        <NumberInput
-                          aria-label={`${k === 'min' ? 'Minimum' : 'Maximum'} nodes with ${s}`}
-                          size="xs"
-                          min={0}
-                          allowDecimal={false}
-                          placeholder={k === 'min' ? '0' : 'Any'}
-                          value={typeof q(k) === 'number' ? (q(k) as number) : ''}
-                          onChange={(n) => change(`${base}.quantities.${k}`, typeof n === 'number' ? n : undefined)}
-                          error={
-                            fieldError(errors, `${base}.quantities.${k}`) ??
-                            (k === 'min' ? fieldError(errors, `${base}.quantities`) : undefined)
-                          }
-                        />
-                      </Table.Td>
-                    ))}
-                    <Table.Td>
-                      <ActionIcon
-                        variant="subtle"
-                        color="red"
-                        aria-label={`Remove the constraints on ${s}`}
-                        onClick={() => change(base, undefined)}
-                      >
-                        <IconTrash size={16} />
-                      </ActionIcon>
-                    </Table.Td>
-                  </Table.Tr>
-                );
-              })}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
+      {names.map((s) => {
+        const base = `constraints.services.${s}`;
+        const q = (k: 'min' | 'max') => getIn(doc, `${base}.quantities.${k}`);
+        return (
+          <Paper key={s} withBorder radius="sm" p="sm" data-service={s}>
+            <Stack gap="xs">
+              <Group justify="space-between">
+                <Text size="sm" fw={600} ff="monospace">
+                  {s}
+                </Text>
+                <ActionIcon
+                  variant="subtle"
+                  color="red"
+                  aria-label={`Remove the constraints on ${s}`}
+                  onClick={() => change(base, undefined)}
+                >
+                  <IconTrash size={16} />
+                </ActionIcon>
+              </Group>
+              {fieldError(errors, base) && (
+                <Text size="xs" c="red">
+                  {fieldError(errors, base)}
+                </Text>
+              )}
+              <Group grow align="flex-start">
+                <MultiSelect
+                  label={`Hardware types for ${s}`}
+                  size="xs"
+                  placeholder="Any compatible"
+                  data={[...new Set([...hardware, ...strings(getIn(doc, `${base}.hardwaretypes`))])]}
+                  value={strings(getIn(doc, `${base}.hardwaretypes`))}
+                  onChange={(v) => change(`${base}.hardwaretypes`, v)}
+                  error={fieldError(errors, `${base}.hardwaretypes`)}
+                />
+                <MultiSelect
+                  label={`Image types for ${s}`}
+                  size="xs"
+                  placeholder="Any compatible"
+                  data={[...new Set([...images, ...strings(getIn(doc, `${base}.imagetypes`))])]}
+                  value={strings(getIn(doc, `${base}.imagetypes`))}
+                  onChange={(v) => change(`${base}.imagetypes`, v)}
+                  error={fieldError(errors, `${base}.imagetypes`)}
+                />
+              </Group>
+              <Group grow align="flex-start">
+                {(['min', 'max'] as const).map((k) => (
+                  <NumberInput
+                    key={k}
+                    label={`${k === 'min' ? 'Minimum' : 'Maximum'} nodes with ${s}`}
+                    size="xs"
+                    min={0}
+                    allowDecimal={false}
+                    placeholder={k === 'min' ? '0' : 'Any number'}
+                    value={typeof q(k) === 'number' ? (q(k) as number) : ''}
+                    onChange={(n) => change(`${base}.quantities.${k}`, typeof n === 'number' ? n : undefined)}
+                    error={
+                      fieldError(errors, `${base}.quantities.${k}`) ??
+                      (k === 'min' ? fieldError(errors, `${base}.quantities`) : undefined)
+                    }
+                  />
+                ))}
+              </Group>
+            </Stack>
+          </Paper>
+        );
+      })}
       <Group gap="xs" align="flex-end">
         <Select
           label="Constrain a service"
@@ -305,13 +282,7 @@ function ServiceConstraints({
 }
 
 /** SolvePanel shows what the solver makes of the draft at a size, asking again as the draft changes. */
-function SolvePanel({
-  doc,
-  onIssues,
-}: {
-  doc: Record<string, unknown>;
-  onIssues: (byField: FieldErrors, rest: ReturnType<typeof fromCombinedError>) => void;
-}) {
+function SolvePanel({ doc, onIssues }: { doc: Record<string, unknown>; onIssues: (byField: FieldErrors) => void }) {
   const min = getIn(doc, 'constraints.size.min');
   const [size, setSize] = useState<number>(typeof min === 'number' && min > 0 ? min : 3);
   const key = JSON.stringify(doc);
@@ -325,11 +296,12 @@ function SolvePanel({
   });
   const pending = key !== debounced.key || size !== debounced.size || fetching;
   const errs = useMemo(() => (error ? fromCombinedError(error) : []), [error]);
-  useEffect(() => {
-    // The draft's catalog errors go on the builder's fields as the admin types.
-    const { byField, rest } = splitFieldErrors(errs, { fields: Object.keys(flatPaths(template)) });
-    onIssues(byField, rest);
-  }, [errs, template, onIssues]);
+  // The draft's catalog errors go on the builder's fields as the admin types.
+  const { byField, rest } = useMemo(
+    () => splitFieldErrors(errs, { fields: [...staticFields.map(toFormPath), ...Object.keys(flatPaths(template))] }),
+    [errs, template],
+  );
+  useEffect(() => onIssues(byField), [byField, onIssues]);
   const s = data?.solveTemplate;
   return (
     <Paper withBorder radius="md" p="md" pos="sticky" top={76} data-testid="solve-panel" aria-busy={pending}>
@@ -355,7 +327,14 @@ function SolvePanel({
             Give the template a name to solve it.
           </Text>
         )}
-        {errs.length > 0 && <ApiErrorAlert error={errs} title="The draft is not valid yet" />}
+        {errs.length > 0 &&
+          (rest.length > 0 ? (
+            <ApiErrorAlert error={rest} title="The draft is not valid yet" />
+          ) : (
+            <Alert color="red" variant="light" title="The draft is not valid yet">
+              <Text size="sm">Fix the fields marked in red.</Text>
+            </Alert>
+          ))}
         {s?.failure && (
           <Alert color="orange" variant="light" title={`No layout (${s.failure.code})`} data-testid="solve-failure">
             {s.failure.reasons.length > 0 ? (
@@ -454,15 +433,9 @@ const staticFields = [
 export function TemplateBuilder({ info, initial, isNew, onSaved }: TemplateBuilderProps) {
   const form = useDocForm(info.kind, initial);
   const { doc, change } = form;
-  const [live, setLive] = useState<{ byField: FieldErrors; rest: ReturnType<typeof fromCombinedError> }>({
-    byField: {},
-    rest: [],
-  });
-  const onIssues = useCallback(
-    (byField: FieldErrors, rest: ReturnType<typeof fromCombinedError>) => setLive({ byField, rest }),
-    [],
-  );
-  const errors = { ...live.byField, ...form.errors };
+  const [live, setLive] = useState<FieldErrors>({});
+  const onIssues = useCallback((byField: FieldErrors) => setLive(byField), []);
+  const errors = { ...live, ...form.errors };
   const hardware = useNames('HARDWARETYPES');
   const images = useNames('IMAGETYPES');
   const services = useNames('SERVICES');

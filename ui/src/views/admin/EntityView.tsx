@@ -1,7 +1,7 @@
 // One catalog entity: its editor (the template builder for templates),
 // its versions with the differences between any two, and deletion. At
 // /admin/catalog/<kind>/new it makes a new one.
-import { Anchor, Badge, Breadcrumbs, Group, Tabs, Text } from '@mantine/core';
+import { Anchor, Badge, Breadcrumbs, Code, Group, Stack, Tabs, Text } from '@mantine/core';
 import { IconBooks, IconTrash } from '@tabler/icons-react';
 import { useCallback, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
@@ -35,9 +35,12 @@ function Editor({
 }) {
   if (readOnly) {
     return (
-      <Text size="sm" c="dimmed">
-        {info.label} are shared by every tenant: only the superadmin changes them.
-      </Text>
+      <Stack gap="sm">
+        <Text size="sm" c="dimmed">
+          {info.label} are shared by every tenant: only the superadmin changes them.
+        </Text>
+        <Code block>{JSON.stringify(initial, null, 2)}</Code>
+      </Stack>
     );
   }
   const props = { info, initial, isNew, onSaved: (e: { name: string }) => onSaved(e.name) };
