@@ -5,7 +5,7 @@
 // with axe-core (no serious or critical violation) and saved as a
 // screenshot (a-NN-name.png) in $COOPR_SCREENSHOTS; a CSP violation or an
 // uncaught page error fails the run.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -141,8 +141,43 @@ try {
       });
   };
 
+  // 0. The superadmin: tenants, agents, and a shared automator type given
+  // a resource type (which the tenant's resources use below).
+  await signIn(tokens.super);
+  await page.getByRole('link', { name: 'Tenants' }).click();
+  await page.locator('tr[data-tenant="acme"]').waitFor();
+  await page.getByRole('button', { name: 'Edit acme' }).click();
+  await dialog().getByLabel('Max clusters').fill('100');
+  await dialog().getByRole('button', { name: 'Save' }).click();
+  await dialog().waitFor({ state: 'detached' });
+  await page.locator('tr[data-tenant="acme"] td:nth-child(3)', { hasText: '100' }).waitFor();
+  await page.getByLabel('Tenant name').fill('globex');
+  await page.getByLabel('Description').fill('A second tenant, made in the browser test');
+  await page.getByLabel('Workers').fill('2');
+  await page.getByLabel('Max nodes').fill('20');
+  await page.getByRole('button', { name: 'Create tenant' }).click();
+  await page.locator('tr[data-tenant="globex"]').waitFor();
+  check(
+    (await page.locator('tr[data-tenant="globex"]').textContent()).includes('20'),
+    'globex does not show its node quota',
+  );
+  await view(page, '00-tenants');
+  await page.getByRole('link', { name: 'Agents' }).click();
+  await page.locator('tr[data-agent="ui-agent"][data-state="live"]').waitFor();
+  await view(page, '00-agents');
+  await page.goto(`${base}/admin/catalog/automatortypes/shell`);
+  await page.getByRole('heading', { name: /shell\s*v1/ }).waitFor();
+  const shell = JSON.parse(await page.getByLabel('Document (JSON)').inputValue());
+  shell.resourceTypes = { scripts: { format: 'file', permissions: '0755' } };
+  await page.getByLabel('Document (JSON)').fill(JSON.stringify(shell, null, 2));
+  await page.getByRole('button', { name: 'Save new version' }).click();
+  await page.getByRole('heading', { name: /shell\s*v2/ }).waitFor();
+  await cspViolations();
+  await signOut();
+
   // 1. The admin deletes a service in the catalog; the import brings it back.
   await signIn(tokens.admin);
+  check((await page.getByRole('link', { name: 'Tenants' }).count()) === 0, 'a tenant admin sees the tenants view');
   await page.getByRole('link', { name: 'Catalog' }).click();
   await page.getByRole('tab', { name: 'Services' }).click();
   await page.getByRole('link', { name: 'metrics' }).click();
@@ -236,6 +271,109 @@ try {
     .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-path')));
   check(changes.join() === 'description,version', `v1 → v2 changes ${changes}, want description and version`);
   await view(page, '08-versions-diff');
+
+  // 5. A sensitive provider field: set or unset, never its value.
+  const key = '-----BEGIN OPENSSH PRIVATE KEY-----\nMarkerNeverShownInTheBrowser42\n-----END OPENSSH PRIVATE KEY-----';
+  await page.goto(`${base}/admin/catalog/providers/pool`);
+  await page.getByRole('heading', { name: /pool\s*v1/ }).waitFor();
+  check((await page.getByTestId('sensitive-ssh_key').textContent()) === 'unset', 'ssh_key is not shown unset');
+  await page.getByLabel(/SSH private key/).fill(key);
+  await page.getByRole('button', { name: 'Save new version' }).click();
+  await page.getByRole('heading', { name: /pool\s*v2/ }).waitFor();
+  await page.locator('[data-testid="sensitive-ssh_key"]', { hasText: /^set$/ }).waitFor();
+  check(!(await page.content()).includes('MarkerNeverShown'), 'the page shows the sensitive value after saving');
+  await view(page, '09-provider-sensitive');
+  await page.reload();
+  await page.locator('[data-testid="sensitive-ssh_key"]', { hasText: /^set$/ }).waitFor();
+  await page.getByRole('tab', { name: /Versions/ }).click();
+  await page.locator('[data-testid="version-diff"] tr[data-path="provisioner.ssh_key"]').waitFor();
+  const keyRow = await page.locator('tr[data-path="provisioner.ssh_key"]').textContent();
+  check(keyRow.includes('never shows it') && !keyRow.includes('Marker'), `the diff shows ssh_key as ${keyRow}`);
+  check(!(await page.content()).includes('MarkerNeverShown'), 'the versions tab shows the sensitive value');
+  await view(page, '10-provider-versions');
+
+  // 6. A field the catalog refuses: the error is on that field.
+  await page.goto(`${base}/admin/catalog/services/new`);
+  await page.getByLabel('Name', { exact: true }).fill('Bad Name!');
+  await page.getByRole('button', { name: 'Create service' }).click();
+  await page.waitForFunction(() => {
+    const input = [...document.querySelectorAll('input')].find((i) => i.value === 'Bad Name!');
+    return input?.getAttribute('aria-invalid') === 'true';
+  });
+  await view(page, '11-entity-field-error');
+
+  // 7. Plugin resources: upload, stage, sync (the generation moves), a second version deleted, recall.
+  const script = join(userDataDir, 'hello.sh');
+  writeFileSync(script, '#!/bin/sh\necho hello\n');
+  await page.getByRole('link', { name: 'Resources' }).click();
+  await page.getByTestId('resource-generation').filter({ hasText: 'Live generation 0' }).waitFor();
+  await pick('Plugin', 'shell');
+  await pick('Resource type', 'scripts (file)');
+  await page.getByTestId('resource-file').setInputFiles(script);
+  await page.getByRole('button', { name: 'Upload' }).click();
+  const row = (v, state) => page.locator(`tr[data-resource="hello v${v}"][data-state="${state}"]`);
+  await row(1, 'INACTIVE').waitFor();
+  await page.getByRole('button', { name: 'Stage hello v1' }).click();
+  await row(1, 'STAGED').waitFor();
+  await page.getByRole('button', { name: 'Sync', exact: true }).click();
+  await confirm('Sync');
+  await row(1, 'ACTIVE').waitFor();
+  await page.getByTestId('resource-generation').filter({ hasText: 'Live generation 1' }).waitFor();
+  await page.getByTestId('resource-file').setInputFiles(script);
+  await page.getByRole('button', { name: 'Upload' }).click();
+  await row(2, 'INACTIVE').waitFor();
+  await view(page, '12-resources');
+  await page.getByRole('button', { name: 'Delete hello v2' }).click();
+  await confirm('Delete');
+  await page.locator('tr[data-resource="hello v2"]').waitFor({ state: 'detached' });
+  await page.getByRole('button', { name: 'Recall hello v1' }).click();
+  await row(1, 'RECALLED').waitFor();
+
+  // 8. Users and tokens: a new user, a token shown once, revoked.
+  await page.getByRole('link', { name: 'Users and tokens' }).click();
+  await page.locator('tr[data-user="alice"]').waitFor();
+  await page.getByLabel('New user').fill('carol');
+  await page.getByRole('button', { name: 'Add user' }).click();
+  await page.locator('tr[data-user="carol"]').waitFor();
+  await page.getByLabel('New token').fill('laptop');
+  await pick('For user', 'carol');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const secret = (await page.getByTestId('new-token-secret').textContent()).trim();
+  check(secret.startsWith('coopr_'), `the new token's secret is ${secret}`);
+  await view(page, '13-token-shown-once');
+  await dialog().getByRole('button', { name: 'Done' }).click();
+  await dialog().waitFor({ state: 'detached' });
+  check(!(await page.content()).includes(secret), 'the secret is still on the page after Done');
+  await page.locator('tr[data-token="carol/laptop"][data-revoked="false"]').waitFor();
+  await page.getByRole('button', { name: 'Revoke laptop of carol' }).click();
+  await confirm('Revoke');
+  await page.locator('tr[data-token="carol/laptop"][data-revoked="true"]').waitFor();
+  await view(page, '14-users-tokens');
+  await page.goto(`${base}/admin/tenants`);
+  await page.getByText('For the superadmin').waitFor();
+  await cspViolations();
+  await signOut();
+
+  // 9. A plain user sees no admin view.
+  await signIn(tokens.alice);
+  check((await page.getByTestId('admin-nav').count()) === 0, 'alice sees the admin navigation');
+  for (const path of [
+    '/admin/catalog',
+    '/admin/catalog/import',
+    '/admin/catalog/clustertemplates/web-cluster',
+    '/admin/resources',
+    '/admin/users',
+    '/admin/agents',
+    '/admin/tenants',
+  ]) {
+    await page.goto(`${base}${path}`);
+    await page.getByText('For tenant admins').waitFor();
+    check(
+      (await page.getByRole('button', { name: /Save|Import|Upload|Create/ }).count()) === 0,
+      `alice sees controls on ${path}`,
+    );
+  }
+  await view(page, '15-user-refused');
   await cspViolations();
 } catch (e) {
   failed = true;

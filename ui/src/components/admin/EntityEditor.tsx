@@ -139,7 +139,7 @@ function ProviderFields({
         onChange={change}
       />
       {fields.length > 0 && (
-        <Title order={3} fz="sm" mt="xs">
+        <Title order={2} fz="sm" mt="xs">
           Admin fields of {String(typeName)}
         </Title>
       )}
@@ -197,7 +197,7 @@ function MachineTypeMap({
   const all = [...new Set([...providers, ...mapped])].sort();
   return (
     <Stack gap={4}>
-      <Title order={3} fz="sm">
+      <Title order={2} fz="sm">
         Per provider
       </Title>
       <Text size="xs" c="dimmed">

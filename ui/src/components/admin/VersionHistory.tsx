@@ -1,7 +1,6 @@
 // An entity's versions and how any two differ, path by path; an old
 // version can be restored (saved again as the newest) or deleted.
 import { Badge, Button, Code, Group, Paper, Select, Stack, Table, Text, Title } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
 import { IconArrowBackUp, IconTrash } from '@tabler/icons-react';
 import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
@@ -13,6 +12,7 @@ import { ApiErrorAlert } from '../atomic/ApiErrorAlert';
 import { Loading } from '../atomic/Loading';
 import { catalogChanged, DeleteEntityDocument, EntityDocument, PutEntityDocument } from './catalogApi';
 import { ConfirmButton } from './ConfirmButton';
+import { notify } from './notify';
 
 /** shown is a diff value as people read it: a sensitive provider value is never there to show. */
 function shown(v: unknown): string {
@@ -148,11 +148,7 @@ export function VersionHistory({ kind, name, versions, onChanged }: VersionHisto
                 const r = await put({ kind, entity: before });
                 if (r.error) return setError(fromCombinedError(r.error));
                 setError([]);
-                notifications.show({
-                  color: 'green',
-                  title: 'Restored',
-                  message: `v${old} is now v${r.data?.putCatalogEntity.entity.version}.`,
-                });
+                notify(`Restored: v${old} is now v${r.data?.putCatalogEntity.entity.version}.`);
                 onChanged();
               }}
             >

@@ -1,6 +1,5 @@
 // The state of a catalog document being edited: the document, the field
 // errors of the last save (keyed by form path) and what no field showed.
-import { notifications } from '@mantine/notifications';
 import { useCallback, useState } from 'react';
 import { useMutation } from 'urql';
 import type { CatalogKind } from '../../gql/graphql';
@@ -8,6 +7,7 @@ import { type ApiError, type ApiIssue, fromCombinedError, splitFieldErrors, toFo
 import { setIn } from '../../lib/jsonDoc';
 import { PutEntityDocument } from './catalogApi';
 import type { FieldErrors } from './docFields';
+import { notify } from './notify';
 
 export interface SavedEntity {
   name: string;
@@ -48,11 +48,7 @@ export function useDocForm(kind: CatalogKind, initial: Record<string, unknown>) 
           severity: w.severity === 'ERROR' ? 'ERROR' : 'WARNING',
         })),
       );
-      notifications.show({
-        color: 'green',
-        title: 'Saved',
-        message: `${res.entity.name} is now at version ${res.entity.version}.`,
-      });
+      notify(`Saved: ${res.entity.name} is now at version ${res.entity.version}.`);
       return res.entity;
     },
     [doc, kind, put],

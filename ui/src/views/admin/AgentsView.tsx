@@ -12,6 +12,7 @@ import { Loading } from '../../components/atomic/Loading';
 import { PageHeader } from '../../components/atomic/PageHeader';
 import { TimeText } from '../../components/atomic/TimeText';
 import { useSession } from '../../components/auth/session';
+import { SuperadminOnly } from '../../components/admin/SuperadminOnly';
 import { graphql } from '../../gql';
 import type { AgentEventsSubscription } from '../../gql/graphql';
 
@@ -58,7 +59,7 @@ export function reduceAgents(prev: Live | undefined, data: AgentEventsSubscripti
   return { ...prev, [e.agentId]: { busy: e.busy, live: e.live, at: e.at, capacity: e.capacity } };
 }
 
-export function Component() {
+function View() {
   const { api } = useSession();
   const [{ data, error, fetching }, reexecute] = useQuery({ query: AgentsDocument });
   const refetch = useCallback(() => reexecute({ requestPolicy: 'network-only' }), [reexecute]);
@@ -156,5 +157,13 @@ export function Component() {
         </Paper>
       )}
     </>
+  );
+}
+
+export function Component() {
+  return (
+    <SuperadminOnly title="Agents">
+      <View />
+    </SuperadminOnly>
   );
 }

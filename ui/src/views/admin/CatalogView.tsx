@@ -9,7 +9,9 @@ import { EmptyState } from '../../components/atomic/EmptyState';
 import { Loading } from '../../components/atomic/Loading';
 import { PageHeader } from '../../components/atomic/PageHeader';
 import { useSession } from '../../components/auth/session';
-import { EntityListDocument } from '../../components/admin/catalogApi';
+import { catalogChanged, EntityListDocument } from '../../components/admin/catalogApi';
+
+const catalogContext = catalogChanged;
 import { catalogKinds, entityPath, type KindInfo } from '../../lib/catalogKinds';
 
 function description(doc: unknown): string {
@@ -18,7 +20,12 @@ function description(doc: unknown): string {
 }
 
 function EntityTable({ info, canWrite }: { info: KindInfo; canWrite: boolean }) {
-  const [{ data, fetching, error }] = useQuery({ query: EntityListDocument, variables: { kind: info.kind } });
+  const [{ data, fetching, error }] = useQuery({
+    query: EntityListDocument,
+    variables: { kind: info.kind },
+    // An empty list names no type: without this a new entity would not show.
+    context: catalogContext,
+  });
   const label = info.label.toLowerCase();
   if (error) return <ApiErrorAlert error={error} title={`Loading ${label} failed`} />;
   if (!data && fetching) return <Loading label={`Loading ${label}…`} />;

@@ -16,12 +16,12 @@ import {
   TextInput,
   Title,
 } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
 import { IconRefresh, IconUpload } from '@tabler/icons-react';
 import { useCallback, useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { EntityListDocument } from '../../components/admin/catalogApi';
 import { ConfirmButton } from '../../components/admin/ConfirmButton';
+import { notify } from '../../components/admin/notify';
 import { ApiErrorAlert } from '../../components/atomic/ApiErrorAlert';
 import { EmptyState } from '../../components/atomic/EmptyState';
 import { PageHeader } from '../../components/atomic/PageHeader';
@@ -104,6 +104,7 @@ const SyncDocument = graphql(`
 `);
 
 const resourcesChanged = { additionalTypenames: ['PluginResource'] };
+const resourcesContext = { additionalTypenames: ['PluginResource'] };
 
 const stateColor: Record<ResourceState, string> = {
   INACTIVE: 'gray',
@@ -138,6 +139,8 @@ export function Component() {
     query: ResourcesDocument,
     variables: { pluginType, plugin: plugin ?? '' },
     pause: !plugin,
+    // An empty list names no type: without this an upload would not refresh it.
+    context: resourcesContext,
   });
   const [, upload] = useMutation(UploadDocument);
   const [, stage] = useMutation(StageDocument);
@@ -164,7 +167,7 @@ export function Component() {
   const act = async (r: { error?: import('@urql/core').CombinedError }, done: string) => {
     if (r.error) return setErrors(fromCombinedError(r.error));
     setErrors([]);
-    notifications.show({ color: 'green', message: done });
+    notify(done);
   };
 
   const rows = list.data?.resources ?? [];
@@ -245,7 +248,10 @@ export function Component() {
                   setUploading(true);
                   try {
                     const content = base64(await file.arrayBuffer());
-                    const r = await upload({ input: { pluginType, plugin, resourceType, name, content } });
+                    const r = await upload(
+                      { input: { pluginType, plugin, resourceType, name, content } },
+                      resourcesChanged,
+                    );
                     if (r.error) {
                       const { byField, rest } = splitFieldErrors(fromCombinedError(r.error), {
                         prefix: 'input.',
@@ -257,10 +263,7 @@ export function Component() {
                     }
                     setFieldErrors({});
                     setErrors([]);
-                    notifications.show({
-                      color: 'green',
-                      message: `Uploaded ${name} v${r.data?.uploadResource.version} (inactive until staged and synced).`,
-                    });
+                    notify(`Uploaded ${name} v${r.data?.uploadResource.version} (inactive until staged and synced).`);
                   } finally {
                     setUploading(false);
                   }

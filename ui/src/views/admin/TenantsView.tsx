@@ -22,6 +22,7 @@ import { ApiErrorAlert } from '../../components/atomic/ApiErrorAlert';
 import { Loading } from '../../components/atomic/Loading';
 import { PageHeader } from '../../components/atomic/PageHeader';
 import { TimeText } from '../../components/atomic/TimeText';
+import { SuperadminOnly } from '../../components/admin/SuperadminOnly';
 import { graphql } from '../../gql';
 import type { TenantInput } from '../../gql/graphql';
 import { type ApiError, fromCombinedError, splitFieldErrors } from '../../lib/errors';
@@ -151,7 +152,7 @@ function split(errs: ApiError[]) {
   });
 }
 
-export function Component() {
+function View() {
   const [{ data, error, fetching }] = useQuery({ query: TenantsDocument });
   const [, create] = useMutation(CreateTenantDocument);
   const [, update] = useMutation(UpdateTenantDocument);
@@ -327,5 +328,13 @@ export function Component() {
         )}
       </Modal>
     </>
+  );
+}
+
+export function Component() {
+  return (
+    <SuperadminOnly title="Tenants">
+      <View />
+    </SuperadminOnly>
   );
 }
