@@ -16,7 +16,8 @@ import { notify } from './notify';
 
 /** shown is a diff value as people read it: a sensitive provider value is never there to show. */
 function shown(v: unknown): string {
-  return v === REDACTED ? '(set; coopr never shows it)' : show(v);
+  if (v === REDACTED) return '(set; coopr never shows it)';
+  return v === '' ? '(empty)' : show(v);
 }
 
 const kindColor: Record<Change['kind'], string> = { added: 'green', removed: 'red', changed: 'blue' };
