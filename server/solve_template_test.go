@@ -130,6 +130,17 @@ func TestSolveTemplate(t *testing.T) {
 		t.Errorf("size 0: %+v, want INVALID_INPUT on size", resp.Errors)
 	}
 
+	// A draft as big as putCatalogEntity takes is solved: its cap is that
+	// of an entity, not the 64 KiB of other JSON arguments.
+	big := draftLAMP(t, func(m map[string]any) {
+		m["defaults"].(map[string]any)["config"] = map[string]any{"notes": strings.Repeat("x", 100<<10)}
+	})
+	var r solveTemplateResult
+	s.Must(w.admin, solveTemplateQ, map[string]any{"t": big, "n": 2}, &r)
+	if r.SolveTemplate.Failure != nil || len(r.SolveTemplate.Layout) == 0 {
+		t.Errorf("a 100 KiB draft: %+v", r.SolveTemplate)
+	}
+
 	// Users cannot ask.
 	resp = s.Do(w.alice, solveTemplateQ, map[string]any{"t": draftLAMP(t, func(map[string]any) {}), "n": 2})
 	if len(resp.Errors) != 1 || resp.Errors[0].Code() != "FORBIDDEN" {
