@@ -272,6 +272,25 @@ try {
   check(changes.join() === 'description,version', `v1 → v2 changes ${changes}, want description and version`);
   await view(page, '08-versions-diff');
 
+  // The stored templates open in the builder, solved at their minimum size.
+  await page.goto(`${base}/admin/catalog/clustertemplates/web-cluster`);
+  await page.getByRole('heading', { name: /web-cluster\s*v1/ }).waitFor();
+  await layout('1 base+lb', '1 base+web');
+  check(
+    (await page.getByLabel('Config', { exact: true }).inputValue()).includes('hello from coopr'),
+    "web-cluster's config is not in the builder",
+  );
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await view(page, '08b-builder-web-cluster-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.goto(`${base}/admin/catalog/hardwaretypes/small`);
+  await page.getByLabel('flavor for local').waitFor();
+  check((await page.getByLabel('flavor for local').inputValue()) === 'small', 'small has no flavor for local');
+  await view(page, '08c-hardware-type');
+  await page.goto(`${base}/admin/catalog?kind=clustertemplates`);
+  await page.locator('tr[data-entity="lb-pair"]').waitFor();
+  await view(page, '08d-catalog');
+
   // 5. A sensitive provider field: set or unset, never its value.
   const key = '-----BEGIN OPENSSH PRIVATE KEY-----\nMarkerNeverShownInTheBrowser42\n-----END OPENSSH PRIVATE KEY-----';
   await page.goto(`${base}/admin/catalog/providers/pool`);

@@ -451,6 +451,18 @@ export function TemplateBuilder({ info, initial, isNew, onSaved }: TemplateBuild
   const config = getIn(doc, 'defaults.config');
   const [configText, setConfigText] = useState(config === undefined ? '' : JSON.stringify(config, null, 2));
   const [configError, setConfigError] = useState<string>();
+  const configJSON = config === undefined ? '' : JSON.stringify(config);
+  useEffect(() => {
+    // The document's JSON editor changed the config: show it here too.
+    setConfigText((t) => {
+      try {
+        if (JSON.stringify(t.trim() === '' ? undefined : JSON.parse(t)) === (configJSON || undefined)) return t;
+      } catch {
+        // the text is being typed; the document's change wins
+      }
+      return configJSON === '' ? '' : JSON.stringify(JSON.parse(configJSON), null, 2);
+    });
+  }, [configJSON]);
 
   const fields = [...staticFields, ...Object.keys(flatPaths(getIn(doc, 'constraints'), 'constraints'))];
   return (
