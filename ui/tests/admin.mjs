@@ -313,6 +313,9 @@ try {
 
   // 6. A field the catalog refuses: the error is on that field.
   await page.goto(`${base}/admin/catalog/services/new`);
+  await page.getByLabel('Name', { exact: true }).fill('web');
+  await page.getByRole('button', { name: 'Create service' }).click();
+  await page.getByText('web exists already').waitFor();
   await page.getByLabel('Name', { exact: true }).fill('Bad Name!');
   await page.getByRole('button', { name: 'Create service' }).click();
   await page.waitForFunction(() => {

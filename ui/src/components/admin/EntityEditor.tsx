@@ -284,7 +284,7 @@ export function JsonDocument({
 }
 
 export function EntityEditor({ info, initial, isNew, onSaved }: EntityEditorProps) {
-  const form = useDocForm(info.kind, initial);
+  const form = useDocForm(info.kind, initial, isNew);
   const { doc, change, errors } = form;
   const providerTypes = useNames('PROVIDERTYPES');
   const providers = useNames('PROVIDERS');

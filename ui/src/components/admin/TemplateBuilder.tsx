@@ -431,7 +431,7 @@ const staticFields = [
 ];
 
 export function TemplateBuilder({ info, initial, isNew, onSaved }: TemplateBuilderProps) {
-  const form = useDocForm(info.kind, initial);
+  const form = useDocForm(info.kind, initial, isNew);
   const { doc, change } = form;
   const [live, setLive] = useState<FieldErrors>({});
   const onIssues = useCallback((byField: FieldErrors) => setLive(byField), []);

@@ -1,11 +1,11 @@
 // The state of a catalog document being edited: the document, the field
 // errors of the last save (keyed by form path) and what no field showed.
 import { useCallback, useState } from 'react';
-import { useMutation } from 'urql';
+import { useClient, useMutation } from 'urql';
 import type { CatalogKind } from '../../gql/graphql';
 import { type ApiError, type ApiIssue, fromCombinedError, splitFieldErrors, toFormPath } from '../../lib/errors';
 import { setIn } from '../../lib/jsonDoc';
-import { PutEntityDocument } from './catalogApi';
+import { EntityDocument, PutEntityDocument } from './catalogApi';
 import type { FieldErrors } from './docFields';
 import { notify } from './notify';
 
@@ -16,7 +16,9 @@ export interface SavedEntity {
   document: unknown;
 }
 
-export function useDocForm(kind: CatalogKind, initial: Record<string, unknown>) {
+/** useDocForm: isNew refuses a name that is taken (putCatalogEntity would make it a new version of that entity). */
+export function useDocForm(kind: CatalogKind, initial: Record<string, unknown>, isNew = false) {
+  const client = useClient();
   const [doc, setDoc] = useState<Record<string, unknown>>(initial);
   const [errors, setErrors] = useState<FieldErrors>({});
   const [alert, setAlert] = useState<ApiError[]>([]);
@@ -30,6 +32,16 @@ export function useDocForm(kind: CatalogKind, initial: Record<string, unknown>) 
   /** save stores the document as a new version; fields are the form paths (API form) that show errors. */
   const save = useCallback(
     async (fields: readonly string[]): Promise<SavedEntity | undefined> => {
+      if (isNew && typeof doc.name === 'string' && doc.name !== '') {
+        const taken = await client
+          .query(EntityDocument, { kind, name: doc.name }, { requestPolicy: 'network-only' })
+          .toPromise();
+        if (taken.data?.catalog.entity) {
+          setErrors({ name: `${doc.name} exists already: open it to edit it, or choose another name` });
+          setAlert([]);
+          return undefined;
+        }
+      }
       const r = await put({ kind, entity: doc });
       if (r.error || !r.data) {
         const errs = r.error ? fromCombinedError(r.error) : [];
@@ -51,7 +63,7 @@ export function useDocForm(kind: CatalogKind, initial: Record<string, unknown>) 
       notify(`Saved: ${res.entity.name} is now at version ${res.entity.version}.`);
       return res.entity;
     },
-    [doc, kind, put],
+    [client, doc, isNew, kind, put],
   );
 
   return { doc, setDoc, change, errors, alert, warnings, save, saving };
