@@ -235,6 +235,13 @@ type ComplexityRoot struct {
 		Total    func(childComplexity int) int
 	}
 
+	LayoutGroup struct {
+		Count        func(childComplexity int) int
+		Hardwaretype func(childComplexity int) int
+		Imagetype    func(childComplexity int) int
+		Services     func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AbortJob             func(childComplexity int, id string) int
 		AgentHeartbeat       func(childComplexity int, input model.AgentHeartbeatInput) int
@@ -382,21 +389,23 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APITokens       func(childComplexity int) int
-		Agents          func(childComplexity int) int
-		AuditLog        func(childComplexity int, first *int, before *string, tenant *string, user *string, operation *string, failed *bool, since *time.Time, until *time.Time) int
-		Catalog         func(childComplexity int) int
-		Cluster         func(childComplexity int, id string) int
-		Clusters        func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string, name *string) int
-		Job             func(childComplexity int, id string) int
-		Me              func(childComplexity int) int
-		ResourceContent func(childComplexity int, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) int
-		Resources       func(childComplexity int, pluginType model.PluginType, plugin string) int
-		Tenant          func(childComplexity int, name string) int
-		Tenants         func(childComplexity int) int
-		Users           func(childComplexity int) int
-		Webhook         func(childComplexity int, id string) int
-		Webhooks        func(childComplexity int) int
+		APITokens          func(childComplexity int) int
+		Agents             func(childComplexity int) int
+		AuditLog           func(childComplexity int, first *int, before *string, tenant *string, user *string, operation *string, failed *bool, since *time.Time, until *time.Time) int
+		Catalog            func(childComplexity int) int
+		Cluster            func(childComplexity int, id string) int
+		Clusters           func(childComplexity int, first *int, after *string, status []model.ClusterStatus, template *string, name *string) int
+		Job                func(childComplexity int, id string) int
+		Me                 func(childComplexity int) int
+		ResourceContent    func(childComplexity int, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) int
+		ResourceGeneration func(childComplexity int) int
+		Resources          func(childComplexity int, pluginType model.PluginType, plugin string) int
+		SolveTemplate      func(childComplexity int, template any, size int) int
+		Tenant             func(childComplexity int, name string) int
+		Tenants            func(childComplexity int) int
+		Users              func(childComplexity int) int
+		Webhook            func(childComplexity int, id string) int
+		Webhooks           func(childComplexity int) int
 	}
 
 	ResourceContent struct {
@@ -419,6 +428,12 @@ type ComplexityRoot struct {
 	SlotAssignment struct {
 		Slots    func(childComplexity int) int
 		TenantID func(childComplexity int) int
+	}
+
+	SolveFailure struct {
+		Code    func(childComplexity int) int
+		Message func(childComplexity int) int
+		Reasons func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -486,6 +501,12 @@ type ComplexityRoot struct {
 		Seq     func(childComplexity int) int
 		Stream  func(childComplexity int) int
 		TaskID  func(childComplexity int) int
+	}
+
+	TemplateSolve struct {
+		Failure  func(childComplexity int) int
+		Layout   func(childComplexity int) int
+		Warnings func(childComplexity int) int
 	}
 
 	Tenant struct {
@@ -625,11 +646,13 @@ type QueryResolver interface {
 	Cluster(ctx context.Context, id string) (*control.Cluster, error)
 	Clusters(ctx context.Context, first *int, after *string, status []model.ClusterStatus, template *string, name *string) (*model.ClusterConnection, error)
 	Job(ctx context.Context, id string) (*control.Job, error)
+	SolveTemplate(ctx context.Context, template any, size int) (*model.TemplateSolve, error)
 	Agents(ctx context.Context) ([]*fleet.Agent, error)
 	AuditLog(ctx context.Context, first *int, before *string, tenant *string, user *string, operation *string, failed *bool, since *time.Time, until *time.Time) ([]*audit.Record, error)
 	Webhooks(ctx context.Context) ([]*webhook.Webhook, error)
 	Webhook(ctx context.Context, id string) (*webhook.Webhook, error)
 	Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error)
+	ResourceGeneration(ctx context.Context) (int, error)
 	ResourceContent(ctx context.Context, taskID string, claimToken string, pluginType model.PluginType, plugin string, resourceType string, name string, version int) (*model.ResourceContent, error)
 }
 type SubscriptionResolver interface {
@@ -1473,6 +1496,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.JobProgress.Total(childComplexity), true
+
+	case "LayoutGroup.count":
+		if e.ComplexityRoot.LayoutGroup.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LayoutGroup.Count(childComplexity), true
+	case "LayoutGroup.hardwaretype":
+		if e.ComplexityRoot.LayoutGroup.Hardwaretype == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LayoutGroup.Hardwaretype(childComplexity), true
+	case "LayoutGroup.imagetype":
+		if e.ComplexityRoot.LayoutGroup.Imagetype == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LayoutGroup.Imagetype(childComplexity), true
+	case "LayoutGroup.services":
+		if e.ComplexityRoot.LayoutGroup.Services == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LayoutGroup.Services(childComplexity), true
 
 	case "Mutation.abortJob":
 		if e.ComplexityRoot.Mutation.AbortJob == nil {
@@ -2369,6 +2417,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ResourceContent(childComplexity, args["taskId"].(string), args["claimToken"].(string), args["pluginType"].(model.PluginType), args["plugin"].(string), args["resourceType"].(string), args["name"].(string), args["version"].(int)), true
+	case "Query.resourceGeneration":
+		if e.ComplexityRoot.Query.ResourceGeneration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ResourceGeneration(childComplexity), true
 	case "Query.resources":
 		if e.ComplexityRoot.Query.Resources == nil {
 			break
@@ -2380,6 +2434,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Resources(childComplexity, args["pluginType"].(model.PluginType), args["plugin"].(string)), true
+	case "Query.solveTemplate":
+		if e.ComplexityRoot.Query.SolveTemplate == nil {
+			break
+		}
+
+		args, err := ec.field_Query_solveTemplate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SolveTemplate(childComplexity, args["template"].(any), args["size"].(int)), true
 	case "Query.tenant":
 		if e.ComplexityRoot.Query.Tenant == nil {
 			break
@@ -2484,6 +2549,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SlotAssignment.TenantID(childComplexity), true
+
+	case "SolveFailure.code":
+		if e.ComplexityRoot.SolveFailure.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SolveFailure.Code(childComplexity), true
+	case "SolveFailure.message":
+		if e.ComplexityRoot.SolveFailure.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SolveFailure.Message(childComplexity), true
+	case "SolveFailure.reasons":
+		if e.ComplexityRoot.SolveFailure.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SolveFailure.Reasons(childComplexity), true
 
 	case "Subscription.agentEvents":
 		if e.ComplexityRoot.Subscription.AgentEvents == nil {
@@ -2804,6 +2888,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskLogLine.TaskID(childComplexity), true
+
+	case "TemplateSolve.failure":
+		if e.ComplexityRoot.TemplateSolve.Failure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSolve.Failure(childComplexity), true
+	case "TemplateSolve.layout":
+		if e.ComplexityRoot.TemplateSolve.Layout == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSolve.Layout(childComplexity), true
+	case "TemplateSolve.warnings":
+		if e.ComplexityRoot.TemplateSolve.Warnings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSolve.Warnings(childComplexity), true
 
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
@@ -3134,6 +3237,17 @@ type Query {
   "A job of a cluster the caller may see."
   job(id: ID!): Job
 
+  """
+  Solve a cluster template as it is being edited, before it is stored
+  (tenant admins): template is a cluster template document, read with the
+  tenant's stored catalog (its partials, services, hardware and image
+  types; a stored template of the same name is replaced for this query
+  only). Nothing is stored. A document the catalog refuses is INVALID_INPUT
+  with its issues, their paths inside the template; a template the solver
+  cannot lay out at size nodes gives a failure saying why.
+  """
+  solveTemplate(template: JSON!, size: Int!): TemplateSolve!
+
   "Registered agents and their slots (superadmin)."
   agents: [Agent!]!
 
@@ -3153,6 +3267,8 @@ type Query {
 
   "The versions of a plugin's resources in the caller's tenant, by resource type, name and version (tenant admins). Never the bytes."
   resources(pluginType: PluginType!, plugin: String!): [PluginResource!]!
+  "The caller's tenant's resource generation: how many syncs made resources live (0 before the first); jobs run with the generation current when they were made (tenant admins)."
+  resourceGeneration: Int!
   """
   Agent API: the bytes of a resource listed in the payload of a task's
   current claim. A claim no longer current is refused with STALE_CLAIM, a
@@ -3951,6 +4067,32 @@ type ImportResult {
   warnings: [Issue!]!
 }
 
+"What the solver makes of a draft template at one size."
+type TemplateSolve {
+  "The layouts and their node counts, in the solver's preference order; empty on failure."
+  layout: [LayoutGroup!]!
+  "Why no layout fits; null when one does."
+  failure: SolveFailure
+  "The catalog's warnings about the draft (dangling names)."
+  warnings: [Issue!]!
+}
+
+"Nodes that share hardware, image and services."
+type LayoutGroup {
+  count: Int!
+  hardwaretype: String!
+  imagetype: String!
+  services: [String!]!
+}
+
+type SolveFailure {
+  "The error code a create would fail with, e.g. LAYOUT_UNSATISFIABLE (docs/concepts.md#error-codes)."
+  code: String!
+  message: String!
+  "One line per problem, when there are several."
+  reasons: [String!]!
+}
+
 type PutEntityResult {
   entity: CatalogEntity!
   warnings: [Issue!]!
@@ -4525,6 +4667,20 @@ func (ec *executionContext) childFields_JobProgress(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type JobProgress", field.Name)
 }
 
+func (ec *executionContext) childFields_LayoutGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "count":
+		return ec.fieldContext_LayoutGroup_count(ctx, field)
+	case "hardwaretype":
+		return ec.fieldContext_LayoutGroup_hardwaretype(ctx, field)
+	case "imagetype":
+		return ec.fieldContext_LayoutGroup_imagetype(ctx, field)
+	case "services":
+		return ec.fieldContext_LayoutGroup_services(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LayoutGroup", field.Name)
+}
+
 func (ec *executionContext) childFields_NewAPIToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "token":
@@ -4789,6 +4945,18 @@ func (ec *executionContext) childFields_SlotAssignment(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type SlotAssignment", field.Name)
 }
 
+func (ec *executionContext) childFields_SolveFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_SolveFailure_code(ctx, field)
+	case "message":
+		return ec.fieldContext_SolveFailure_message(ctx, field)
+	case "reasons":
+		return ec.fieldContext_SolveFailure_reasons(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SolveFailure", field.Name)
+}
+
 func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4905,6 +5073,18 @@ func (ec *executionContext) childFields_TaskLogLine(ctx context.Context, field g
 		return ec.fieldContext_TaskLogLine_lagged(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskLogLine", field.Name)
+}
+
+func (ec *executionContext) childFields_TemplateSolve(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "layout":
+		return ec.fieldContext_TemplateSolve_layout(ctx, field)
+	case "failure":
+		return ec.fieldContext_TemplateSolve_failure(ctx, field)
+	case "warnings":
+		return ec.fieldContext_TemplateSolve_warnings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TemplateSolve", field.Name)
 }
 
 func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5944,6 +6124,28 @@ func (ec *executionContext) field_Query_resources_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["plugin"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_solveTemplate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "template",
+		func(ctx context.Context, v any) (any, error) {
+			return ec.unmarshalNJSON2interface(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["template"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
 	return args, nil
 }
 
@@ -9245,6 +9447,98 @@ func (ec *executionContext) _JobProgress_total(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_JobProgress_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("JobProgress", field, false, false, "Int")
+}
+
+func (ec *executionContext) _LayoutGroup_count(ctx context.Context, field graphql.CollectedField, obj *model.LayoutGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LayoutGroup_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LayoutGroup_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LayoutGroup", field, false, false, "Int")
+}
+
+func (ec *executionContext) _LayoutGroup_hardwaretype(ctx context.Context, field graphql.CollectedField, obj *model.LayoutGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LayoutGroup_hardwaretype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hardwaretype, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LayoutGroup_hardwaretype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LayoutGroup", field, false, false, "String")
+}
+
+func (ec *executionContext) _LayoutGroup_imagetype(ctx context.Context, field graphql.CollectedField, obj *model.LayoutGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LayoutGroup_imagetype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Imagetype, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LayoutGroup_imagetype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LayoutGroup", field, false, false, "String")
+}
+
+func (ec *executionContext) _LayoutGroup_services(ctx context.Context, field graphql.CollectedField, obj *model.LayoutGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LayoutGroup_services(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Services, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LayoutGroup_services(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LayoutGroup", field, false, false, "String")
 }
 
 func (ec *executionContext) _Mutation_createTenant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -12842,6 +13136,56 @@ func (ec *executionContext) fieldContext_Query_job(ctx context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_solveTemplate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_solveTemplate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SolveTemplate(ctx,
+				func() any {
+					if fc.Args["template"] == nil {
+						return nil
+					}
+					return fc.Args["template"].(any)
+				}(), fc.Args["size"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TemplateSolve) graphql.Marshaler {
+			return ec.marshalNTemplateSolve2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateSolve(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_solveTemplate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TemplateSolve(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_solveTemplate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_agents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13036,6 +13380,29 @@ func (ec *executionContext) fieldContext_Query_resources(ctx context.Context, fi
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Query_resourceGeneration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_resourceGeneration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ResourceGeneration(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_resourceGeneration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, "Int")
 }
 
 func (ec *executionContext) _Query_resourceContent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -13395,6 +13762,75 @@ func (ec *executionContext) _SlotAssignment_slots(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_SlotAssignment_slots(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SlotAssignment", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SolveFailure_code(ctx context.Context, field graphql.CollectedField, obj *model.SolveFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SolveFailure_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SolveFailure_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SolveFailure", field, false, false, "String")
+}
+
+func (ec *executionContext) _SolveFailure_message(ctx context.Context, field graphql.CollectedField, obj *model.SolveFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SolveFailure_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SolveFailure_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SolveFailure", field, false, false, "String")
+}
+
+func (ec *executionContext) _SolveFailure_reasons(ctx context.Context, field graphql.CollectedField, obj *model.SolveFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SolveFailure_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reasons, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SolveFailure_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SolveFailure", field, false, false, "String")
 }
 
 func (ec *executionContext) _Subscription_clusterEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -14624,6 +15060,102 @@ func (ec *executionContext) _TaskLogLine_lagged(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_TaskLogLine_lagged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _TemplateSolve_layout(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSolve) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSolve_layout(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Layout, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.LayoutGroup) graphql.Marshaler {
+			return ec.marshalNLayoutGroup2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLayoutGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSolve_layout(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TemplateSolve",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LayoutGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TemplateSolve_failure(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSolve) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSolve_failure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failure, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SolveFailure) graphql.Marshaler {
+			return ec.marshalOSolveFailure2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐSolveFailure(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSolve_failure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TemplateSolve",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SolveFailure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TemplateSolve_warnings(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSolve) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSolve_warnings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warnings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Issue) graphql.Marshaler {
+			return ec.marshalNIssue2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐIssueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSolve_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TemplateSolve",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Issue(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Tenant_id(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
@@ -18759,6 +19291,54 @@ func (ec *executionContext) _JobProgress(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var layoutGroupImplementors = []string{"LayoutGroup"}
+
+func (ec *executionContext) _LayoutGroup(ctx context.Context, sel ast.SelectionSet, obj *model.LayoutGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, layoutGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LayoutGroup")
+		case "count":
+			out.Values[i] = ec._LayoutGroup_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hardwaretype":
+			out.Values[i] = ec._LayoutGroup_hardwaretype(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "imagetype":
+			out.Values[i] = ec._LayoutGroup_imagetype(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "services":
+			out.Values[i] = ec._LayoutGroup_services(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -19811,6 +20391,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_job(ctx, field)
 				})
+		case "solveTemplate":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_solveTemplate(ctx, field)
+				})
 		case "agents":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -19840,6 +20426,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_resources(ctx, field)
+				})
+		case "resourceGeneration":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_resourceGeneration(ctx, field)
 				})
 		case "resourceContent":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -20020,6 +20612,49 @@ func (ec *executionContext) _SlotAssignment(ctx context.Context, sel ast.Selecti
 			}
 		case "slots":
 			out.Values[i] = ec._SlotAssignment_slots(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var solveFailureImplementors = []string{"SolveFailure"}
+
+func (ec *executionContext) _SolveFailure(ctx context.Context, sel ast.SelectionSet, obj *model.SolveFailure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, solveFailureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SolveFailure")
+		case "code":
+			out.Values[i] = ec._SolveFailure_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._SolveFailure_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasons":
+			out.Values[i] = ec._SolveFailure_reasons(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20412,6 +21047,49 @@ func (ec *executionContext) _TaskLogLine(ctx context.Context, sel ast.SelectionS
 			}
 		case "lagged":
 			out.Values[i] = ec._TaskLogLine_lagged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var templateSolveImplementors = []string{"TemplateSolve"}
+
+func (ec *executionContext) _TemplateSolve(ctx context.Context, sel ast.SelectionSet, obj *model.TemplateSolve) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, templateSolveImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TemplateSolve")
+		case "layout":
+			out.Values[i] = ec._TemplateSolve_layout(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failure":
+			out.Values[i] = ec._TemplateSolve_failure(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "warnings":
+			out.Values[i] = ec._TemplateSolve_warnings(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -21592,6 +22270,30 @@ func (ec *executionContext) marshalNJobState2githubᚗcomᚋcooprhqᚋcooprᚋgr
 	return v
 }
 
+func (ec *executionContext) marshalNLayoutGroup2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLayoutGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LayoutGroup) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLayoutGroup2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLayoutGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLayoutGroup2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLayoutGroup(ctx context.Context, sel ast.SelectionSet, v *model.LayoutGroup) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LayoutGroup!")
+		return graphql.Null
+	}
+	return ec._LayoutGroup(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNLogStream2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLogStream(ctx context.Context, v any) (model.LogStream, error) {
 	var res model.LogStream
 	err := res.UnmarshalGQL(v)
@@ -22114,6 +22816,14 @@ func (ec *executionContext) unmarshalNTaskState2githubᚗcomᚋcooprhqᚋcoopr�
 
 func (ec *executionContext) marshalNTaskState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskState(ctx context.Context, sel ast.SelectionSet, v model.TaskState) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNTemplateSolve2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateSolve(ctx context.Context, sel ast.SelectionSet, v *model.TemplateSolve) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TemplateSolve!")
+		return graphql.Null
+	}
+	return ec._TemplateSolve(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTenant2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐTenantᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Tenant) graphql.Marshaler {
@@ -22657,6 +23367,13 @@ func (ec *executionContext) marshalORole2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgra
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOSolveFailure2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐSolveFailure(ctx context.Context, sel ast.SelectionSet, v *model.SolveFailure) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SolveFailure(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -48,7 +48,8 @@ var jsonCaps = map[string]int{
 	"OperationInput.providerFields": 16 << 10,
 	"deleteCluster(providerFields)": 16 << 10,
 	"putCatalogEntity(entity)":      1 << 20,
-	"importCatalog(document)":       0, // a whole catalog: bounded by the request's size
+	"solveTemplate(template)":       1 << 20, // what putCatalogEntity would store
+	"importCatalog(document)":       0,       // a whole catalog: bounded by the request's size
 	"TaskResultInput.ipaddresses":   DefaultMaxJSON,
 	"TaskResultInput.facts":         DefaultMaxJSON,
 	"TaskResultInput.secrets":       DefaultMaxJSON,

@@ -866,6 +866,15 @@ func (r *queryResolver) Job(ctx context.Context, id string) (*control.Job, error
 	return j, err
 }
 
+// SolveTemplate is the resolver for the solveTemplate field.
+func (r *queryResolver) SolveTemplate(ctx context.Context, template any, size int) (*model.TemplateSolve, error) {
+	p, err := admin(ctx, "solving a draft template")
+	if err != nil {
+		return nil, err
+	}
+	return r.solveDraft(ctx, p, template, size)
+}
+
 // Agents is the resolver for the agents field.
 func (r *queryResolver) Agents(ctx context.Context) ([]*fleet.Agent, error) {
 	if _, err := superadmin(ctx, "listing agents"); err != nil {
@@ -921,6 +930,15 @@ func (r *queryResolver) Webhook(ctx context.Context, id string) (*webhook.Webhoo
 // Resources is the resolver for the resources field.
 func (r *queryResolver) Resources(ctx context.Context, pluginType model.PluginType, plugin string) ([]*model.PluginResource, error) {
 	return r.resources(ctx, pluginType, plugin)
+}
+
+// ResourceGeneration is the resolver for the resourceGeneration field.
+func (r *queryResolver) ResourceGeneration(ctx context.Context) (int, error) {
+	p, err := admin(ctx, "reading the resource generation")
+	if err != nil {
+		return 0, err
+	}
+	return r.Store.ResourceGeneration(ctx, p.TenantID)
 }
 
 // ResourceContent is the resolver for the resourceContent field.

@@ -430,3 +430,33 @@ func TestResourceLifecycle(t *testing.T) {
 	// The job is over: the version it pinned may go.
 	s.Must(adm, deleteQuery, map[string]any{"in": web(3)}, &struct{}{})
 }
+
+// TestResourceGeneration: the tenant's generation as syncs move it, per
+// tenant, for its admins only.
+func TestResourceGeneration(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	gen := func(token string) int {
+		t.Helper()
+		var out struct{ ResourceGeneration int }
+		s.Must(token, `{ resourceGeneration }`, nil, &out)
+		return out.ResourceGeneration
+	}
+	if g := gen(w.admin); g != 0 {
+		t.Fatalf("before any sync: generation %d, want 0", g)
+	}
+	for want := 1; want <= 2; want++ {
+		if g := syncRes(t, s, w.admin); g != want {
+			t.Fatalf("sync %d returned %d", want, g)
+		}
+		if g := gen(w.admin); g != want {
+			t.Errorf("after sync %d: generation %d", want, g)
+		}
+	}
+	if g := gen(s.Super); g != 0 {
+		t.Errorf("the superadmin tenant's generation moved with acme's: %d", g)
+	}
+	if r := s.Do(w.alice, `{ resourceGeneration }`, nil); len(r.Errors) != 1 || r.Errors[0].Code() != "FORBIDDEN" {
+		t.Errorf("a user reads the generation: %+v", r.Errors)
+	}
+}

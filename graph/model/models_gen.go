@@ -229,6 +229,14 @@ type JobProgress struct {
 	Total  int `json:"total"`
 }
 
+// Nodes that share hardware, image and services.
+type LayoutGroup struct {
+	Count        int      `json:"count"`
+	Hardwaretype string   `json:"hardwaretype"`
+	Imagetype    string   `json:"imagetype"`
+	Services     []string `json:"services"`
+}
+
 type Mutation struct {
 }
 
@@ -433,6 +441,14 @@ type SlotAssignment struct {
 	Slots int `json:"slots"`
 }
 
+type SolveFailure struct {
+	// The error code a create would fail with, e.g. LAYOUT_UNSATISFIABLE (docs/concepts.md#error-codes).
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// One line per problem, when there are several.
+	Reasons []string `json:"reasons"`
+}
+
 type Subscription struct {
 }
 
@@ -488,6 +504,16 @@ type TaskResultInput struct {
 	// nothing ran on it. The server marks the node UNREACHABLE and skips the
 	// task if the plan made it best-effort. Default false.
 	Unreachable *bool `json:"unreachable,omitempty"`
+}
+
+// What the solver makes of a draft template at one size.
+type TemplateSolve struct {
+	// The layouts and their node counts, in the solver's preference order; empty on failure.
+	Layout []*LayoutGroup `json:"layout"`
+	// Why no layout fits; null when one does.
+	Failure *SolveFailure `json:"failure,omitempty"`
+	// The catalog's warnings about the draft (dangling names).
+	Warnings []*Issue `json:"warnings"`
 }
 
 // Absent fields keep their value (on create: no description, 0 workers, no quotas).

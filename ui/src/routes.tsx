@@ -18,6 +18,12 @@ export const router = createBrowserRouter([
         children: [
           { index: true, element: <Navigate to="/admin/catalog" replace /> },
           { path: 'catalog', lazy: () => import('./views/admin/CatalogView') },
+          { path: 'catalog/import', lazy: () => import('./views/admin/ImportView') },
+          { path: 'catalog/:kind/:name', lazy: () => import('./views/admin/EntityView') },
+          { path: 'resources', lazy: () => import('./views/admin/ResourcesView') },
+          { path: 'users', lazy: () => import('./views/admin/UsersView') },
+          { path: 'agents', lazy: () => import('./views/admin/AgentsView') },
+          { path: 'tenants', lazy: () => import('./views/admin/TenantsView') },
         ],
       },
       { path: '*', lazy: () => import('./views/NotFoundView') },

@@ -1,6 +1,14 @@
 import { AppShell, Box, Burger, Group, NavLink, ScrollArea, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { IconBooks, IconServer2, IconTemplate } from '@tabler/icons-react';
+import {
+  IconBooks,
+  IconBuilding,
+  IconPackage,
+  IconRobot,
+  IconServer2,
+  IconTemplate,
+  IconUsers,
+} from '@tabler/icons-react';
 import type { ReactNode } from 'react';
 import { NavLink as RouterLink, Outlet, useLocation } from 'react-router';
 import { Provider } from 'urql';
@@ -13,6 +21,8 @@ interface NavItem {
   to: string;
   label: string;
   icon: ReactNode;
+  /** Only for the superadmin. */
+  superadmin?: boolean;
 }
 
 const userNav: NavItem[] = [
@@ -20,9 +30,14 @@ const userNav: NavItem[] = [
   { to: '/templates', label: 'Templates', icon: <IconTemplate size={18} /> },
 ];
 
-// Admin sections: later views (users and tokens, agents, resources,
-// tenants for the superadmin) join this list.
-const adminNav: NavItem[] = [{ to: '/admin/catalog', label: 'Catalog', icon: <IconBooks size={18} /> }];
+// Admin sections; agents and tenants are the superadmin's.
+const adminNav: NavItem[] = [
+  { to: '/admin/catalog', label: 'Catalog', icon: <IconBooks size={18} /> },
+  { to: '/admin/resources', label: 'Resources', icon: <IconPackage size={18} /> },
+  { to: '/admin/users', label: 'Users and tokens', icon: <IconUsers size={18} /> },
+  { to: '/admin/agents', label: 'Agents', icon: <IconRobot size={18} />, superadmin: true },
+  { to: '/admin/tenants', label: 'Tenants', icon: <IconBuilding size={18} />, superadmin: true },
+];
 
 function NavItems({ items, onNavigate }: { items: NavItem[]; onNavigate: () => void }) {
   const { pathname } = useLocation();
@@ -42,7 +57,7 @@ function NavItems({ items, onNavigate }: { items: NavItem[]; onNavigate: () => v
 
 /** Shell is the signed-in layout: top bar, navigation, and the current view. */
 export function Shell() {
-  const { api } = useSession();
+  const { api, who } = useSession();
   const admin = useIsAdmin();
   const [opened, { toggle, close }] = useDisclosure();
   return (
@@ -74,7 +89,7 @@ export function Shell() {
                 <Text size="xs" fw={700} c="dimmed" tt="uppercase" lts={0.5} px="sm" mt="lg" mb={4}>
                   Admin
                 </Text>
-                <NavItems items={adminNav} onNavigate={close} />
+                <NavItems items={adminNav.filter((i) => !i.superadmin || who.superadmin)} onNavigate={close} />
               </nav>
             )}
           </AppShell.Section>

@@ -1,61 +1,56 @@
-// The tenant's catalog, kind by kind. Read-only for now: the editors and
-// the template builder come next (docs/ui.md#what-comes-next).
-import { Badge, Paper, Table, Tabs, Text } from '@mantine/core';
-import { IconBooks } from '@tabler/icons-react';
-import { useSearchParams } from 'react-router';
+// The tenant's catalog, kind by kind: each entity links to its editor and
+// versions; admins add entities or import a whole catalog from here.
+import { Anchor, Badge, Button, Group, Paper, Table, Tabs, Text } from '@mantine/core';
+import { IconBooks, IconFileImport, IconPlus } from '@tabler/icons-react';
+import { Link, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
 import { ApiErrorAlert } from '../../components/atomic/ApiErrorAlert';
 import { EmptyState } from '../../components/atomic/EmptyState';
 import { Loading } from '../../components/atomic/Loading';
 import { PageHeader } from '../../components/atomic/PageHeader';
-import { graphql } from '../../gql';
-import type { CatalogKind } from '../../gql/graphql';
+import { useSession } from '../../components/auth/session';
+import { catalogChanged, EntityListDocument } from '../../components/admin/catalogApi';
 
-const CatalogEntitiesDocument = graphql(`
-  query CatalogEntities($kind: CatalogKind!) {
-    catalog {
-      entities(kind: $kind) {
-        name
-        version
-        versions
-        document
-      }
-    }
-  }
-`);
-
-const kinds: { kind: CatalogKind; label: string; slug: string }[] = [
-  { kind: 'CLUSTERTEMPLATES', label: 'Templates', slug: 'clustertemplates' },
-  { kind: 'PARTIALTEMPLATES', label: 'Partials', slug: 'partialtemplates' },
-  { kind: 'SERVICES', label: 'Services', slug: 'services' },
-  { kind: 'PROVIDERS', label: 'Providers', slug: 'providers' },
-  { kind: 'HARDWARETYPES', label: 'Hardware', slug: 'hardwaretypes' },
-  { kind: 'IMAGETYPES', label: 'Images', slug: 'imagetypes' },
-  { kind: 'PROVIDERTYPES', label: 'Provider types', slug: 'providertypes' },
-  { kind: 'AUTOMATORTYPES', label: 'Automator types', slug: 'automatortypes' },
-];
+const catalogContext = catalogChanged;
+import { catalogKinds, entityPath, type KindInfo } from '../../lib/catalogKinds';
 
 function description(doc: unknown): string {
   const d = doc && typeof doc === 'object' ? (doc as { description?: unknown }).description : undefined;
   return typeof d === 'string' ? d : '';
 }
 
-function EntityTable({ kind, label }: { kind: CatalogKind; label: string }) {
-  const [{ data, fetching, error }] = useQuery({ query: CatalogEntitiesDocument, variables: { kind } });
-  if (error) return <ApiErrorAlert error={error} title={`Loading ${label.toLowerCase()} failed`} />;
-  if (!data && fetching) return <Loading label={`Loading ${label.toLowerCase()}…`} />;
+function EntityTable({ info, canWrite }: { info: KindInfo; canWrite: boolean }) {
+  const [{ data, fetching, error }] = useQuery({
+    query: EntityListDocument,
+    variables: { kind: info.kind },
+    // An empty list names no type: without this a new entity would not show.
+    context: catalogContext,
+  });
+  const label = info.label.toLowerCase();
+  if (error) return <ApiErrorAlert error={error} title={`Loading ${label} failed`} />;
+  if (!data && fetching) return <Loading label={`Loading ${label}…`} />;
   const entities = data?.catalog.entities ?? [];
   if (entities.length === 0) {
     return (
-      <EmptyState icon={<IconBooks size={24} />} title={`No ${label.toLowerCase()}`}>
-        Import a catalog to add some: coopr catalog import DIR, or importCatalog through the API.
+      <EmptyState
+        icon={<IconBooks size={24} />}
+        title={`No ${label}`}
+        action={
+          canWrite ? (
+            <Button component={Link} to={entityPath(info)} leftSection={<IconPlus size={16} />}>
+              New {info.singular}
+            </Button>
+          ) : undefined
+        }
+      >
+        Add one, or import a catalog.
       </EmptyState>
     );
   }
   return (
     <Paper withBorder radius="md">
       <Table.ScrollContainer minWidth={600}>
-        <Table verticalSpacing="sm" highlightOnHover>
+        <Table verticalSpacing="sm" highlightOnHover data-testid="catalog-table">
           <Table.Thead>
             <Table.Tr>
               <Table.Th>Name</Table.Th>
@@ -65,11 +60,11 @@ function EntityTable({ kind, label }: { kind: CatalogKind; label: string }) {
           </Table.Thead>
           <Table.Tbody>
             {entities.map((e) => (
-              <Table.Tr key={e.name}>
+              <Table.Tr key={e.name} data-entity={e.name}>
                 <Table.Td>
-                  <Text size="sm" fw={600} ff="monospace">
+                  <Anchor component={Link} to={entityPath(info, e.name)} size="sm" fw={600} ff="monospace">
                     {e.name}
-                  </Text>
+                  </Anchor>
                 </Table.Td>
                 <Table.Td>
                   <Text size="sm" c={description(e.document) ? undefined : 'dimmed'} lineClamp={2}>
@@ -92,26 +87,45 @@ function EntityTable({ kind, label }: { kind: CatalogKind; label: string }) {
 }
 
 export function Component() {
+  const { who } = useSession();
   const [search, setSearch] = useSearchParams();
   const slug = search.get('kind') ?? 'clustertemplates';
-  const current = kinds.find((k) => k.slug === slug) ?? kinds[0]!;
+  const current = catalogKinds.find((k) => k.slug === slug) ?? catalogKinds[0]!;
+  const canWrite = !current.shared || who.superadmin;
   return (
     <>
       <PageHeader
         title="Catalog"
         description="What your tenant's clusters are built from. Provider types and automator types are shared by every tenant and kept by the superadmin."
+        actions={
+          <Group gap="sm">
+            <Button
+              component={Link}
+              to="/admin/catalog/import"
+              variant="default"
+              leftSection={<IconFileImport size={16} />}
+            >
+              Import
+            </Button>
+            {canWrite && (
+              <Button component={Link} to={entityPath(current)} leftSection={<IconPlus size={16} />}>
+                New {current.singular}
+              </Button>
+            )}
+          </Group>
+        }
       />
       <Tabs value={current.slug} onChange={(v) => v && setSearch({ kind: v }, { replace: true })} keepMounted={false}>
         <Tabs.List mb="md">
-          {kinds.map((k) => (
+          {catalogKinds.map((k) => (
             <Tabs.Tab key={k.slug} value={k.slug}>
               {k.label}
             </Tabs.Tab>
           ))}
         </Tabs.List>
-        {kinds.map((k) => (
+        {catalogKinds.map((k) => (
           <Tabs.Panel key={k.slug} value={k.slug}>
-            <EntityTable kind={k.kind} label={k.label} />
+            <EntityTable info={k} canWrite={!k.shared || who.superadmin} />
           </Tabs.Panel>
         ))}
       </Tabs>
