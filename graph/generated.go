@@ -153,6 +153,7 @@ type ComplexityRoot struct {
 		Nodes    func(childComplexity int) int
 		PlanHash func(childComplexity int) int
 		Provider func(childComplexity int) int
+		Quota    func(childComplexity int) int
 		Services func(childComplexity int) int
 		Stages   func(childComplexity int) int
 		Tasks    func(childComplexity int) int
@@ -360,6 +361,15 @@ type ComplexityRoot struct {
 		Tenant          func(childComplexity int, name string) int
 		Tenants         func(childComplexity int) int
 		Users           func(childComplexity int) int
+	}
+
+	QuotaUse struct {
+		AddClusters func(childComplexity int) int
+		AddNodes    func(childComplexity int) int
+		Clusters    func(childComplexity int) int
+		MaxClusters func(childComplexity int) int
+		MaxNodes    func(childComplexity int) int
+		Nodes       func(childComplexity int) int
 	}
 
 	ResourceContent struct {
@@ -1058,6 +1068,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterPreview.Provider(childComplexity), true
+	case "ClusterPreview.quota":
+		if e.ComplexityRoot.ClusterPreview.Quota == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Quota(childComplexity), true
 	case "ClusterPreview.services":
 		if e.ComplexityRoot.ClusterPreview.Services == nil {
 			break
@@ -2175,6 +2191,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity), true
+
+	case "QuotaUse.addClusters":
+		if e.ComplexityRoot.QuotaUse.AddClusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.AddClusters(childComplexity), true
+	case "QuotaUse.addNodes":
+		if e.ComplexityRoot.QuotaUse.AddNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.AddNodes(childComplexity), true
+	case "QuotaUse.clusters":
+		if e.ComplexityRoot.QuotaUse.Clusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.Clusters(childComplexity), true
+	case "QuotaUse.maxClusters":
+		if e.ComplexityRoot.QuotaUse.MaxClusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.MaxClusters(childComplexity), true
+	case "QuotaUse.maxNodes":
+		if e.ComplexityRoot.QuotaUse.MaxNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.MaxNodes(childComplexity), true
+	case "QuotaUse.nodes":
+		if e.ComplexityRoot.QuotaUse.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.Nodes(childComplexity), true
 
 	case "ResourceContent.content":
 		if e.ComplexityRoot.ResourceContent.Content == nil {
@@ -3300,6 +3353,20 @@ type ClusterPreview {
   warnings: [String!]!
   "The provider's room and what the create takes of it; null when its vm driver declares no capacity."
   capacity: ProviderCapacity
+  "The tenant's quotas and what the create takes of them."
+  quota: QuotaUse!
+}
+
+"A tenant's quotas, what its clusters not TERMINATED hold, and what a request adds (docs/operations.md#quotas)."
+type QuotaUse {
+  "Null: unlimited."
+  maxClusters: Int
+  "Null: unlimited."
+  maxNodes: Int
+  clusters: Int!
+  nodes: Int!
+  addClusters: Int!
+  addNodes: Int!
 }
 
 """
@@ -3893,6 +3960,8 @@ func (ec *executionContext) childFields_ClusterPreview(ctx context.Context, fiel
 		return ec.fieldContext_ClusterPreview_warnings(ctx, field)
 	case "capacity":
 		return ec.fieldContext_ClusterPreview_capacity(ctx, field)
+	case "quota":
+		return ec.fieldContext_ClusterPreview_quota(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterPreview", field.Name)
 }
@@ -4201,6 +4270,24 @@ func (ec *executionContext) childFields_PutEntityResult(ctx context.Context, fie
 		return ec.fieldContext_PutEntityResult_warnings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PutEntityResult", field.Name)
+}
+
+func (ec *executionContext) childFields_QuotaUse(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "maxClusters":
+		return ec.fieldContext_QuotaUse_maxClusters(ctx, field)
+	case "maxNodes":
+		return ec.fieldContext_QuotaUse_maxNodes(ctx, field)
+	case "clusters":
+		return ec.fieldContext_QuotaUse_clusters(ctx, field)
+	case "nodes":
+		return ec.fieldContext_QuotaUse_nodes(ctx, field)
+	case "addClusters":
+		return ec.fieldContext_QuotaUse_addClusters(ctx, field)
+	case "addNodes":
+		return ec.fieldContext_QuotaUse_addNodes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QuotaUse", field.Name)
 }
 
 func (ec *executionContext) childFields_ResourceContent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7366,6 +7453,38 @@ func (ec *executionContext) fieldContext_ClusterPreview_capacity(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ProviderCapacity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterPreview_quota(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_quota(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quota, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.QuotaUse) graphql.Marshaler {
+			return ec.marshalNQuotaUse2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐQuotaUse(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_quota(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QuotaUse(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11794,6 +11913,144 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _QuotaUse_maxClusters(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_maxClusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxClusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_maxClusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_maxNodes(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_maxNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_maxNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_clusters(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_clusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Clusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_clusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_nodes(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_addClusters(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_addClusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AddClusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_addClusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_addNodes(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_addNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AddNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_addNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ResourceContent_content(ctx context.Context, field graphql.CollectedField, obj *model.ResourceContent) (ret graphql.Marshaler) {
@@ -16452,6 +16709,11 @@ func (ec *executionContext) _ClusterPreview(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "quota":
+			out.Values[i] = ec._ClusterPreview_quota(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17806,6 +18068,64 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var quotaUseImplementors = []string{"QuotaUse"}
+
+func (ec *executionContext) _QuotaUse(ctx context.Context, sel ast.SelectionSet, obj *model.QuotaUse) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, quotaUseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuotaUse")
+		case "maxClusters":
+			out.Values[i] = ec._QuotaUse_maxClusters(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxNodes":
+			out.Values[i] = ec._QuotaUse_maxNodes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "clusters":
+			out.Values[i] = ec._QuotaUse_clusters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._QuotaUse_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addClusters":
+			out.Values[i] = ec._QuotaUse_addClusters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addNodes":
+			out.Values[i] = ec._QuotaUse_addNodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -19557,6 +19877,14 @@ func (ec *executionContext) marshalNPutEntityResult2ᚖgithubᚗcomᚋcooprhqᚋ
 		return graphql.Null
 	}
 	return ec._PutEntityResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQuotaUse2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐQuotaUse(ctx context.Context, sel ast.SelectionSet, v *model.QuotaUse) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "QuotaUse!")
+		return graphql.Null
+	}
+	return ec._QuotaUse(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNReleaseInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐReleaseInput(ctx context.Context, v any) (model.ReleaseInput, error) {

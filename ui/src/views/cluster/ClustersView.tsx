@@ -1,5 +1,5 @@
 import { Button, Group, MultiSelect, Paper, Select, Text } from '@mantine/core';
-import { IconChevronLeft, IconChevronRight, IconFilterOff, IconServer2 } from '@tabler/icons-react';
+import { IconChevronLeft, IconChevronRight, IconFilterOff, IconPlus, IconServer2 } from '@tabler/icons-react';
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
@@ -112,6 +112,11 @@ export function Component() {
           admin
             ? 'Every cluster of your tenant, newest first. Status updates live.'
             : 'Your clusters, newest first. Status updates live.'
+        }
+        actions={
+          <Button component={Link} to="/clusters/new" leftSection={<IconPlus size={16} />}>
+            New cluster
+          </Button>
         }
       />
       <Paper withBorder radius="md" p="md" mb="md">
