@@ -442,7 +442,7 @@ func (a *Agent) runTask(work context.Context, id string, attempt int, token stri
 		delete(a.held, id)
 		a.mu.Unlock()
 	}()
-	res := a.execute(ctx, id, attempt, token, payload)
+	res, tails := a.execute(ctx, id, attempt, token, payload)
 	if cause := context.Cause(ctx); cause != nil {
 		// A run cut short by the agent is a retryable failure, whatever the
 		// driver made of it.
@@ -470,6 +470,14 @@ func (a *Agent) runTask(work context.Context, id string, attempt int, token stri
 	}
 	if res.Unreachable {
 		result["unreachable"] = true
+	}
+	// The attempt's last output stays with it (Task.attempts), so a failed
+	// attempt's error can be read after the live stream is gone.
+	if tails.stdout != "" {
+		result["stdoutTail"] = tails.stdout
+	}
+	if tails.stderr != "" {
+		result["stderrTail"] = tails.stderr
 	}
 	// Reporting outlives the work context: a result is worth delivering.
 	fctx, done := context.WithTimeout(context.WithoutCancel(work), 30*time.Second)
@@ -500,7 +508,7 @@ func (a *Agent) handBack(work context.Context, id string, attempt int, token str
 	a.log.Info("task handed back", "task", id)
 }
 
-func (a *Agent) execute(ctx context.Context, id string, attempt int, token string, payload json.RawMessage) (res drivers.Result) {
+func (a *Agent) execute(ctx context.Context, id string, attempt int, token string, payload json.RawMessage) (res drivers.Result, tails outputTails) {
 	no := false
 	defer func() {
 		// A driver's bug fails its task, not the agent and every other
@@ -512,7 +520,7 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 	}()
 	t, err := drivers.Decode(payload)
 	if err != nil {
-		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}
+		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}, tails
 	}
 	// Resources come from the server when the driver asks, under this
 	// claim (docs/task-protocol.md#plugin-resources).
@@ -521,7 +529,7 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 	}
 	drv, _, err := a.reg.For(t)
 	if err != nil {
-		return drivers.Result{Status: 1, Message: err.Error()}
+		return drivers.Result{Status: 1, Message: err.Error()}, tails
 	}
 	if t.TimeoutSeconds > 0 {
 		var cancel context.CancelFunc
@@ -529,9 +537,10 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 		defer cancel()
 	}
 	out := &progress{a: a, ctx: ctx, id: id, attempt: attempt, token: token, redact: newRedactor(t)}
+	defer func() { tails = out.tails() }()
 	res = drv.Run(ctx, t, out)
 	res.Message = out.redact.line(res.Message)
-	return res
+	return res, tails
 }
 
 // redactor hides the payload's secrets in task output before it leaves
@@ -633,14 +642,51 @@ type progress struct {
 	redact  *redactor
 	mu      sync.Mutex
 	seq     int
+	stdout  []byte // the last maxTail bytes of each stream, redacted
+	stderr  []byte
+}
+
+// maxTail is how much of each stream an attempt keeps: the server keeps
+// the last 2,048 characters (docs/operations.md#task-states).
+const maxTail = 2048
+
+// outputTails is the end of what a task printed on each stream.
+type outputTails struct{ stdout, stderr string }
+
+func keepTail(buf []byte, line string) []byte {
+	buf = append(append(buf, line...), '\n')
+	if len(buf) > 2*maxTail {
+		buf = append(buf[:0:0], buf[len(buf)-maxTail:]...)
+	}
+	return buf
+}
+
+func lastBytes(b []byte) string {
+	if len(b) > maxTail {
+		b = b[len(b)-maxTail:]
+	}
+	return strings.ToValidUTF8(string(b), "")
+}
+
+func (p *progress) tails() outputTails {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return outputTails{stdout: lastBytes(p.stdout), stderr: lastBytes(p.stderr)}
 }
 
 func (p *progress) send(stream, line string, percent float64) {
+	line = p.redact.line(line)
 	p.mu.Lock()
 	p.seq++
 	seq := p.seq
+	switch stream {
+	case "STDOUT":
+		p.stdout = keepTail(p.stdout, line)
+	case "STDERR":
+		p.stderr = keepTail(p.stderr, line)
+	}
 	p.mu.Unlock()
-	in := map[string]any{"taskId": p.id, "attempt": p.attempt, "claimToken": p.token, "seq": seq, "stream": stream, "chunk": p.redact.line(line)}
+	in := map[string]any{"taskId": p.id, "attempt": p.attempt, "claimToken": p.token, "seq": seq, "stream": stream, "chunk": line}
 	if percent > 0 {
 		in["percent"] = percent
 	}

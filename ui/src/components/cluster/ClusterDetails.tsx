@@ -379,7 +379,13 @@ function LeaseModal({
   const target = Date.parse(expireTime) + Number(hours) * 3_600_000;
   const over = latest !== null && target > latest;
   return (
-    <Modal opened={opened} onClose={onClose} title="Extend the lease">
+    <Modal
+      opened={opened}
+      onClose={onClose}
+      lockScroll={false}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      title="Extend the lease"
+    >
       <Stack gap="md">
         <Text size="sm">
           The lease ends {formatDateTime(expireTime)}.{' '}

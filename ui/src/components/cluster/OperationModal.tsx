@@ -126,7 +126,14 @@ interface Values {
 export function OperationModal(props: OperationModalProps) {
   const { clusterId, operation, onClose } = props;
   return (
-    <Modal opened={!!operation} onClose={onClose} title={operation ? titles[operation] : ''} size="xl">
+    <Modal
+      opened={!!operation}
+      onClose={onClose}
+      lockScroll={false}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      title={operation ? titles[operation] : ''}
+      size="xl"
+    >
       {operation === 'DELETE' ? (
         <DeleteBody {...props} />
       ) : operation ? (

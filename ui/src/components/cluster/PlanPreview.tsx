@@ -146,7 +146,8 @@ function Meter({ label, used, requested, total }: { label: string; used: number;
           {over ? ' (over)' : ''}
         </Text>
       </Group>
-      <Progress.Root size="md" aria-label={`${label}: ${after} of ${total}`}>
+      {/* The line above says the same in text. */}
+      <Progress.Root size="md" aria-hidden>
         <Progress.Section value={total > 0 ? Math.min(100, (used / total) * 100) : 0} color="gray" />
         <Progress.Section
           value={total > 0 ? Math.min(100 - Math.min(100, (used / total) * 100), (requested / total) * 100) : 0}

@@ -148,6 +148,7 @@ const formFields = [
 function fieldErrors(errors: ApiError[]): { byField: Record<string, string>; rest: ApiError[] } {
   const norm = errors.map((e) => {
     if (e.code === 'MISSING_FIELDS') return { ...e, code: 'INVALID_INPUT', field: 'providerFields' };
+    if (!e.field && /^NumMachines /.test(e.message)) return { ...e, field: 'numMachines' };
     return e.field?.startsWith('input.') ? { ...e, field: e.field.slice(6) } : e;
   });
   return splitFieldErrors(norm, { fields: formFields });
@@ -157,7 +158,8 @@ function fieldErrors(errors: ApiError[]): { byField: Record<string, string>; res
 function solverExplanation(err: CombinedError | undefined): { kind: string; reasons: string[] } | null {
   for (const g of err?.graphQLErrors ?? []) {
     const kind = g.extensions?.kind;
-    if (typeof kind === 'string' && kind !== 'invalid_input') {
+    // A size outside the template's range is the size field's error, not a layout's.
+    if (typeof kind === 'string' && kind !== 'invalid_input' && kind !== 'size_constraint') {
       const reasons = Array.isArray(g.extensions?.reasons)
         ? (g.extensions.reasons as unknown[]).map(String)
         : g.message.split('; ');

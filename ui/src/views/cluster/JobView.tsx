@@ -23,6 +23,7 @@ import {
   Text,
   Title,
   UnstyledButton,
+  VisuallyHidden,
 } from '@mantine/core';
 import {
   IconChevronDown,
@@ -221,6 +222,10 @@ export function Component() {
   }
   const live = useJobLive(jobId, !!job, states, refetch);
   const jobState = live.jobState ?? job?.state;
+  // A job that ends re-reads its times and messages.
+  useEffect(() => {
+    if (live.jobState && terminal.includes(live.jobState)) refetch();
+  }, [live.jobState, refetch]);
   const now = useNow(1000);
   const [selected, setSelected] = useState<string | null>(null);
   const [actionErr, setActionErr] = useState<ApiError[]>([]);
@@ -275,7 +280,7 @@ export function Component() {
         title={
           <Group gap="sm">
             <span>{words(job.action)}</span>
-            <Badge size="lg" variant="light" color={jobColor(jobState)} data-testid="job-state">
+            <Badge size="lg" variant="light" color={jobColor(jobState)} data-testid="job-state" data-state={jobState}>
               {jobState}
             </Badge>
           </Group>
@@ -423,7 +428,8 @@ function jobColor(s: string | undefined): string {
 
 function StateBar({ counts, total, label }: { counts: Record<string, number>; total: number; label: string }) {
   return (
-    <Progress.Root size="lg" mt="md" aria-label={label}>
+    // The counts beside it say the same in text.
+    <Progress.Root size="lg" mt="md" aria-hidden data-label={label}>
       {taskStates
         .filter((s) => counts[s])
         .map((s) => (
@@ -511,9 +517,11 @@ function TaskChip({ task, state, onOpen }: { task: JobTaskRow; state: string; on
       onClick={() => onOpen(task.id)}
       data-task={task.id}
       data-state={state}
-      aria-label={`${words(task.action)} ${task.service} on ${where}: ${words(state).toLowerCase()}`}
       title={`${where}: ${state}`}
     >
+      <VisuallyHidden>
+        {words(task.action)} {task.service} on{' '}
+      </VisuallyHidden>
       {where.split('.')[0]} · {state === 'COMPLETE' ? 'done' : words(state).toLowerCase()}
     </Button>
   );
@@ -547,6 +555,8 @@ function TaskDrawer({
       onClose={onClose}
       position="right"
       size="xl"
+      lockScroll={false}
+      closeButtonProps={{ 'aria-label': 'Close' }}
       title={task ? `${words(task.action)} ${task.service} on ${task.hostname || 'the cluster'}` : ''}
     >
       {task && (

@@ -1,0 +1,147 @@
+package uitest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/agent"
+	"github.com/cooprhq/coopr/drivers"
+)
+
+// paced runs the tasks of clusters named ui-… as a person can watch them:
+// each takes a moment, INSTALL of web streams output for a few seconds,
+// and the first attempt of every START of web fails with an error on
+// stderr (the retry succeeds). Other clusters' tasks succeed at once.
+type paced struct{}
+
+func (paced) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	service := ""
+	if t.Service != nil {
+		service = t.Service.Name
+	}
+	if strings.HasPrefix(t.Cluster.Name, "ui-") {
+		wait := 250 * time.Millisecond
+		steps := 1
+		if t.TaskName == "INSTALL" && service == "web" {
+			steps = 40
+		}
+		for i := 1; i <= steps; i++ {
+			out.Stdout(fmt.Sprintf("%s %s: step %d of %d", strings.ToLower(t.TaskName), service, i, steps))
+			select {
+			case <-ctx.Done():
+				return drivers.Result{Status: 1, Message: "cancelled"}
+			case <-time.After(wait):
+			}
+		}
+		if t.TaskName == "START" && service == "web" && t.Attempt == 1 {
+			out.Stderr("web: bind 0.0.0.0:80: address already in use")
+			return drivers.Result{Status: 1, Message: "web did not start: port 80 is taken"}
+		}
+	} else {
+		out.Stdout("ran " + t.TaskName)
+	}
+	if t.TaskName == "CONFIRM" {
+		return drivers.Result{IPAddresses: map[string]string{"access_v4": "10.3.0.1", "bind_v4": "10.3.0.1"}}
+	}
+	return drivers.Result{}
+}
+
+// TestBrowserUserFlows drives a plain user's work in the browser:
+// tests/user-flows.mjs previews and creates a cluster, watches its job
+// live (tasks changing state, a task's live output, a failed attempt's
+// error), scales it and deletes it, each previewed; another user cannot
+// see it. Screenshots land in ui/test-results/ beside TestBrowser's.
+func TestBrowserUserFlows(t *testing.T) {
+	node := prerequisites(t)
+	w := newWorld(t)
+	// The world's agent runs the scripted drivers; this test's runs paced ones.
+	w.agentStop()
+	reg := drivers.NewRegistry()
+	for _, d := range []drivers.Descriptor{
+		{Role: drivers.RoleVM, Name: "local"}, {Role: drivers.RoleNetwork, Name: "hosts"},
+		{Role: drivers.RoleNode, Name: "ssh"}, {Role: drivers.RoleAutomator, Name: "shell"},
+	} {
+		reg.Register(d, paced{})
+	}
+	a, err := agent.New(agent.Config{Server: w.s.URL, Token: w.agentToken, ID: "ui-paced-agent", Capacity: 8, Grace: time.Second,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ResourceDir: t.TempDir()}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(actx) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	runScript(t, node, "tests/user-flows.mjs", w, []string{
+		"COOPR_ALICE_TOKEN=" + w.alice, "COOPR_BOB_TOKEN=" + w.bob,
+	})
+}
+
+// runScript runs a browser script under node, answering its "@@ need
+// ACTION" lines with w.act, and fails the test when the script does.
+func runScript(t *testing.T, node, script string, w *world, env []string) {
+	t.Helper()
+	shots, err := filepath.Abs("../test-results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Dir = ".."
+	cmd.Env = append(append(os.Environ(), "COOPR_URL="+w.s.URL, "COOPR_CHROMIUM="+chromium(), "COOPR_SCREENSHOTS="+shots), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		line := lines.Text()
+		action, ok := strings.CutPrefix(line, "@@ need ")
+		if !ok {
+			t.Log(line)
+			continue
+		}
+		reply := "@@ done " + action
+		if err := w.act(action); err != nil {
+			reply = "@@ fail " + strings.ReplaceAll(err.Error(), "\n", " ")
+		}
+		if _, err := io.WriteString(stdin, reply+"\n"); err != nil {
+			t.Errorf("answering %s: %v", action, err)
+		}
+	}
+	err = cmd.Wait()
+	if s := strings.TrimSpace(stderr.String()); s != "" {
+		t.Log(s)
+	}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		t.Fatalf("%s failed (%v); screenshots in %s", script, err, shots)
+	case err != nil:
+		t.Fatal(err)
+	}
+}
