@@ -240,13 +240,14 @@ try {
     'the node table does not have 3 nodes',
   );
   check((await page.getByTestId('service-summary').textContent()).includes('running on'), 'no service states');
-  check((await page.locator('[data-testid="job-table"] tbody tr').count()) === 1, 'the job table lacks the create');
+  check((await page.locator('[data-testid="job-table"] tbody tr').count()) >= 1, 'the job table lacks the create');
   await view(page, '27-cluster-page');
 
-  // 7. Configure, previewed: the config changes path by path.
+  // 7. Configure, previewed: the config changes path by path. This config
+  // breaks web's CONFIGURE once, for good: the job fails; retry runs it again.
   await page.getByRole('button', { name: 'Operations' }).click();
   await page.getByRole('menuitem', { name: 'Configure', exact: true }).click();
-  await page.getByRole('textbox', { name: /^Config changes/ }).fill('{"web": {"greeting": "hello from the UI test"}}');
+  await page.getByRole('textbox', { name: /^Config changes/ }).fill('{"web": {"greeting": "break once"}}');
   await page.getByRole('button', { name: 'Preview' }).click();
   await page.getByTestId('config-changes').waitFor();
   check(
@@ -254,7 +255,19 @@ try {
     'the config change is not listed',
   );
   await view(page, '28-configure-preview');
-  await page.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('button', { name: /^Run / }).click();
+  await page.waitForURL(/\/jobs\//);
+  await waitJob('FAILED');
+  await page.getByTestId('failed-tasks').locator('[data-task][data-state="FAILED"]').first().click();
+  await page.locator('[data-testid="task-detail"] [data-attempt="1"]').getByText('greeting rejected').waitFor();
+  await view(page, '28b-job-failed');
+  await page.keyboard.press('Escape');
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await waitJob('COMPLETE');
+  console.log('a failed configure job was retried to COMPLETE');
+  await page.goto(`${base}/clusters/${clusterId}`);
+  await page.getByTestId('node-table').waitFor();
+  await page.getByText('ACTIVE').first().waitFor();
 
   // 8. Scale to 4, previewed, then watched to the end.
   await page.getByRole('button', { name: 'Scale' }).click();
@@ -268,6 +281,11 @@ try {
   await view(page, '29-scale-preview');
   await page.getByRole('button', { name: /^Run / }).click();
   await page.waitForURL(/\/jobs\//);
+  // Paused, nothing more is dispatched; resumed, it runs to the end.
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await waitJob('PAUSED');
+  await view(page, '29b-job-paused');
+  await page.getByRole('button', { name: 'Resume' }).click();
   await waitJob('COMPLETE');
   await page.goto(`${base}/clusters/${clusterId}`);
   await page.getByTestId('node-table').waitFor();

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,10 +22,12 @@ import (
 // paced runs the tasks of clusters named ui-… as a person can watch them:
 // each takes a moment, INSTALL of web streams output for a few seconds,
 // and the first attempt of every START of web fails with an error on
-// stderr (the retry succeeds). Other clusters' tasks succeed at once.
-type paced struct{}
+// stderr (the retry succeeds). The first CONFIGURE of web under the config
+// {"web": {"greeting": "break once"}} fails for good: its job fails until
+// retried. Other clusters' tasks succeed at once.
+type paced struct{ broke atomic.Bool }
 
-func (paced) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+func (d *paced) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
 	service := ""
 	if t.Service != nil {
 		service = t.Service.Name
@@ -42,6 +45,11 @@ func (paced) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drive
 				return drivers.Result{Status: 1, Message: "cancelled"}
 			case <-time.After(wait):
 			}
+		}
+		web, _ := t.Cluster.Config["web"].(map[string]any)
+		if t.TaskName == "CONFIGURE" && service == "web" && web["greeting"] == "break once" && d.broke.CompareAndSwap(false, true) {
+			out.Stderr("web: greeting rejected")
+			return drivers.Result{Status: 1, Message: "the web config is broken", Retryable: new(bool)}
 		}
 		if t.TaskName == "START" && service == "web" && t.Attempt == 1 {
 			out.Stderr("web: bind 0.0.0.0:80: address already in use")
@@ -67,11 +75,12 @@ func TestBrowserUserFlows(t *testing.T) {
 	// The world's agent runs the scripted drivers; this test's runs paced ones.
 	w.agentStop()
 	reg := drivers.NewRegistry()
+	driver := &paced{}
 	for _, d := range []drivers.Descriptor{
 		{Role: drivers.RoleVM, Name: "local"}, {Role: drivers.RoleNetwork, Name: "hosts"},
 		{Role: drivers.RoleNode, Name: "ssh"}, {Role: drivers.RoleAutomator, Name: "shell"},
 	} {
-		reg.Register(d, paced{})
+		reg.Register(d, driver)
 	}
 	a, err := agent.New(agent.Config{Server: w.s.URL, Token: w.agentToken, ID: "ui-paced-agent", Capacity: 8, Grace: time.Second,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ResourceDir: t.TempDir()}, reg)

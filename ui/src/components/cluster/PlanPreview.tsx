@@ -194,7 +194,7 @@ export function RoomUse({ capacity, quotas }: { capacity?: Capacity | null; quot
 export function Warnings({ warnings }: { warnings: readonly string[] }) {
   if (warnings.length === 0) return null;
   return (
-    <Alert color="yellow" variant="light" icon={<IconAlertTriangle size={18} />} title="Warnings">
+    <Alert color="orange" variant="light" icon={<IconAlertTriangle size={18} />} title="Warnings">
       <List size="sm">
         {warnings.map((w, i) => (
           <List.Item key={i}>{w}</List.Item>

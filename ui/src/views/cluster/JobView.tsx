@@ -421,7 +421,7 @@ function jobColor(s: string | undefined): string {
     case 'FAILED':
       return 'red';
     case 'PAUSED':
-      return 'yellow';
+      return 'orange';
   }
   return 'blue';
 }
