@@ -395,11 +395,12 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		AgentEvents   func(childComplexity int) int
-		AgentSession  func(childComplexity int, agentID string, incarnation string) int
-		ClusterEvents func(childComplexity int, clusterID string) int
-		JobProgress   func(childComplexity int, jobID string) int
-		TaskLog       func(childComplexity int, taskID string) int
+		AgentEvents    func(childComplexity int) int
+		AgentSession   func(childComplexity int, agentID string, incarnation string) int
+		ClusterChanges func(childComplexity int) int
+		ClusterEvents  func(childComplexity int, clusterID string) int
+		JobProgress    func(childComplexity int, jobID string) int
+		TaskLog        func(childComplexity int, taskID string) int
 	}
 
 	Task struct {
@@ -572,6 +573,7 @@ type QueryResolver interface {
 }
 type SubscriptionResolver interface {
 	ClusterEvents(ctx context.Context, clusterID string) (<-chan *model.ClusterEvent, error)
+	ClusterChanges(ctx context.Context) (<-chan *model.ClusterEvent, error)
 	JobProgress(ctx context.Context, jobID string) (<-chan *model.JobProgress, error)
 	TaskLog(ctx context.Context, taskID string) (<-chan *model.TaskLogLine, error)
 	AgentEvents(ctx context.Context) (<-chan *model.AgentEvent, error)
@@ -2310,6 +2312,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.AgentSession(childComplexity, args["agentId"].(string), args["incarnation"].(string)), true
+	case "Subscription.clusterChanges":
+		if e.ComplexityRoot.Subscription.ClusterChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.ClusterChanges(childComplexity), true
 	case "Subscription.clusterEvents":
 		if e.ComplexityRoot.Subscription.ClusterEvents == nil {
 			break
@@ -3541,6 +3549,14 @@ type Subscription {
   every change of the cluster, its jobs and their tasks, in commit order.
   """
   clusterEvents(clusterId: ID!): ClusterEvent!
+  """
+  Changes of the clusters the caller may see (its own, or the tenant's for
+  admins): a cluster's status, and its jobs starting and ending; task
+  changes are left out. First a SNAPSHOT with no cluster; a lagged event
+  (a SNAPSHOT with lagged true, naming no cluster) says changes were
+  dropped: re-read the list.
+  """
+  clusterChanges: ClusterEvent!
   "A job's task transitions with running counts; first a SNAPSHOT."
   jobProgress(jobId: ID!): JobProgress!
   "A running task's output, line by line as agents report it."
@@ -12336,6 +12352,38 @@ func (ec *executionContext) fieldContext_Subscription_clusterEvents(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_clusterChanges(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_clusterChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().ClusterChanges(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterEvent) graphql.Marshaler {
+			return ec.marshalNClusterEvent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_clusterChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_jobProgress(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -18321,6 +18369,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "clusterEvents":
 		return ec._Subscription_clusterEvents(ctx, fields[0])
+	case "clusterChanges":
+		return ec._Subscription_clusterChanges(ctx, fields[0])
 	case "jobProgress":
 		return ec._Subscription_jobProgress(ctx, fields[0])
 	case "taskLog":

@@ -132,6 +132,14 @@ try {
   await page.goto(`${base}/clusters`);
   await signIn(tokens.alice);
   await page.waitForURL(/\/clusters$/);
+  // A second tab keeps the list open: the new cluster must appear in it live.
+  const listTab = await context.newPage();
+  listTab.on('pageerror', (e) => problems.push(`page error (list tab): ${e.message}`));
+  await listTab.goto(`${base}/clusters`);
+  await listTab.locator('[data-testid="cluster-table"] tbody tr').first().waitFor();
+  await listTab.locator('[data-connection="connected"]').waitFor();
+  await listTab.evaluate(() => (window.__notReloaded = true));
+  await page.bringToFront();
   await page.getByRole('link', { name: 'New cluster' }).click();
   await page.waitForURL(/\/clusters\/new/);
   await page.getByRole('textbox', { name: /^Name/ }).waitFor();
@@ -193,6 +201,15 @@ try {
   await page.waitForURL(/\/clusters\/[^/]+\/jobs\/[^/]+$/);
   const clusterId = page.url().split('/clusters/')[1].split('/')[0];
   await page.getByTestId('task-graph').waitFor();
+  await listTab
+    .locator(`tr[data-cluster-id="${clusterId}"]`)
+    .waitFor({ timeout: 20_000 })
+    .catch(() => {
+      throw new Error('the new cluster did not appear live in the list open in another tab');
+    });
+  check(await listTab.evaluate(() => window.__notReloaded === true), 'the list tab reloaded');
+  await listTab.close();
+  console.log('the new cluster appeared live in a list open in another tab');
   const doneSeen = new Set();
   const sample = async () => doneSeen.add(await page.getByTestId('job-done').textContent());
   await sample();

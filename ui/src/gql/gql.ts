@@ -19,6 +19,7 @@ type Documents = {
     "\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      planHash\n    }\n  }\n": typeof types.PreviewOperationDocument,
     "\n  mutation RunOperation($id: ID!, $input: OperationInput!, $hash: String) {\n    runOperation(clusterId: $id, input: $input, expectedPlanHash: $hash) {\n      id\n    }\n  }\n": typeof types.RunOperationDocument,
     "\n  mutation DeleteCluster($id: ID!) {\n    deleteCluster(id: $id) {\n      id\n    }\n  }\n": typeof types.DeleteClusterDocument,
+    "\n  subscription ClusterChanges {\n    clusterChanges {\n      kind\n      clusterId\n      state\n      lagged\n    }\n  }\n": typeof types.ClusterChangesDocument,
     "\n  subscription LiveCluster($id: ID!) {\n    clusterEvents(clusterId: $id) {\n      kind\n      seq\n      jobId\n      state\n      lagged\n      cluster {\n        id\n        status\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n    }\n  }\n": typeof types.LiveClusterDocument,
     "\n  query CatalogEntities($kind: CatalogKind!) {\n    catalog {\n      entities(kind: $kind) {\n        name\n        version\n        versions\n        document\n      }\n    }\n  }\n": typeof types.CatalogEntitiesDocument,
     "\n  query TemplateGallery {\n    catalog {\n      templates: entities(kind: CLUSTERTEMPLATES) {\n        name\n        version\n        document\n      }\n      services: entities(kind: SERVICES) {\n        name\n        document\n      }\n    }\n  }\n": typeof types.TemplateGalleryDocument,
@@ -43,6 +44,7 @@ const documents: Documents = {
     "\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      planHash\n    }\n  }\n": types.PreviewOperationDocument,
     "\n  mutation RunOperation($id: ID!, $input: OperationInput!, $hash: String) {\n    runOperation(clusterId: $id, input: $input, expectedPlanHash: $hash) {\n      id\n    }\n  }\n": types.RunOperationDocument,
     "\n  mutation DeleteCluster($id: ID!) {\n    deleteCluster(id: $id) {\n      id\n    }\n  }\n": types.DeleteClusterDocument,
+    "\n  subscription ClusterChanges {\n    clusterChanges {\n      kind\n      clusterId\n      state\n      lagged\n    }\n  }\n": types.ClusterChangesDocument,
     "\n  subscription LiveCluster($id: ID!) {\n    clusterEvents(clusterId: $id) {\n      kind\n      seq\n      jobId\n      state\n      lagged\n      cluster {\n        id\n        status\n        latestJob {\n          id\n          action\n          state\n        }\n      }\n    }\n  }\n": types.LiveClusterDocument,
     "\n  query CatalogEntities($kind: CatalogKind!) {\n    catalog {\n      entities(kind: $kind) {\n        name\n        version\n        versions\n        document\n      }\n    }\n  }\n": types.CatalogEntitiesDocument,
     "\n  query TemplateGallery {\n    catalog {\n      templates: entities(kind: CLUSTERTEMPLATES) {\n        name\n        version\n        document\n      }\n      services: entities(kind: SERVICES) {\n        name\n        document\n      }\n    }\n  }\n": types.TemplateGalleryDocument,
@@ -96,6 +98,10 @@ export function graphql(source: "\n  mutation RunOperation($id: ID!, $input: Ope
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation DeleteCluster($id: ID!) {\n    deleteCluster(id: $id) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation DeleteCluster($id: ID!) {\n    deleteCluster(id: $id) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ClusterChanges {\n    clusterChanges {\n      kind\n      clusterId\n      state\n      lagged\n    }\n  }\n"): (typeof documents)["\n  subscription ClusterChanges {\n    clusterChanges {\n      kind\n      clusterId\n      state\n      lagged\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -20,7 +20,7 @@ import {
   Text,
 } from '@mantine/core';
 import { useForm } from '@mantine/form';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useMutation } from 'urql';
 import { graphql } from '../../gql';
 import type { ClusterOperation, OperationInput, PreviewOperationMutation } from '../../gql/graphql';
@@ -206,7 +206,6 @@ function OperationBody({
     },
   });
   const values = form.values;
-  useEffect(() => setPreview(null), [values]);
 
   const toInput = (v: Values): OperationInput => {
     const input: OperationInput = { operation };
@@ -240,7 +239,9 @@ function OperationBody({
     }
     if (r.data) onStarted(r.data.runOperation.id);
   };
-  const p = preview?.result;
+  // A preview stands only for the input it was made from: any edit hides it
+  // (compared by content: the form's values object may be new on any render).
+  const p = preview && JSON.stringify(preview.input) === JSON.stringify(toInput(values)) ? preview.result : undefined;
   const serviceChoices = operation === 'ADD_SERVICES' ? addable : services;
   return (
     <form onSubmit={onPreview} noValidate>

@@ -241,10 +241,12 @@ export function Component() {
 
   // Any change after a preview drops it: the create must run what was shown.
   const values = form.values;
+  // By content: the form's values object may be new on any render.
+  const valuesKey = JSON.stringify(values);
+  const [explainedFor, setExplainedFor] = useState('');
   useEffect(() => {
-    setPreview(null);
-    setExplanation(null);
-  }, [values]);
+    if (explainedFor !== valuesKey) setExplanation(null);
+  }, [valuesKey, explainedFor]);
 
   const toInput = (v: FormValues): ClusterInput => {
     const config = parseConfig(v.config).value;
@@ -266,6 +268,7 @@ export function Component() {
     form.setErrors(byField);
     const ex = solverExplanation(err);
     setExplanation(ex);
+    setExplainedFor(JSON.stringify(form.getValues()));
     setAlert(ex ? rest.filter((e) => e.code !== 'INVALID_INPUT' || e.field) : rest);
   };
 
@@ -300,7 +303,8 @@ export function Component() {
 
   if (!data && fetching) return <Loading label="Loading the templates…" />;
   const t = chosen?.summary;
-  const p = preview?.result;
+  // A preview stands only for the input it was made from: any edit hides it.
+  const p = preview && JSON.stringify(preview.input) === JSON.stringify(toInput(values)) ? preview.result : undefined;
   const quotas: Quota[] = p
     ? [
         { label: 'clusters', used: p.quota.clusters, requested: p.quota.addClusters, max: p.quota.maxClusters ?? null },
