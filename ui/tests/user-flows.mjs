@@ -292,7 +292,7 @@ try {
   await page.getByRole('button', { name: 'Preview' }).click();
   await page.getByTestId('operation-preview').waitFor();
   check(
-    (await page.getByTestId('operation-preview').textContent()).includes('1 nodes added'),
+    (await page.getByTestId('operation-preview').textContent()).includes('1 node added'),
     'the scale preview adds no node',
   );
   await view(page, '29-scale-preview');

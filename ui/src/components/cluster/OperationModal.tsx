@@ -25,7 +25,7 @@ import { useMutation } from 'urql';
 import { graphql } from '../../gql';
 import type { ClusterOperation, OperationInput, PreviewOperationMutation } from '../../gql/graphql';
 import { type ApiError, fromCombinedError, splitFieldErrors } from '../../lib/errors';
-import { words } from '../../lib/format';
+import { nodes as nodeCount, words } from '../../lib/format';
 import { parseConfig } from '../../lib/providerFields';
 import { ApiErrorAlert } from '../atomic/ApiErrorAlert';
 import { LayoutTable, PlanStages, PreviewSection, RoomUse } from './PlanPreview';
@@ -300,8 +300,8 @@ function OperationBody({
           <Stack gap="sm" data-testid="operation-preview">
             <Text size="sm">
               Runs <Code>{p.action}</Code>: {p.tasks.length} {p.tasks.length === 1 ? 'task' : 'tasks'}
-              {p.added.length > 0 ? `, ${p.added.length} nodes added` : ''}
-              {p.removed.length > 0 ? `, ${p.removed.length} nodes removed` : ''}.
+              {p.added.length > 0 ? `, ${nodeCount(p.added.length)} added` : ''}
+              {p.removed.length > 0 ? `, ${nodeCount(p.removed.length)} removed` : ''}.
             </Text>
             {p.added.length > 0 && (
               <PreviewSection title="Nodes added">
