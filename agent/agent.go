@@ -437,7 +437,7 @@ func (a *Agent) runTask(work context.Context, id string, attempt int, token stri
 		delete(a.held, id)
 		a.mu.Unlock()
 	}()
-	res := a.execute(ctx, id, attempt, token, payload)
+	res, tails := a.execute(ctx, id, attempt, token, payload)
 	if cause := context.Cause(ctx); cause != nil {
 		// A run cut short by the agent is a retryable failure, whatever the
 		// driver made of it.
@@ -450,9 +450,12 @@ func (a *Agent) runTask(work context.Context, id string, attempt int, token stri
 		a.handBack(work, id, attempt, token)
 		return
 	}
+	// The attempt's last output stays with it (Task.attempts), so a failed
+	// attempt's error can be read after the live stream is gone.
 	fin := wire.Finish{Claim: wire.Claim{TaskID: id, Attempt: attempt, ClaimToken: token}, Result: wire.Result{
 		Status: res.Status, Message: res.Message, Retryable: res.Retryable, Hostname: res.Hostname,
-		IPAddresses: res.IPAddresses, Facts: res.Facts, Secrets: res.Secrets, Unreachable: res.Unreachable}}
+		IPAddresses: res.IPAddresses, Facts: res.Facts, Secrets: res.Secrets, Unreachable: res.Unreachable,
+		StdoutTail: tails.stdout, StderrTail: tails.stderr}}
 	// Reporting outlives the work context: a result is worth delivering.
 	fctx, done := context.WithTimeout(context.WithoutCancel(work), 30*time.Second)
 	defer done()
@@ -481,7 +484,7 @@ func (a *Agent) handBack(work context.Context, id string, attempt int, token str
 	a.log.Info("task handed back", "task", id)
 }
 
-func (a *Agent) execute(ctx context.Context, id string, attempt int, token string, payload json.RawMessage) (res drivers.Result) {
+func (a *Agent) execute(ctx context.Context, id string, attempt int, token string, payload json.RawMessage) (res drivers.Result, tails outputTails) {
 	no := false
 	defer func() {
 		// A driver's bug fails its task, not the agent and every other
@@ -493,7 +496,7 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 	}()
 	t, err := drivers.Decode(payload)
 	if err != nil {
-		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}
+		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}, tails
 	}
 	// Resources come from the server when the driver asks, under this
 	// claim (docs/task-protocol.md#plugin-resources).
@@ -502,7 +505,7 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 	}
 	drv, _, err := a.reg.For(t)
 	if err != nil {
-		return drivers.Result{Status: 1, Message: err.Error()}
+		return drivers.Result{Status: 1, Message: err.Error()}, tails
 	}
 	if t.TimeoutSeconds > 0 {
 		var cancel context.CancelFunc
@@ -510,9 +513,10 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 		defer cancel()
 	}
 	out := &progress{a: a, ctx: ctx, id: id, attempt: attempt, token: token, redact: newRedactor(t)}
+	defer func() { tails = out.tails() }()
 	res = drv.Run(ctx, t, out)
 	res.Message = out.redact.line(res.Message)
-	return res
+	return res, tails
 }
 
 // redactor hides the payload's secrets in task output before it leaves
@@ -581,15 +585,52 @@ type progress struct {
 	redact  *redactor
 	mu      sync.Mutex
 	seq     int
+	stdout  []byte // the last maxTail bytes of each stream, redacted
+	stderr  []byte
+}
+
+// maxTail is how much of each stream an attempt keeps: the server keeps
+// the last 2,048 characters (docs/operations.md#task-states).
+const maxTail = 2048
+
+// outputTails is the end of what a task printed on each stream.
+type outputTails struct{ stdout, stderr string }
+
+func keepTail(buf []byte, line string) []byte {
+	buf = append(append(buf, line...), '\n')
+	if len(buf) > 2*maxTail {
+		buf = append(buf[:0:0], buf[len(buf)-maxTail:]...)
+	}
+	return buf
+}
+
+func lastBytes(b []byte) string {
+	if len(b) > maxTail {
+		b = b[len(b)-maxTail:]
+	}
+	return strings.ToValidUTF8(string(b), "")
+}
+
+func (p *progress) tails() outputTails {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return outputTails{stdout: lastBytes(p.stdout), stderr: lastBytes(p.stderr)}
 }
 
 func (p *progress) send(stream, line string, percent float64) {
+	line = p.redact.line(line)
 	p.mu.Lock()
 	p.seq++
 	seq := p.seq
+	switch stream {
+	case "STDOUT":
+		p.stdout = keepTail(p.stdout, line)
+	case "STDERR":
+		p.stderr = keepTail(p.stderr, line)
+	}
 	p.mu.Unlock()
 	in := wire.Progress{Claim: wire.Claim{TaskID: p.id, Attempt: p.attempt, ClaimToken: p.token}, Seq: seq, Stream: stream,
-		Chunk: p.redact.line(line), Percent: percent}
+		Chunk: line, Percent: percent}
 	// Output is best effort: a lost line must not fail the task.
 	if err := p.a.do(p.ctx, `mutation($in: ProgressInput!) { reportProgress(input: $in) }`, map[string]any{"in": in}, &struct{}{}); err != nil {
 		p.a.log.Debug("progress not reported", "task", p.id, "err", err)

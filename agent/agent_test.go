@@ -2,8 +2,10 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -382,5 +384,43 @@ func TestAgentSlotsTakenAwayAndBack(t *testing.T) {
 	}
 	if handed != 3 {
 		t.Errorf("%d tasks handed back at stop, want the 3 running", handed)
+	}
+}
+
+// noisy fails BOOTSTRAP's first attempt after printing on both streams.
+type noisy struct {
+	scripted
+	failed atomic.Bool
+}
+
+func (d *noisy) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	if t.TaskName == "BOOTSTRAP" && d.failed.CompareAndSwap(false, true) {
+		for i := range 300 {
+			out.Stdout(fmt.Sprintf("bootstrap line %d", i))
+		}
+		out.Stderr("bootstrap: disk full")
+		return drivers.Result{Status: 1, Message: "bootstrap failed"}
+	}
+	return d.scripted.Run(ctx, t, out)
+}
+
+// A finished attempt keeps the end of what its driver printed, so a failed
+// attempt's output can be read after the live stream is gone.
+func TestAttemptKeepsOutputTails(t *testing.T) {
+	e := setup(t)
+	e.start(t, &noisy{scripted: scripted{runs: map[string]int{}}}, time.Second)
+	id := e.create(t)
+	waitStatus(t, e, id, "ACTIVE")
+	var tails struct{ Stdout, Stderr string }
+	if err := e.s.Srv.Store().DB().Get(&tails, `SELECT stdout_tail AS stdout, stderr_tail AS stderr
+		FROM task_attempts WHERE message = 'bootstrap failed'`); err != nil {
+		t.Fatalf("the failed attempt: %v", err)
+	}
+	if tails.Stderr != "bootstrap: disk full\n" {
+		t.Errorf("stderr tail %q", tails.Stderr)
+	}
+	if !strings.HasSuffix(tails.Stdout, "bootstrap line 299\n") || strings.Contains(tails.Stdout, "bootstrap line 0\n") ||
+		len(tails.Stdout) > 2048+len("[snipped]") {
+		t.Errorf("stdout tail of %d bytes: %.80q…", len(tails.Stdout), tails.Stdout)
 	}
 }

@@ -53,6 +53,9 @@ func previewModel(pv *control.Preview) *model.ClusterPreview {
 	}
 	out.Tasks, out.Edges, out.Stages = planModel(pv.Plan, func(t planner.Task) int { return t.NodeNum })
 	out.Capacity = capacityModel(pv.Capacity)
+	q := pv.Quota
+	out.Quota = &model.QuotaUse{MaxClusters: q.MaxClusters, MaxNodes: q.MaxNodes, Clusters: q.Clusters, Nodes: q.Nodes,
+		AddClusters: q.AddClusters, AddNodes: q.AddNodes}
 	return out
 }
 

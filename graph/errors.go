@@ -153,7 +153,12 @@ func classify(err error) (string, map[string]any) {
 	case errors.As(err, &ce):
 		return CodeInvalidInput, map[string]any{"field": ce.Field}
 	case errors.As(err, &se):
-		return CodeInvalidInput, map[string]any{"kind": string(se.Kind)}
+		ext := map[string]any{"kind": string(se.Kind)}
+		if len(se.Reasons) > 0 {
+			// One line per problem, for a UI to list rather than split the message.
+			ext["reasons"] = se.Reasons
+		}
+		return CodeInvalidInput, ext
 	case errors.As(err, &re):
 		return CodeInvalidInput, map[string]any{"field": re.Field}
 	case errors.As(err, &cy):

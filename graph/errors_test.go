@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/cooprhq/coopr/solver"
 )
 
 // No log line or answer repeats a request's body: an internal error
@@ -44,5 +48,31 @@ func TestCleanOutput(t *testing.T) {
 		if got := cleanOutput(c.in, c.max); got != c.want {
 			t.Errorf("cleanOutput(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
 		}
+	}
+}
+
+// A solver failure with several problems lists them one per line in
+// extensions.reasons, for the UI's explanation of why no layout exists.
+func TestPresentSolverReasons(t *testing.T) {
+	present := PresentError(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cases := []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"several", &solver.Error{Kind: solver.KindNoLayout, Message: "a; b", Reasons: []string{"a", "b"}}, []string{"a", "b"}},
+		{"one", &solver.Error{Kind: solver.KindConflict, Message: "web conflicts with db"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := present(context.Background(), c.err)
+			if out.Extensions["code"] != CodeInvalidInput || out.Extensions["kind"] == nil {
+				t.Fatalf("extensions %v", out.Extensions)
+			}
+			got, _ := out.Extensions["reasons"].([]string)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("reasons %v, want %v", got, c.want)
+			}
+		})
 	}
 }

@@ -172,6 +172,7 @@ type ComplexityRoot struct {
 		Nodes    func(childComplexity int) int
 		PlanHash func(childComplexity int) int
 		Provider func(childComplexity int) int
+		Quota    func(childComplexity int) int
 		Services func(childComplexity int) int
 		Stages   func(childComplexity int) int
 		Tasks    func(childComplexity int) int
@@ -408,6 +409,15 @@ type ComplexityRoot struct {
 		Webhooks           func(childComplexity int) int
 	}
 
+	QuotaUse struct {
+		AddClusters func(childComplexity int) int
+		AddNodes    func(childComplexity int) int
+		Clusters    func(childComplexity int) int
+		MaxClusters func(childComplexity int) int
+		MaxNodes    func(childComplexity int) int
+		Nodes       func(childComplexity int) int
+	}
+
 	ResourceContent struct {
 		Content func(childComplexity int) int
 		Digest  func(childComplexity int) int
@@ -437,11 +447,12 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		AgentEvents   func(childComplexity int) int
-		AgentSession  func(childComplexity int, agentID string, incarnation string) int
-		ClusterEvents func(childComplexity int, clusterID string) int
-		JobProgress   func(childComplexity int, jobID string) int
-		TaskLog       func(childComplexity int, taskID string) int
+		AgentEvents    func(childComplexity int) int
+		AgentSession   func(childComplexity int, agentID string, incarnation string) int
+		ClusterChanges func(childComplexity int) int
+		ClusterEvents  func(childComplexity int, clusterID string) int
+		JobProgress    func(childComplexity int, jobID string) int
+		TaskLog        func(childComplexity int, taskID string) int
 	}
 
 	Task struct {
@@ -657,6 +668,7 @@ type QueryResolver interface {
 }
 type SubscriptionResolver interface {
 	ClusterEvents(ctx context.Context, clusterID string) (<-chan *model.ClusterEvent, error)
+	ClusterChanges(ctx context.Context) (<-chan *model.ClusterEvent, error)
 	JobProgress(ctx context.Context, jobID string) (<-chan *model.JobProgress, error)
 	TaskLog(ctx context.Context, taskID string) (<-chan *model.TaskLogLine, error)
 	AgentEvents(ctx context.Context) (<-chan *model.AgentEvent, error)
@@ -1232,6 +1244,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterPreview.Provider(childComplexity), true
+	case "ClusterPreview.quota":
+		if e.ComplexityRoot.ClusterPreview.Quota == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Quota(childComplexity), true
 	case "ClusterPreview.services":
 		if e.ComplexityRoot.ClusterPreview.Services == nil {
 			break
@@ -2486,6 +2504,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
 
+	case "QuotaUse.addClusters":
+		if e.ComplexityRoot.QuotaUse.AddClusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.AddClusters(childComplexity), true
+	case "QuotaUse.addNodes":
+		if e.ComplexityRoot.QuotaUse.AddNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.AddNodes(childComplexity), true
+	case "QuotaUse.clusters":
+		if e.ComplexityRoot.QuotaUse.Clusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.Clusters(childComplexity), true
+	case "QuotaUse.maxClusters":
+		if e.ComplexityRoot.QuotaUse.MaxClusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.MaxClusters(childComplexity), true
+	case "QuotaUse.maxNodes":
+		if e.ComplexityRoot.QuotaUse.MaxNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.MaxNodes(childComplexity), true
+	case "QuotaUse.nodes":
+		if e.ComplexityRoot.QuotaUse.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotaUse.Nodes(childComplexity), true
+
 	case "ResourceContent.content":
 		if e.ComplexityRoot.ResourceContent.Content == nil {
 			break
@@ -2586,6 +2641,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.AgentSession(childComplexity, args["agentId"].(string), args["incarnation"].(string)), true
+	case "Subscription.clusterChanges":
+		if e.ComplexityRoot.Subscription.ClusterChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.ClusterChanges(childComplexity), true
 	case "Subscription.clusterEvents":
 		if e.ComplexityRoot.Subscription.ClusterEvents == nil {
 			break
@@ -3803,6 +3864,20 @@ type ClusterPreview {
   warnings: [String!]!
   "The provider's room and what the create takes of it; null when its vm driver declares no capacity."
   capacity: ProviderCapacity
+  "The tenant's quotas and what the create takes of them."
+  quota: QuotaUse!
+}
+
+"A tenant's quotas, what its clusters not TERMINATED hold, and what a request adds (docs/operations.md#quotas)."
+type QuotaUse {
+  "Null: unlimited."
+  maxClusters: Int
+  "Null: unlimited."
+  maxNodes: Int
+  clusters: Int!
+  nodes: Int!
+  addClusters: Int!
+  addNodes: Int!
 }
 
 """
@@ -4104,6 +4179,14 @@ type Subscription {
   every change of the cluster, its jobs and their tasks, in commit order.
   """
   clusterEvents(clusterId: ID!): ClusterEvent!
+  """
+  Changes of the clusters the caller may see (its own, or the tenant's for
+  admins): a cluster's status, and its jobs starting and ending; task
+  changes are left out. First a SNAPSHOT with no cluster; a lagged event
+  (a SNAPSHOT with lagged true, naming no cluster) says changes were
+  dropped: re-read the list.
+  """
+  clusterChanges: ClusterEvent!
   "A job's task transitions with running counts; first a SNAPSHOT."
   jobProgress(jobId: ID!): JobProgress!
   "A running task's output, line by line as agents report it."
@@ -4551,6 +4634,8 @@ func (ec *executionContext) childFields_ClusterPreview(ctx context.Context, fiel
 		return ec.fieldContext_ClusterPreview_warnings(ctx, field)
 	case "capacity":
 		return ec.fieldContext_ClusterPreview_capacity(ctx, field)
+	case "quota":
+		return ec.fieldContext_ClusterPreview_quota(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterPreview", field.Name)
 }
@@ -4899,6 +4984,24 @@ func (ec *executionContext) childFields_PutEntityResult(ctx context.Context, fie
 		return ec.fieldContext_PutEntityResult_warnings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PutEntityResult", field.Name)
+}
+
+func (ec *executionContext) childFields_QuotaUse(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "maxClusters":
+		return ec.fieldContext_QuotaUse_maxClusters(ctx, field)
+	case "maxNodes":
+		return ec.fieldContext_QuotaUse_maxNodes(ctx, field)
+	case "clusters":
+		return ec.fieldContext_QuotaUse_clusters(ctx, field)
+	case "nodes":
+		return ec.fieldContext_QuotaUse_nodes(ctx, field)
+	case "addClusters":
+		return ec.fieldContext_QuotaUse_addClusters(ctx, field)
+	case "addNodes":
+		return ec.fieldContext_QuotaUse_addNodes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QuotaUse", field.Name)
 }
 
 func (ec *executionContext) childFields_ResourceContent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8543,6 +8646,38 @@ func (ec *executionContext) fieldContext_ClusterPreview_capacity(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ProviderCapacity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterPreview_quota(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_quota(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quota, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.QuotaUse) graphql.Marshaler {
+			return ec.marshalNQuotaUse2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐQuotaUse(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_quota(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QuotaUse(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13525,6 +13660,144 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _QuotaUse_maxClusters(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_maxClusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxClusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_maxClusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_maxNodes(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_maxNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_maxNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_clusters(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_clusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Clusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_clusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_nodes(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_addClusters(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_addClusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AddClusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_addClusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QuotaUse_addNodes(ctx context.Context, field graphql.CollectedField, obj *model.QuotaUse) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotaUse_addNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AddNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuotaUse_addNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotaUse", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ResourceContent_content(ctx context.Context, field graphql.CollectedField, obj *model.ResourceContent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13873,6 +14146,38 @@ func (ec *executionContext) fieldContext_Subscription_clusterEvents(ctx context.
 	if fc.Args, err = ec.field_Subscription_clusterEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_clusterChanges(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_clusterChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().ClusterChanges(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterEvent) graphql.Marshaler {
+			return ec.marshalNClusterEvent2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_clusterChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterEvent(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -18913,6 +19218,11 @@ func (ec *executionContext) _ClusterPreview(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "quota":
+			out.Values[i] = ec._ClusterPreview_quota(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20470,6 +20780,64 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var quotaUseImplementors = []string{"QuotaUse"}
+
+func (ec *executionContext) _QuotaUse(ctx context.Context, sel ast.SelectionSet, obj *model.QuotaUse) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, quotaUseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuotaUse")
+		case "maxClusters":
+			out.Values[i] = ec._QuotaUse_maxClusters(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxNodes":
+			out.Values[i] = ec._QuotaUse_maxNodes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "clusters":
+			out.Values[i] = ec._QuotaUse_clusters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._QuotaUse_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addClusters":
+			out.Values[i] = ec._QuotaUse_addClusters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addNodes":
+			out.Values[i] = ec._QuotaUse_addNodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var resourceContentImplementors = []string{"ResourceContent"}
 
 func (ec *executionContext) _ResourceContent(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceContent) graphql.Marshaler {
@@ -20690,6 +21058,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "clusterEvents":
 		return ec._Subscription_clusterEvents(ctx, fields[0])
+	case "clusterChanges":
+		return ec._Subscription_clusterChanges(ctx, fields[0])
 	case "jobProgress":
 		return ec._Subscription_jobProgress(ctx, fields[0])
 	case "taskLog":
@@ -22516,6 +22886,14 @@ func (ec *executionContext) marshalNPutEntityResult2ᚖgithubᚗcomᚋcooprhqᚋ
 		return graphql.Null
 	}
 	return ec._PutEntityResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQuotaUse2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐQuotaUse(ctx context.Context, sel ast.SelectionSet, v *model.QuotaUse) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "QuotaUse!")
+		return graphql.Null
+	}
+	return ec._QuotaUse(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNReleaseInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐReleaseInput(ctx context.Context, v any) (model.ReleaseInput, error) {

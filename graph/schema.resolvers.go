@@ -955,6 +955,15 @@ func (r *subscriptionResolver) ClusterEvents(ctx context.Context, clusterID stri
 	return r.clusterEvents(ctx, p, clusterID)
 }
 
+// ClusterChanges is the resolver for the clusterChanges field.
+func (r *subscriptionResolver) ClusterChanges(ctx context.Context) (<-chan *model.ClusterEvent, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.clusterChanges(ctx, p)
+}
+
 // JobProgress is the resolver for the jobProgress field.
 func (r *subscriptionResolver) JobProgress(ctx context.Context, jobID string) (<-chan *model.JobProgress, error) {
 	p, err := caller(ctx)

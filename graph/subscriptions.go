@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -148,6 +149,71 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 		}
 	}
 	return fanout.Stream(ctx, pull, func() { r.Hub.Unsubscribe(sub) }, sharedClusterEvent), nil
+}
+
+// clusterChanges follows the cluster-level changes (statuses, jobs
+// starting and ending) of every cluster p may see, for live lists. It reads
+// the tenant's whole stream and keeps the changes of its clusters that p
+// may see, asking the store once per cluster; task changes, the bulk of
+// the stream, are dropped unread. A subscriber that falls behind is told
+// to re-read its list (a lagged SNAPSHOT naming no cluster).
+func (r *Resolver) clusterChanges(ctx context.Context, p store.Principal) (<-chan *model.ClusterEvent, error) {
+	sub := r.Hub.SubscribeAll(subscriberBuffer)
+	before, err := r.snapshot(ctx)
+	if err != nil {
+		r.Hub.Unsubscribe(sub)
+		return nil, err
+	}
+	visible := map[string]bool{}
+	sentSnapshot := false
+	var dedup recent
+	pull := func(ctx context.Context) (*model.ClusterEvent, bool) {
+		if !sentSnapshot {
+			sentSnapshot = true
+			return &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", At: time.Now()}, true
+		}
+		for {
+			var ev events.Event
+			select {
+			case ev = <-sub.C:
+			default:
+				gqlws.Idle(ctx)
+				select {
+				case <-ctx.Done():
+					return nil, false
+				case ev = <-sub.C:
+				}
+			}
+			if sub.Lagged() {
+				return &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", At: time.Now(), Lagged: true}, true
+			}
+			if ev.Tenant != p.TenantID || ev.Cluster == "" || (ev.Kind != "cluster" && ev.Kind != "job") ||
+				!dedup.first(ev.Seq) || before.Saw(ev) {
+				continue
+			}
+			ok, known := visible[ev.Cluster]
+			if !known {
+				gqlws.Idle(ctx) // not holding writes through a database read
+				_, err := r.Control.Get(ctx, p, ev.Cluster)
+				ok = err == nil
+				// Only an answer is remembered: a failed read (a cancelled
+				// context) says nothing of who may see the cluster.
+				if ok || errors.Is(err, store.ErrNotFound) {
+					visible[ev.Cluster] = ok
+				}
+			}
+			if !ok {
+				continue
+			}
+			if len(sub.C) > 0 {
+				gqlws.MoreReady(ctx)
+			}
+			return &model.ClusterEvent{Kind: kindOfEvent(ev.Kind), Seq: strconv.FormatInt(ev.Seq, 10), ClusterID: ev.Cluster,
+				JobID: opt(ev.Job), State: ev.State, Message: ev.Message, At: ev.At}, true
+		}
+	}
+	// Rendered per subscriber: which changes one may see depends on who it is.
+	return fanout.Stream(ctx, pull, func() { r.Hub.Unsubscribe(sub) }, func(*model.ClusterEvent) string { return "" }), nil
 }
 
 // sharedClusterEvent keys the changes every subscriber of the same

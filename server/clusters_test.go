@@ -297,6 +297,23 @@ func TestClusterQuotaAndPaging(t *testing.T) {
 		t.Errorf("fourth cluster: %+v, want QUOTA_EXCEEDED on maxClusters", r.Errors)
 	}
 	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", maxClusters: -1}) { id } }`, nil, &struct{}{})
+	// The preview says what the quotas are and what the create takes of them.
+	var pv struct {
+		PreviewCluster struct {
+			Quota struct {
+				MaxClusters, MaxNodes *int
+				Clusters, Nodes       int
+				AddClusters, AddNodes int
+			}
+		}
+	}
+	s.Must(w.alice, `mutation($in: ClusterInput!) { previewCluster(input: $in) {
+		quota { maxClusters maxNodes clusters nodes addClusters addNodes } } }`,
+		map[string]any{"in": map[string]any{"name": "c", "clusterTemplate": "lamp", "numMachines": 1}}, &pv)
+	if q := pv.PreviewCluster.Quota; q.MaxClusters != nil || q.MaxNodes == nil || *q.MaxNodes != 7 || q.Clusters != 3 ||
+		q.Nodes != 6 || q.AddClusters != 1 || q.AddNodes != 1 {
+		t.Errorf("preview quota %+v (maxNodes %v), want no cluster limit, 6 of 7 nodes used, 1 cluster of 1 node added", q, q.MaxNodes)
+	}
 	if r := create(2); r.Code() != "QUOTA_EXCEEDED" || !strings.Contains(r.Errors[0].Message, "maxNodes") {
 		t.Errorf("8 nodes over 7: %+v, want QUOTA_EXCEEDED on maxNodes", r.Errors)
 	}

@@ -132,7 +132,7 @@ func Defaults() Config {
 		MaxSelectionFields: 200,
 		RateLimit:          50, RateBurst: 200, AgentRateLimit: 500, AgentRateBurst: 2000,
 		UnauthenticatedRateLimit: 10, UnauthenticatedRateBurst: 50, JanitorInterval: time.Minute, AuthRecheckInterval: 10 * time.Second,
-		LeaderTTL: leader.DefaultTTL,
+		LeaderTTL:   leader.DefaultTTL,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 45 * time.Second, IdleTimeout: time.Minute,
 		WebsocketInitTimeout: 10 * time.Second, WebsocketWriteTimeout: 15 * time.Second, WebsocketOperations: 50,
 		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,

@@ -360,3 +360,74 @@ func TestSubscribersShareRenders(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+type changeEvent struct {
+	Kind, State, ClusterID string
+	JobID                  *string
+	Lagged                 bool
+}
+
+// nextChange reads one clusterChanges event.
+func nextChange(t *testing.T, sub *servertest.Subscription) changeEvent {
+	t.Helper()
+	r, done, err := sub.Next(30 * time.Second)
+	if err != nil || done {
+		t.Fatalf("clusterChanges ended (done=%v): %v", done, err)
+	}
+	var out struct{ ClusterChanges changeEvent }
+	if err := r.Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.ClusterChanges
+}
+
+// clusterChanges follows every cluster a caller may see, at the level of
+// statuses and jobs: alice sees her cluster come up, bob sees nothing of
+// it (his first change is his own cluster's), the admin sees both.
+func TestClusterChangesSubscription(t *testing.T) {
+	w := newWorld(t)
+	const q = `subscription { clusterChanges { kind state clusterId jobId lagged } }`
+	subs := map[string]*servertest.Subscription{}
+	for name, token := range map[string]string{"alice": w.alice, "bob": w.bob, "admin": w.admin} {
+		sub, err := w.s.Subscribe(token, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		if e := nextChange(t, sub); e.Kind != "SNAPSHOT" || e.ClusterID != "" {
+			t.Fatalf("%s: first event %+v, want a SNAPSHOT naming no cluster", name, e)
+		}
+		subs[name] = sub
+	}
+	aliceID := w.create(t, w.alice, 3)
+	wait := w.runAsync(t, w.alice, aliceID, "ACTIVE")
+	var jobs, clusters int
+	for {
+		e := nextChange(t, subs["alice"])
+		if e.ClusterID != aliceID || e.Kind == "TASK" || e.Lagged {
+			t.Fatalf("alice got %+v", e)
+		}
+		if e.Kind == "JOB" {
+			jobs++
+		}
+		if e.Kind == "CLUSTER" {
+			clusters++
+			if e.State == "ACTIVE" {
+				break
+			}
+		}
+	}
+	wait()
+	if jobs == 0 || clusters == 0 {
+		t.Errorf("alice saw %d job and %d cluster changes", jobs, clusters)
+	}
+	bobID := w.create(t, w.bob, 3)
+	if e := nextChange(t, subs["bob"]); e.ClusterID != bobID {
+		t.Errorf("bob's first change %+v is not of his cluster %s", e, bobID)
+	}
+	seen := map[string]bool{}
+	for !seen[aliceID] || !seen[bobID] {
+		e := nextChange(t, subs["admin"])
+		seen[e.ClusterID] = true
+	}
+}

@@ -222,6 +222,10 @@ type Result struct {
 	Facts       map[string]any    `json:"facts,omitempty"`
 	Secrets     map[string]any    `json:"secrets,omitempty"`
 	Unreachable bool              `json:"unreachable,omitempty"`
+	// The attempt's last output (redacted), kept with the attempt so that
+	// a failure can be read after the live stream is gone.
+	StdoutTail string `json:"stdoutTail,omitempty"`
+	StderrTail string `json:"stderrTail,omitempty"`
 }
 
 // Claim is the identity of a claimed attempt that the agent quotes back

@@ -157,6 +157,8 @@ type ClusterPreview struct {
 	Warnings []string    `json:"warnings"`
 	// The provider's room and what the create takes of it; null when its vm driver declares no capacity.
 	Capacity *ProviderCapacity `json:"capacity,omitempty"`
+	// The tenant's quotas and what the create takes of them.
+	Quota *QuotaUse `json:"quota"`
 }
 
 // One difference between a cluster's config and the one an operation gives it.
@@ -386,6 +388,18 @@ type PutEntityResult struct {
 }
 
 type Query struct {
+}
+
+// A tenant's quotas, what its clusters not TERMINATED hold, and what a request adds (docs/operations.md#quotas).
+type QuotaUse struct {
+	// Null: unlimited.
+	MaxClusters *int `json:"maxClusters,omitempty"`
+	// Null: unlimited.
+	MaxNodes    *int `json:"maxNodes,omitempty"`
+	Clusters    int  `json:"clusters"`
+	Nodes       int  `json:"nodes"`
+	AddClusters int  `json:"addClusters"`
+	AddNodes    int  `json:"addNodes"`
 }
 
 type ReleaseInput struct {

@@ -154,6 +154,16 @@ type Preview struct {
 	PlanHash           string
 	Warnings           []string
 	Capacity           *CapacityUse // nil when the provider's driver declares none
+	Quota              QuotaUse
+}
+
+// QuotaUse is the tenant's quotas (docs/operations.md#quotas), what its
+// clusters not TERMINATED hold of them, and what a request adds.
+type QuotaUse struct {
+	MaxClusters, MaxNodes *int // nil: unlimited
+	Clusters, Nodes       int
+	// What the request adds: 1 or 0 clusters, its nodes.
+	AddClusters, AddNodes int
 }
 
 // prepared is a checked and solved create.
@@ -172,6 +182,7 @@ type prepared struct {
 	fields   providerFields
 	admin    map[string]any // the provider's sensitive admin values
 	capacity *CapacityUse   // nil when the provider's driver declares none
+	quota    QuotaUse
 }
 
 func checkName(name string) error {
@@ -276,7 +287,7 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 	}
 	// Refuse what cannot fit before solving and planning it (10,000 nodes
 	// take the planner half a minute); Create checks again under the locks.
-	if err := s.checkQuota(ctx, s.db, p, req.Size, true); err != nil {
+	if out.quota, err = s.checkQuota(ctx, s.db, p, req.Size, true); err != nil {
 		return nil, err
 	}
 	if out.capacity, err = s.checkCapacity(ctx, s.db, out.provider, req.Size); err != nil {
@@ -410,7 +421,7 @@ func (s *Service) Preview(ctx context.Context, p store.Principal, req CreateRequ
 		return nil, err
 	}
 	return &Preview{Template: pr.tmpl.Name, Provider: pr.provider.Name, Services: pr.sol.Services, Nodes: pr.sol.Nodes,
-		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: pr.capacity}, nil
+		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: pr.capacity, Quota: pr.quota}, nil
 }
 
 // quotaLockClass namespaces the per-tenant quota lock.
@@ -420,10 +431,14 @@ const quotaLockClass = 0x71756f74 // "quot"
 // (and a cluster when newCluster). Inside a transaction it first takes the
 // tenant's quota lock, held until commit, so two creates cannot both take the
 // last room.
-func (s *Service) checkQuota(ctx context.Context, q sqlx.ExtContext, p store.Principal, nodes int, newCluster bool) error {
+func (s *Service) checkQuota(ctx context.Context, q sqlx.ExtContext, p store.Principal, nodes int, newCluster bool) (QuotaUse, error) {
+	use := QuotaUse{AddNodes: nodes}
+	if newCluster {
+		use.AddClusters = 1
+	}
 	if _, ok := q.(*sqlx.Tx); ok {
 		if _, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, quotaLockClass, p.TenantID); err != nil {
-			return err
+			return use, err
 		}
 	}
 	var u struct {
@@ -436,16 +451,25 @@ func (s *Service) checkQuota(ctx context.Context, q sqlx.ExtContext, p store.Pri
 			count(c.id) AS clusters, coalesce(sum(c.size), 0) AS nodes
 		FROM tenants t LEFT JOIN clusters c ON c.tenant_id = t.id AND c.status <> 'TERMINATED'
 		WHERE t.id = $1 GROUP BY t.id`, p.TenantID); err != nil {
-		return err
+		return use, err
+	}
+	use.Clusters, use.Nodes = u.Clusters, u.Nodes
+	if u.MaxClusters.Valid {
+		n := int(u.MaxClusters.Int64)
+		use.MaxClusters = &n
+	}
+	if u.MaxNodes.Valid {
+		n := int(u.MaxNodes.Int64)
+		use.MaxNodes = &n
 	}
 	if newCluster && u.MaxClusters.Valid && int64(u.Clusters+1) > u.MaxClusters.Int64 {
-		return fmt.Errorf("%w: maxClusters is %d and the tenant has %d clusters", ErrQuota, u.MaxClusters.Int64, u.Clusters)
+		return use, fmt.Errorf("%w: maxClusters is %d and the tenant has %d clusters", ErrQuota, u.MaxClusters.Int64, u.Clusters)
 	}
 	if u.MaxNodes.Valid && int64(u.Nodes+nodes) > u.MaxNodes.Int64 {
-		return fmt.Errorf("%w: maxNodes is %d, the tenant's clusters have %d nodes and this asks for %d more",
+		return use, fmt.Errorf("%w: maxNodes is %d, the tenant's clusters have %d nodes and this asks for %d more",
 			ErrQuota, u.MaxNodes.Int64, u.Nodes, nodes)
 	}
-	return nil
+	return use, nil
 }
 
 // snapshot is what a cluster keeps of the catalog it was made from, so
@@ -467,7 +491,7 @@ func (s *Service) Create(ctx context.Context, p store.Principal, req CreateReque
 		if err != nil {
 			return err
 		}
-		if err := s.checkQuota(ctx, tx, p, req.Size, true); err != nil {
+		if _, err := s.checkQuota(ctx, tx, p, req.Size, true); err != nil {
 			return err
 		}
 		if _, err := s.checkCapacity(ctx, tx, pr.provider, req.Size); err != nil {

@@ -182,7 +182,7 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 			if grow := req.Size - len(nodes); grow > 0 {
 				// Refused before solving and planning; checked again under
 				// the locks once planned.
-				if err := s.checkQuota(ctx, s.db, p, grow, false); err != nil {
+				if _, err := s.checkQuota(ctx, s.db, p, grow, false); err != nil {
 					return nil, err
 				}
 				if _, err := s.checkCapacity(ctx, s.db, snap.Provider, grow); err != nil {
@@ -257,7 +257,7 @@ func (s *Service) PreviewOp(ctx context.Context, p store.Principal, id string, r
 		var err error
 		out, err = s.planOp(ctx, tx, p, id, req)
 		if err == nil && len(out.Added) > 0 {
-			err = s.checkQuota(ctx, tx, p, len(out.Added), false)
+			_, err = s.checkQuota(ctx, tx, p, len(out.Added), false)
 		}
 		if err == nil && len(out.Added) > 0 {
 			// A preview checks, reserving nothing: no capacity lock.
@@ -277,7 +277,7 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 			return err
 		}
 		if len(op.Added) > 0 {
-			if err := s.checkQuota(ctx, tx, p, len(op.Added), false); err != nil {
+			if _, err := s.checkQuota(ctx, tx, p, len(op.Added), false); err != nil {
 				return err
 			}
 			if _, err := s.checkCapacity(ctx, tx, op.snap.Provider, len(op.Added)); err != nil {

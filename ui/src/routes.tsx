@@ -10,7 +10,9 @@ export const router = createBrowserRouter([
     children: [
       { index: true, element: <Navigate to="/clusters" replace /> },
       { path: 'clusters', lazy: () => import('./views/cluster/ClustersView') },
+      { path: 'clusters/new', lazy: () => import('./views/cluster/CreateClusterView') },
       { path: 'clusters/:id', lazy: () => import('./views/cluster/ClusterView') },
+      { path: 'clusters/:id/jobs/:jobId', lazy: () => import('./views/cluster/JobView') },
       { path: 'templates', lazy: () => import('./views/catalog/TemplatesView') },
       {
         path: 'admin',

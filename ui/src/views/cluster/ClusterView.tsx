@@ -1,7 +1,7 @@
-// The cluster page. This first version shows the cluster's summary, live;
-// its nodes, services, config, lease, jobs and operations come next
-// (docs/ui.md#what-comes-next).
-import { Alert, Anchor, Badge, Breadcrumbs, Group, Paper, Text, Title } from '@mantine/core';
+// The cluster page: its summary, nodes, services, config, lease and jobs,
+// live (clusterEvents re-reads the query when something changes), and the
+// operations on it, each previewed in OperationModal before it runs.
+import { Alert, Anchor, Badge, Breadcrumbs, Group, Paper, Text } from '@mantine/core';
 import { IconServerOff } from '@tabler/icons-react';
 import { useCallback } from 'react';
 import { Link, useParams } from 'react-router';
@@ -18,6 +18,7 @@ import { ClusterStatusBadge } from '../../components/cluster/ClusterStatusBadge'
 import { mergeLive, useLiveCluster } from '../../components/cluster/useLiveCluster';
 import { graphql } from '../../gql';
 import { nodes, words } from '../../lib/format';
+import { ClusterDetails } from '../../components/cluster/ClusterDetails';
 
 const ClusterSummaryDocument = graphql(`
   query ClusterSummary($id: ID!) {
@@ -36,14 +37,54 @@ const ClusterSummaryDocument = graphql(`
       expireTime
       createdAt
       updatedAt
+      config
       nodes {
         id
+        nodenum
+        hostname
+        ipaddresses
+        hardwaretype
+        imagetype
+        flavor
+        image
+        services
+        state
+        stateReason
+        serviceStates {
+          service
+          state
+          action
+          message
+        }
+      }
+      serviceSummary {
+        service
+        nodes
+        states {
+          state
+          count
+        }
+        summary
       }
       latestJob {
         id
         action
         state
         message
+      }
+      jobs {
+        id
+        action
+        state
+        message
+        createdAt
+        updatedAt
+        counts {
+          total
+          complete
+          failed
+          skipped
+        }
       }
     }
   }
@@ -112,7 +153,7 @@ export function Component() {
             { label: 'Owner', value: c.owner },
             {
               label: 'Lease ends',
-              value: c.expireTime ? <TimeText iso={c.expireTime} /> : 'never',
+              value: <span data-testid="lease-end">{c.expireTime ? <TimeText iso={c.expireTime} /> : 'never'}</span>,
             },
             { label: 'Created', value: <TimeText iso={c.createdAt} /> },
             {
@@ -142,16 +183,7 @@ export function Component() {
           ]}
         />
       </Paper>
-      <Title order={2} fz="lg" mt="xl" mb="xs">
-        Nodes, jobs and operations
-      </Title>
-      <Text c="dimmed" size="sm">
-        The cluster's nodes, its jobs with their live task graph, and operations on it come to this page next. Meanwhile{' '}
-        <Text span ff="monospace" size="sm">
-          coopr cluster show {c.id}
-        </Text>{' '}
-        has them.
-      </Text>
+      <ClusterDetails cluster={c} status={status} busy={busy} refetch={refetch} />
     </>
   );
 }

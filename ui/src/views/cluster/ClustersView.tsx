@@ -1,5 +1,5 @@
 import { Button, Group, MultiSelect, Paper, Select, Text } from '@mantine/core';
-import { IconChevronLeft, IconChevronRight, IconFilterOff, IconServer2 } from '@tabler/icons-react';
+import { IconChevronLeft, IconChevronRight, IconFilterOff, IconPlus, IconServer2 } from '@tabler/icons-react';
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
@@ -10,6 +10,7 @@ import { Loading } from '../../components/atomic/Loading';
 import { PageHeader } from '../../components/atomic/PageHeader';
 import { useIsAdmin, useSession } from '../../components/auth/session';
 import { ClusterTable } from '../../components/cluster/ClusterTable';
+import { useClusterChanges } from '../../components/cluster/useClusterChanges';
 import { graphql } from '../../gql';
 import type { ClusterStatus } from '../../gql/graphql';
 import {
@@ -100,6 +101,13 @@ export function Component() {
 
   const filtered = params.statuses.length > 0 || params.template !== null;
   const page = data?.clusters;
+  // Rows follow their own clusters; this catches the rest: a cluster made
+  // elsewhere (the CLI, another tab), or a change that moves a cluster into
+  // or out of the filters.
+  const shown = useMemo(() => new Set((page?.nodes ?? []).map((c) => c.id)), [page]);
+  useClusterChanges((id) => {
+    if (id === null || filtered || !shown.has(id)) refetch();
+  });
   const number = pageNumber(params, history);
   const templateNames = (templates.data?.catalog.entities ?? []).map((e) => e.name);
   if (params.template && !templateNames.includes(params.template)) templateNames.push(params.template);
@@ -112,6 +120,11 @@ export function Component() {
           admin
             ? 'Every cluster of your tenant, newest first. Status updates live.'
             : 'Your clusters, newest first. Status updates live.'
+        }
+        actions={
+          <Button component={Link} to="/clusters/new" leftSection={<IconPlus size={16} />}>
+            New cluster
+          </Button>
         }
       />
       <Paper withBorder radius="md" p="md" mb="md">
