@@ -33,6 +33,10 @@ const SessionContext = createContext<SessionContextValue | null>(null);
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [state, setState] = useState<SessionState>({ status: 'loading' });
   const current = useRef<Api | null>(null);
+  // While the user signs out, the server ends the session's websocket
+  // (4403) before the sign-out's answer arrives: that is not a session
+  // lost, and must not send the next sign-in back to this page.
+  const signingOut = useRef(false);
 
   const ended = useCallback((reason?: string, byUser = false) => {
     current.current?.dispose();
@@ -44,8 +48,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     (who: Who) => {
       current.current?.dispose();
       let over = false;
-      const api = createApi(() => {
-        if (over) return;
+      // A disposed session's clients may still report (a socket's close or
+      // a request's answer already on its way): only the current one ends
+      // the session.
+      const api: Api = createApi(() => {
+        if (over || signingOut.current || current.current !== api) return;
         over = true;
         ended('Your session has ended. Sign in again to go on.');
       });
@@ -73,8 +80,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       state,
       signIn: async (token) => start(await postSignIn(token)),
       signOut: async () => {
-        await deleteSession();
-        ended(undefined, true);
+        signingOut.current = true;
+        try {
+          await deleteSession();
+          ended(undefined, true);
+        } finally {
+          signingOut.current = false;
+        }
       },
       retry: load,
     }),
