@@ -21,7 +21,7 @@ import (
 // change and delete clusters, following the slow parts live.
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "Create, list, show, change and delete clusters through the API"}
-	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd())
+	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd(), newClusterLeaseCmd())
 	return cmd
 }
 
@@ -149,28 +149,43 @@ func readJSONObject(path string) (map[string]any, error) {
 	return v, nil
 }
 
+// listedCluster is a cluster as cluster list prints it; its JSON keys
+// are the API's.
+type listedCluster struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Status     string     `json:"status"`
+	Template   string     `json:"template"`
+	Owner      string     `json:"owner"`
+	Size       int        `json:"size"`
+	ExpireTime *time.Time `json:"expireTime"`
+	CreatedAt  time.Time  `json:"createdAt"`
+}
+
 func newClusterListCmd() *cobra.Command {
 	var api apiFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List the clusters you can see",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			c, err := api.client()
 			if err != nil {
 				return err
 			}
 			var out struct {
-				Clusters struct {
-					Nodes []struct {
-						ID, Name, Status, Template, Owner string
-						Size                              int
-					}
-				}
+				Clusters struct{ Nodes []listedCluster }
 			}
-			if err := gql(cmd.Context(), c, `{ clusters(first: 100) { nodes { id name status template owner size } } }`, nil, &out); err != nil {
+			if err := gql(cmd.Context(), c, `{ clusters(first: 100) { nodes { id name status template owner size expireTime createdAt } } }`, nil, &out); err != nil {
 				return err
+			}
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), out.Clusters.Nodes)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tTEMPLATE\tSIZE\tOWNER")
@@ -181,11 +196,13 @@ func newClusterListCmd() *cobra.Command {
 		},
 	}
 	api.register(cmd)
+	outputFlag(cmd, &output)
 	return cmd
 }
 
 func newClusterShowCmd() *cobra.Command {
 	var api apiFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:   "show CLUSTER",
 		Long:  "show prints a cluster's status, the state of its services and its nodes.\n\n" + clusterArgHelp,
@@ -196,15 +213,40 @@ func newClusterShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if output == "json" {
+				return showClusterJSON(cmd.Context(), c, id, cmd.OutOrStdout())
 			}
 			return showCluster(cmd.Context(), c, id, cmd.OutOrStdout())
 		},
 	}
 	api.register(cmd)
+	outputFlag(cmd, &output)
 	return cmd
+}
+
+// showClusterJSON prints the cluster as the API gives it, keys in the
+// order asked for here.
+func showClusterJSON(ctx context.Context, c *client.Client, id string, w io.Writer) error {
+	var out struct{ Cluster json.RawMessage }
+	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name description owner status message template provider
+		services size config dnsSuffix expireTime createdAt updatedAt
+		serviceSummary { service nodes states { state count } }
+		nodes { id nodenum hostname services ipaddresses hardwaretype imagetype flavor image sshuser state stateReason stateSince
+			serviceStates { service state } }
+		latestJob { id action state message } } }`, map[string]any{"id": id}, &out); err != nil {
+		return err
+	}
+	if string(out.Cluster) == "null" {
+		return fmt.Errorf("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
+	}
+	return writeJSON(w, out.Cluster)
 }
 
 // shownCluster is what cluster show prints.
