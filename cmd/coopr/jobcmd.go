@@ -112,7 +112,8 @@ func writeJob(w io.Writer, j *shownJob) error {
 		fmt.Fprintf(w, " (%s)", j.Message)
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTAGE\tACTION\tSERVICE\tNODE\tSTATE\tATTEMPT\tMESSAGE")
 	for _, t := range j.Tasks {
 		node := t.NodeID
@@ -128,7 +129,19 @@ func writeJob(w io.Writer, j *shownJob) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", t.ID, t.Stage, t.Action, svc, node, t.State, t.Attempt, t.MaxAttempts, t.Message)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Lines end where their text does: the message column is often empty.
+	for _, l := range strings.SplitAfter(b.String(), "\n") {
+		if l == "" {
+			continue
+		}
+		if _, err := io.WriteString(w, strings.TrimRight(l, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func newJobActionCmd(verb, mutation, short string) *cobra.Command {
@@ -205,7 +218,9 @@ server says what it allows when it refuses.
 				return err
 			}
 			if by != 0 {
-				var cur struct{ Cluster struct{ ExpireTime *time.Time } }
+				var cur struct {
+					Cluster struct{ ExpireTime *time.Time }
+				}
 				if err := gql(cmd.Context(), c, `query($id: ID!) { cluster(id: $id) { expireTime } }`, map[string]any{"id": id}, &cur); err != nil {
 					return err
 				}
