@@ -54,12 +54,16 @@ func newTenantListCmd() *cobra.Command {
 			if output == "json" {
 				return writeJSON(cmd.OutOrStdout(), out.Tenants)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			var b strings.Builder
+			tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tWORKERS\tMAX CLUSTERS\tMAX NODES\tDESCRIPTION")
 			for _, t := range out.Tenants {
 				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", t.Name, t.Workers, limit(t.MaxClusters), limit(t.MaxNodes), t.Description)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return writeTrimmed(cmd.OutOrStdout(), b.String())
 		},
 	}
 	api.register(cmd)

@@ -132,8 +132,13 @@ func writeJob(w io.Writer, j *shownJob) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	// Lines end where their text does: the message column is often empty.
-	for _, l := range strings.SplitAfter(b.String(), "\n") {
+	return writeTrimmed(w, b.String())
+}
+
+// writeTrimmed writes a table's lines without the padding a last column
+// left empty ends them with.
+func writeTrimmed(w io.Writer, table string) error {
+	for _, l := range strings.SplitAfter(table, "\n") {
 		if l == "" {
 			continue
 		}

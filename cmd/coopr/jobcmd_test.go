@@ -14,7 +14,9 @@ import (
 // latestJob is the id of a cluster's latest job.
 func (w *cliWorld) latestJob(t *testing.T, cluster string) string {
 	t.Helper()
-	var out struct{ Cluster struct{ LatestJob struct{ ID string } } }
+	var out struct {
+		Cluster struct{ LatestJob struct{ ID string } }
+	}
 	w.s.Must(w.token, `query($id: ID!) { cluster(id: $id) { latestJob { id } } }`, map[string]any{"id": cluster}, &out)
 	return out.Cluster.LatestJob.ID
 }
@@ -95,6 +97,30 @@ func TestLeaseExtend(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || !got.ExpireTime.Equal(end.Add(2*time.Hour)) {
 		t.Fatalf("--by 2h: exit %d, %v: %s%s; want the end at %s", code, err, out, errOut, end.Add(2*time.Hour))
 	}
+	// cluster list and show print the lease as JSON too.
+	out, _, _ = w.cli(t, "cluster", "list", "-o", "json")
+	var listed []listedCluster
+	if err := json.Unmarshal([]byte(out), &listed); err != nil || len(listed) != 1 || listed[0].ID != id || listed[0].Status != "ACTIVE" ||
+		listed[0].ExpireTime == nil || !listed[0].ExpireTime.Equal(end.Add(2*time.Hour)) {
+		t.Errorf("cluster list -o json: %v: %s", err, out)
+	}
+	out, _, _ = w.cli(t, "cluster", "show", "demo", "-o", "json")
+	var shown struct {
+		ID, Status string
+		ExpireTime time.Time
+		Nodes      []struct {
+			Hostname    string
+			Ipaddresses map[string]string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || shown.ID != id || shown.Status != "ACTIVE" || len(shown.Nodes) != 1 ||
+		shown.Nodes[0].Ipaddresses["access_v4"] == "" || !shown.ExpireTime.Equal(end.Add(2*time.Hour)) {
+		t.Errorf("cluster show -o json: %v: %s", err, out)
+	}
+	if _, errOut, code := w.cli(t, "cluster", "list", "-o", "yaml"); code != 1 || !strings.Contains(errOut, "use json or table") {
+		t.Errorf("cluster list -o yaml: exit %d: %q", code, errOut)
+	}
+
 	if _, errOut, code := w.cli(t, "cluster", "lease", "extend", "demo", "--until", "2000-01-01T00:00:00Z"); code != 1 || !strings.Contains(errOut, "expireTime") {
 		t.Errorf("an end before creation: exit %d: %q, want the server's refusal naming expireTime", code, errOut)
 	}
