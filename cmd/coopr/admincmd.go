@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -27,7 +28,7 @@ const tenantFields = `id name description workers maxClusters maxNodes createdAt
 
 func newTenantCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "tenant", Short: "List, make and delete tenants (superadmin)"}
-	cmd.AddCommand(newTenantListCmd(), newTenantCreateCmd(), newTenantDeleteCmd())
+	cmd.AddCommand(newTenantListCmd(), newTenantCreateCmd(), newTenantUpdateCmd(), newTenantDeleteCmd())
 	return cmd
 }
 
@@ -127,6 +128,57 @@ coopr token create --tenant NAME (over the API, as the superadmin).`,
 	cmd.Flags().IntVar(&maxClusters, "max-clusters", 0, "quota of clusters not TERMINATED (default: none)")
 	cmd.Flags().IntVar(&maxNodes, "max-nodes", 0, "quota of nodes (default: none)")
 	cmd.Flags().BoolVar(&bootstrap, "bootstrap", false, "copy the superadmin tenant's catalog")
+	outputFlag(cmd, &output)
+	return cmd
+}
+
+func newTenantUpdateCmd() *cobra.Command {
+	var api apiFlags
+	var description, output string
+	var workers, maxClusters, maxNodes int
+	cmd := &cobra.Command{
+		Use:   "update NAME [--workers N] [--max-clusters N] [--max-nodes N] [--description TEXT]",
+		Short: "Change a tenant's workers, quotas or description; -1 removes a quota",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			in := map[string]any{"name": args[0]}
+			for _, f := range []struct {
+				flag, key string
+				val       any
+			}{{"description", "description", description}, {"workers", "workers", workers},
+				{"max-clusters", "maxClusters", maxClusters}, {"max-nodes", "maxNodes", maxNodes}} {
+				if cmd.Flags().Changed(f.flag) {
+					in[f.key] = f.val
+				}
+			}
+			if len(in) == 1 {
+				return errors.New("nothing to change: give --workers, --max-clusters, --max-nodes or --description")
+			}
+			c, err := api.client()
+			if err != nil {
+				return err
+			}
+			var out struct{ UpdateTenant shownTenant }
+			if err := gql(cmd.Context(), c, `mutation($n: String!, $in: TenantInput!) { updateTenant(name: $n, input: $in) { `+tenantFields+` } }`,
+				map[string]any{"n": args[0], "in": in}, &out); err != nil {
+				return err
+			}
+			t := out.UpdateTenant
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), t)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: %d workers, max clusters %s, max nodes %s\n", t.Name, t.Workers, limit(t.MaxClusters), limit(t.MaxNodes))
+			return nil
+		},
+	}
+	api.register(cmd)
+	cmd.Flags().StringVar(&description, "description", "", "what the tenant is")
+	cmd.Flags().IntVar(&workers, "workers", 0, "task slots: how many of its tasks may run at once (0 stops its work; then it can be deleted)")
+	cmd.Flags().IntVar(&maxClusters, "max-clusters", 0, "quota of clusters not TERMINATED; -1 removes it")
+	cmd.Flags().IntVar(&maxNodes, "max-nodes", 0, "quota of nodes; -1 removes it")
 	outputFlag(cmd, &output)
 	return cmd
 }

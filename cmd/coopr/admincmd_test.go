@@ -39,6 +39,13 @@ func TestAdminCommands(t *testing.T) {
 	if _, errOut, code := w.as(t, super, "tenant", "delete", "team2"); code != 1 || !strings.Contains(errOut, "workers") {
 		t.Errorf("tenant delete of a tenant with workers: exit %d: %q", code, errOut)
 	}
+	out, errOut, code = w.as(t, super, "tenant", "update", "team2", "--workers", "0", "--max-nodes", "-1", "--max-clusters", "2")
+	if want := "tenant team2: 0 workers, max clusters 2, max nodes -\n"; code != 0 || out != want {
+		t.Errorf("tenant update: exit %d: %q%s, want %q", code, out, errOut, want)
+	}
+	if _, errOut, code := w.as(t, super, "tenant", "update", "team2"); code != 1 || !strings.Contains(errOut, "nothing to change") {
+		t.Errorf("tenant update with no flag: exit %d: %q", code, errOut)
+	}
 
 	// Users (tenant admin).
 	if out, errOut, code := w.cli(t, "user", "create", "bob"); code != 0 || out != "user bob created (USER)\n" {
@@ -117,6 +124,9 @@ func TestAdminCommands(t *testing.T) {
 	out, _, _ = w.as(t, super, "audit", "--failed", "--operation", "deleteTenant")
 	if !regexp.MustCompile(`(?m)^\S+ +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +superadmin +admin +deleteTenant +\{"name":"team2"\} +\S+: .*workers`).MatchString(out) {
 		t.Errorf("audit --failed as the superadmin:\n%s", out)
+	}
+	if out, errOut, code := w.as(t, super, "tenant", "delete", "team2"); code != 0 || out != "tenant team2 deleted\n" {
+		t.Errorf("tenant delete team2 with no workers: exit %d: %q%s", code, out, errOut)
 	}
 	if _, errOut, code := w.cli(t, "audit", "--since", "yesterday"); code != 1 || !strings.Contains(errOut, "--since") {
 		t.Errorf("audit --since yesterday: exit %d: %q", code, errOut)
