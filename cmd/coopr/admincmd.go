@@ -470,3 +470,53 @@ func compactJSON(b json.RawMessage) string {
 	}
 	return jsonText(v)
 }
+
+func newWhoamiCmd() *cobra.Command {
+	var api apiFlags
+	var output string
+	cmd := &cobra.Command{
+		Use:   "whoami",
+		Short: "Say who the token acts as: user, role and tenant",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, err := api.client()
+			if err != nil {
+				return err
+			}
+			var out struct {
+				Me struct {
+					User       string      `json:"user"`
+					Role       *string     `json:"role"`
+					Superadmin bool        `json:"superadmin"`
+					Tenant     shownTenant `json:"tenant"`
+				}
+			}
+			if err := gql(cmd.Context(), c, `{ me { user role superadmin tenant { `+tenantFields+` } } }`, nil, &out); err != nil {
+				return err
+			}
+			m := out.Me
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), m)
+			}
+			who := "an agent token"
+			if m.User != "" {
+				who = "user " + m.User
+			}
+			role := ""
+			switch {
+			case m.Superadmin:
+				role = " (superadmin)"
+			case m.Role != nil:
+				role = " (" + strings.ToLower(*m.Role) + ")"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s%s of tenant %s at %s\n", who, role, m.Tenant.Name, c.URL)
+			return nil
+		},
+	}
+	api.register(cmd)
+	outputFlag(cmd, &output)
+	return cmd
+}

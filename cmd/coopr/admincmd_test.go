@@ -47,6 +47,12 @@ func TestAdminCommands(t *testing.T) {
 		t.Errorf("tenant update with no flag: exit %d: %q", code, errOut)
 	}
 
+	for _, tc := range []struct{ token, want string }{{super, "user admin (superadmin) of tenant superadmin at "}, {w.token, "user admin (admin) of tenant cli at "}} {
+		if out, errOut, code := w.as(t, tc.token, "whoami"); code != 0 || out != tc.want+w.s.URL+"\n" {
+			t.Errorf("whoami: exit %d: %q%s, want %q", code, out, errOut, tc.want+w.s.URL)
+		}
+	}
+
 	// Users (tenant admin).
 	if out, errOut, code := w.cli(t, "user", "create", "bob"); code != 0 || out != "user bob created (USER)\n" {
 		t.Fatalf("user create: exit %d: %q%s", code, out, errOut)

@@ -164,11 +164,12 @@ type listedCluster struct {
 
 func newClusterListCmd() *cobra.Command {
 	var api apiFlags
-	var output string
+	var output, template, name string
+	var statuses []string
 	cmd := &cobra.Command{
-		Use:     "list",
+		Use:     "list [--status S[,S...]] [--template T] [--name N]",
 		Aliases: []string{"ls"},
-		Short:   "List the clusters you can see",
+		Short:   "List the clusters you can see, newest first",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
@@ -178,18 +179,50 @@ func newClusterListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out struct {
-				Clusters struct{ Nodes []listedCluster }
+			vars := map[string]any{}
+			if len(statuses) > 0 {
+				up := make([]string, len(statuses))
+				for i, st := range statuses {
+					up[i] = strings.ToUpper(st)
+				}
+				vars["status"] = up
 			}
-			if err := gql(cmd.Context(), c, `{ clusters(first: 100) { nodes { id name status template owner size expireTime createdAt } } }`, nil, &out); err != nil {
-				return err
+			if template != "" {
+				vars["template"] = template
+			}
+			if name != "" {
+				vars["name"] = name
+			}
+			// Every page: a listing that stops at the first is a wrong answer.
+			var all []listedCluster
+			for {
+				var out struct {
+					Clusters struct {
+						Nodes       []listedCluster
+						EndCursor   *string
+						HasNextPage bool
+					}
+				}
+				if err := gql(cmd.Context(), c, `query($after: String, $status: [ClusterStatus!], $template: String, $name: String) {
+					clusters(first: 500, after: $after, status: $status, template: $template, name: $name) {
+					nodes { id name status template owner size expireTime createdAt } endCursor hasNextPage } }`, vars, &out); err != nil {
+					return err
+				}
+				all = append(all, out.Clusters.Nodes...)
+				if !out.Clusters.HasNextPage || out.Clusters.EndCursor == nil {
+					break
+				}
+				vars["after"] = *out.Clusters.EndCursor
+			}
+			if all == nil {
+				all = []listedCluster{}
 			}
 			if output == "json" {
-				return writeJSON(cmd.OutOrStdout(), out.Clusters.Nodes)
+				return writeJSON(cmd.OutOrStdout(), all)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tTEMPLATE\tSIZE\tOWNER")
-			for _, n := range out.Clusters.Nodes {
+			for _, n := range all {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", n.ID, n.Name, n.Status, n.Template, n.Size, n.Owner)
 			}
 			return tw.Flush()
@@ -197,6 +230,9 @@ func newClusterListCmd() *cobra.Command {
 	}
 	api.register(cmd)
 	outputFlag(cmd, &output)
+	cmd.Flags().StringSliceVar(&statuses, "status", nil, "only these statuses: pending, active, incomplete, inconsistent, terminated")
+	cmd.Flags().StringVar(&template, "template", "", "only clusters of this template")
+	cmd.Flags().StringVar(&name, "name", "", "only clusters with this name")
 	return cmd
 }
 

@@ -18,7 +18,7 @@ import (
 // web UI reaches beyond clusters: jobs and their output, tenants, users,
 // the audit log.
 func apiCmds() []*cobra.Command {
-	return []*cobra.Command{newJobCmd(), newLogsCmd(), newTenantCmd(), newUserCmd(), newAuditCmd(), newResourceCmd()}
+	return []*cobra.Command{newJobCmd(), newLogsCmd(), newTenantCmd(), newUserCmd(), newAuditCmd(), newResourceCmd(), newWhoamiCmd()}
 }
 
 // outputFlag adds -o json|table to a command that prints something.

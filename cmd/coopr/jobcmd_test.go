@@ -117,6 +117,17 @@ func TestLeaseExtend(t *testing.T) {
 		shown.Nodes[0].Ipaddresses["access_v4"] == "" || !shown.ExpireTime.Equal(end.Add(2*time.Hour)) {
 		t.Errorf("cluster show -o json: %v: %s", err, out)
 	}
+	for _, tc := range []struct {
+		args []string
+		n    int
+	}{{[]string{"--status", "active,pending"}, 1}, {[]string{"--status", "terminated"}, 0}, {[]string{"--template", "single", "--name", "demo"}, 1},
+		{[]string{"--template", "web-cluster"}, 0}} {
+		out, errOut, code := w.cli(t, append([]string{"cluster", "list", "-o", "json"}, tc.args...)...)
+		var got []listedCluster
+		if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got) != tc.n {
+			t.Errorf("cluster list %v: exit %d, %v: %s%s; want %d clusters", tc.args, code, err, out, errOut, tc.n)
+		}
+	}
 	if _, errOut, code := w.cli(t, "cluster", "list", "-o", "yaml"); code != 1 || !strings.Contains(errOut, "use json or table") {
 		t.Errorf("cluster list -o yaml: exit %d: %q", code, errOut)
 	}
