@@ -38,8 +38,57 @@ func gql(ctx context.Context, c *client.Client, query string, vars map[string]an
 	return r.Decode(out)
 }
 
+// createOptions are cluster create's optional fields of ClusterInput.
+type createOptions struct {
+	description, provider, hardwaretype, imagetype, dnsSuffix, lease, providerFields string
+}
+
+func (o *createOptions) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.description, "description", "", "what the cluster is for")
+	cmd.Flags().StringVar(&o.provider, "provider", "", "provider instead of the template's default")
+	cmd.Flags().StringVar(&o.hardwaretype, "hardwaretype", "", "hardware type instead of the template's default")
+	cmd.Flags().StringVar(&o.imagetype, "imagetype", "", "image type instead of the template's default")
+	cmd.Flags().StringVar(&o.dnsSuffix, "dns-suffix", "", "DNS suffix of the node host names instead of the template's")
+	cmd.Flags().StringVar(&o.lease, "lease", "", "initial lease, a duration such as 48h (default: the template's)")
+	registerProviderFields(cmd, &o.providerFields)
+}
+
+// registerProviderFields adds --provider-fields, the provider type's user
+// fields from a JSON file (a file, so that secrets stay off the command line).
+func registerProviderFields(cmd *cobra.Command, file *string) {
+	cmd.Flags().StringVar(file, "provider-fields", "", "JSON file of the provider type's user fields (sensitive ones are sealed on the server)")
+}
+
+// withProviderFields adds the --provider-fields file to an input.
+func withProviderFields(in map[string]any, file string) error {
+	if file == "" {
+		return nil
+	}
+	v, err := readJSONObject(file)
+	if err != nil {
+		return fmt.Errorf("--provider-fields: %w", err)
+	}
+	in["providerFields"] = v
+	return nil
+}
+
+func (o *createOptions) apply(in map[string]any) error {
+	for _, f := range []struct{ key, val string }{{"description", o.description}, {"provider", o.provider},
+		{"hardwaretype", o.hardwaretype}, {"imagetype", o.imagetype}, {"dnsSuffix", o.dnsSuffix}} {
+		if f.val != "" {
+			in[f.key] = f.val
+		}
+	}
+	if o.lease != "" {
+		// The server reads it and names the field when it refuses it.
+		in["initialLeaseDuration"] = o.lease
+	}
+	return withProviderFields(in, o.providerFields)
+}
+
 func newClusterCreateCmd() *cobra.Command {
 	var api apiFlags
+	var opts createOptions
 	var name, configFile string
 	var size int
 	var services []string
@@ -68,6 +117,9 @@ refused either way, before anything is made.`,
 				in["name"] = args[0]
 			}
 			if err := withServicesAndConfig(in, services, configFile); err != nil {
+				return err
+			}
+			if err := opts.apply(in); err != nil {
 				return err
 			}
 			if dryRun {
@@ -103,6 +155,7 @@ refused either way, before anything is made.`,
 	cmd.Flags().StringSliceVar(&services, "services", nil, "services instead of the template's defaults")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cluster is accepted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the create would do, making nothing")
+	opts.register(cmd)
 	return cmd
 }
 
@@ -409,6 +462,7 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 func newClusterDeleteCmd() *cobra.Command {
 	var api apiFlags
 	var noWait bool
+	var providerFields string
 	cmd := &cobra.Command{
 		Use:   "delete CLUSTER",
 		Long:  "delete runs CLUSTER_DELETE and follows it until the cluster is TERMINATED.\n\n" + clusterArgHelp,
@@ -423,9 +477,13 @@ func newClusterDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			vars := map[string]any{"id": id}
+			if err := withProviderFields(vars, providerFields); err != nil {
+				return err
+			}
 			var out struct{ DeleteCluster *struct{ ID string } }
-			if err := gql(cmd.Context(), c, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`,
-				map[string]any{"id": id}, &out); err != nil {
+			if err := gql(cmd.Context(), c, `mutation($id: ID!, $providerFields: JSON) { deleteCluster(id: $id, providerFields: $providerFields) { id } }`,
+				vars, &out); err != nil {
 				return err
 			}
 			if out.DeleteCluster == nil {
@@ -441,6 +499,7 @@ func newClusterDeleteCmd() *cobra.Command {
 	}
 	api.register(cmd)
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the delete is accepted")
+	registerProviderFields(cmd, &providerFields)
 	return cmd
 }
 
@@ -452,6 +511,7 @@ func newClusterOpCmd() *cobra.Command {
 	var configFile string
 	var size int
 	var noWait, dryRun, replace bool
+	var providerFields string
 	cmd := &cobra.Command{
 		Use:   "op CLUSTER OPERATION",
 		Short: "Run an operation: configure, configure-with-restart, start, stop, restart, add-services, scale",
@@ -505,6 +565,9 @@ room the new nodes take on the provider.
 			if cmd.Flags().Changed("size") {
 				in["numMachines"] = size
 			}
+			if err := withProviderFields(in, providerFields); err != nil {
+				return err
+			}
 			configure := op == "CONFIGURE" || op == "CONFIGURE_WITH_RESTART"
 			if replace {
 				if !configure {
@@ -555,6 +618,7 @@ room the new nodes take on the provider.
 	cmd.Flags().IntVar(&size, "size", 0, "new node count (scale)")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the operation is accepted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the operation would do, changing nothing")
+	registerProviderFields(cmd, &providerFields)
 	return cmd
 }
 

@@ -135,6 +135,28 @@ func TestLeaseExtend(t *testing.T) {
 	if _, errOut, code := w.cli(t, "cluster", "lease", "extend", "demo", "--until", "2000-01-01T00:00:00Z"); code != 1 || !strings.Contains(errOut, "expireTime") {
 		t.Errorf("an end before creation: exit %d: %q, want the server's refusal naming expireTime", code, errOut)
 	}
+
+	// create gives a lease and the other optional fields.
+	before := time.Now()
+	out, errOut, code = w.cli(t, "cluster", "create", "single", "--name", "leased", "--lease", "48h", "--description", "for the lease test", "--no-wait")
+	if code != 0 {
+		t.Fatalf("create --lease 48h: exit %d: %s%s", code, out, errOut)
+	}
+	w.await(t, "00000002", "ACTIVE")
+	var leased struct {
+		Cluster struct {
+			Description string
+			ExpireTime  *time.Time
+		}
+	}
+	w.s.Must(w.token, `{ cluster(id: "00000002") { description expireTime } }`, nil, &leased)
+	if c := leased.Cluster; c.Description != "for the lease test" || c.ExpireTime == nil ||
+		c.ExpireTime.Before(before.Add(48*time.Hour-time.Minute)) || c.ExpireTime.After(time.Now().Add(48*time.Hour+time.Minute)) {
+		t.Errorf("create --lease 48h --description: %+v", c)
+	}
+	if _, errOut, code := w.cli(t, "cluster", "create", "single", "--provider-fields", "/nonexistent.json"); code != 1 || !strings.Contains(errOut, "--provider-fields") {
+		t.Errorf("create --provider-fields of a missing file: exit %d: %q", code, errOut)
+	}
 }
 
 // logs prints a task's finished attempts' tails; with -f it follows the
