@@ -400,7 +400,7 @@ func followTask(ctx context.Context, c *client.Client, job, task string, w io.Wr
 		return err
 	}
 	defer logs.Close()
-	progress, err := c.Subscribe(ctx, `subscription($id: ID!) { jobProgress(jobId: $id) { taskId jobState } }`, map[string]any{"id": job})
+	progress, err := c.Subscribe(ctx, `subscription($id: ID!) { jobProgress(jobId: $id) { taskId jobState lagged } }`, map[string]any{"id": job})
 	if err != nil {
 		return err
 	}
@@ -452,7 +452,21 @@ func followTask(ctx context.Context, c *client.Client, job, task string, w io.Wr
 				err = errors.New("the server ended the job's progress stream")
 			}
 			if err == nil {
-				err = r.Err()
+				var ev struct {
+					JobProgress struct {
+						TaskID   *string
+						JobState string
+						Lagged   bool
+					}
+				}
+				if err = r.Decode(&ev); err == nil {
+					// Other tasks' changes say nothing of this one; reading
+					// the whole job for each would cost a big job dearly.
+					e := ev.JobProgress
+					if e.TaskID != nil && *e.TaskID != task && e.JobState == "RUNNING" && !e.Lagged {
+						continue
+					}
+				}
 			}
 			select {
 			case changed <- err:
