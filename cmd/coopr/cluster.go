@@ -89,6 +89,7 @@ func (o *createOptions) apply(in map[string]any) error {
 func newClusterCreateCmd() *cobra.Command {
 	var api apiFlags
 	var opts createOptions
+	var output string
 	var name, configFile string
 	var size int
 	var services []string
@@ -121,6 +122,18 @@ refused either way, before anything is made.`,
 			}
 			if err := opts.apply(in); err != nil {
 				return err
+			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if output != "table" && !dryRun {
+				return errors.New("-o is for --dry-run: a create prints its progress")
+			}
+			if dryRun && output == "json" {
+				return previewJSON(cmd, c, `mutation($in: ClusterInput!) { previewCluster(input: $in) { template provider services
+					nodes { nodenum hostname services hardwaretype imagetype flavor image } tasks { ref nodenum action service stage }
+					edges stages planHash warnings `+capacityFields+` quota { maxClusters maxNodes clusters nodes addClusters addNodes } } }`,
+					map[string]any{"in": in}, "previewCluster")
 			}
 			if dryRun {
 				var pv struct{ PreviewCluster clusterPreview }
@@ -155,6 +168,7 @@ refused either way, before anything is made.`,
 	cmd.Flags().StringSliceVar(&services, "services", nil, "services instead of the template's defaults")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cluster is accepted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the create would do, making nothing")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "with --dry-run: json prints the whole preview")
 	opts.register(cmd)
 	return cmd
 }
@@ -511,7 +525,7 @@ func newClusterOpCmd() *cobra.Command {
 	var configFile string
 	var size int
 	var noWait, dryRun, replace bool
-	var providerFields string
+	var providerFields, output string
 	cmd := &cobra.Command{
 		Use:   "op CLUSTER OPERATION",
 		Short: "Run an operation: configure, configure-with-restart, start, stop, restart, add-services, scale",
@@ -578,6 +592,18 @@ room the new nodes take on the provider.
 			if configure && configFile == "" {
 				return errors.New(args[1] + " needs --config FILE: the JSON object to merge into the cluster's config (with --replace, the whole new config)")
 			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if output != "table" && !dryRun {
+				return errors.New("-o is for --dry-run: an operation prints its progress")
+			}
+			if dryRun && output == "json" {
+				return previewJSON(cmd, c, `mutation($id: ID!, $in: OperationInput!) { previewOperation(clusterId: $id, input: $in) {
+					action added { nodenum hostname services hardwaretype imagetype flavor image } removed changed { nodenum add }
+					config configChanges { path kind old new } `+capacityFields+` tasks { ref nodenum action service stage }
+					edges stages planHash } }`, map[string]any{"id": id, "in": in}, "previewOperation")
+			}
 			var hash *string
 			if dryRun || configure {
 				var pv struct{ PreviewOperation opPreview }
@@ -618,8 +644,18 @@ room the new nodes take on the provider.
 	cmd.Flags().IntVar(&size, "size", 0, "new node count (scale)")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the operation is accepted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the operation would do, changing nothing")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "with --dry-run: json prints the whole preview")
 	registerProviderFields(cmd, &providerFields)
 	return cmd
+}
+
+// previewJSON runs a preview and prints its field as the API gives it.
+func previewJSON(cmd *cobra.Command, c *client.Client, query string, vars map[string]any, field string) error {
+	out := map[string]json.RawMessage{}
+	if err := gql(cmd.Context(), c, query, vars, &out); err != nil {
+		return sizeHint(err)
+	}
+	return writeJSON(cmd.OutOrStdout(), out[field])
 }
 
 // capacityFields asks for a preview's provider room.

@@ -154,6 +154,29 @@ func TestLeaseExtend(t *testing.T) {
 		c.ExpireTime.Before(before.Add(48*time.Hour-time.Minute)) || c.ExpireTime.After(time.Now().Add(48*time.Hour+time.Minute)) {
 		t.Errorf("create --lease 48h --description: %+v", c)
 	}
+	// The previews print as JSON too.
+	out, errOut, code = w.cli(t, "cluster", "create", "web-cluster", "--size", "3", "--dry-run", "-o", "json")
+	var pv struct {
+		Template string
+		Nodes    []struct{ Hostname string }
+		Quota    struct{ AddNodes int }
+		PlanHash string
+	}
+	if err := json.Unmarshal([]byte(out), &pv); code != 0 || err != nil || pv.Template != "web-cluster" || len(pv.Nodes) != 3 ||
+		pv.Quota.AddNodes != 3 || pv.PlanHash == "" {
+		t.Errorf("create --dry-run -o json: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	out, errOut, code = w.cli(t, "cluster", "op", "demo", "restart", "--dry-run", "-o", "json")
+	var op struct {
+		Action string
+		Tasks  []struct{ Action string }
+	}
+	if err := json.Unmarshal([]byte(out), &op); code != 0 || err != nil || !strings.Contains(op.Action, "RESTART") || len(op.Tasks) == 0 {
+		t.Errorf("op restart --dry-run -o json: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	if _, errOut, code := w.cli(t, "cluster", "op", "demo", "restart", "-o", "json"); code != 1 || !strings.Contains(errOut, "-o is for --dry-run") {
+		t.Errorf("op -o json without --dry-run: exit %d: %q", code, errOut)
+	}
 	if _, errOut, code := w.cli(t, "cluster", "create", "single", "--provider-fields", "/nonexistent.json"); code != 1 || !strings.Contains(errOut, "--provider-fields") {
 		t.Errorf("create --provider-fields of a missing file: exit %d: %q", code, errOut)
 	}
