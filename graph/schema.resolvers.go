@@ -24,7 +24,14 @@ import (
 // Drivers is the resolver for the drivers field.
 func (r *agentResolver) Drivers(ctx context.Context, obj *fleet.Agent) (any, error) {
 	var v any
-	return v, json.Unmarshal(obj.DriversJSON, &v)
+	if err := json.Unmarshal(obj.DriversJSON, &v); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		// An agent that named no drivers stored null; the field is non-null.
+		return []any{}, nil
+	}
+	return v, nil
 }
 
 // Slots is the resolver for the slots field.

@@ -229,6 +229,7 @@ hands back the rest.`,
 	}
 	f.register(cmd)
 	cmd.AddCommand(newRunTaskCmd())
+	cmd.AddCommand(newAgentListCmd())
 	return cmd
 }
 

@@ -11,10 +11,11 @@ import (
 func newCatalogCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "catalog",
-		Short: "Validate, import and export catalogs in Coopr's JSON layout",
+		Short: "Validate, import, export, list, show and edit catalogs in Coopr's JSON layout",
 	}
 	cmd.AddCommand(newCatalogValidateCmd(), newCatalogBundleCmd())
 	addDatabaseCatalogCmds(cmd)
+	addAPICatalogCmds(cmd)
 	return cmd
 }
 

@@ -21,7 +21,7 @@ import (
 // change and delete clusters, following the slow parts live.
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "Create, list, show, change and delete clusters through the API"}
-	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd())
+	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd(), newClusterLeaseCmd())
 	return cmd
 }
 
@@ -38,8 +38,58 @@ func gql(ctx context.Context, c *client.Client, query string, vars map[string]an
 	return r.Decode(out)
 }
 
+// createOptions are cluster create's optional fields of ClusterInput.
+type createOptions struct {
+	description, provider, hardwaretype, imagetype, dnsSuffix, lease, providerFields string
+}
+
+func (o *createOptions) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.description, "description", "", "what the cluster is for")
+	cmd.Flags().StringVar(&o.provider, "provider", "", "provider instead of the template's default")
+	cmd.Flags().StringVar(&o.hardwaretype, "hardwaretype", "", "hardware type instead of the template's default")
+	cmd.Flags().StringVar(&o.imagetype, "imagetype", "", "image type instead of the template's default")
+	cmd.Flags().StringVar(&o.dnsSuffix, "dns-suffix", "", "DNS suffix of the node host names instead of the template's")
+	cmd.Flags().StringVar(&o.lease, "lease", "", "initial lease, a duration such as 48h (default: the template's)")
+	registerProviderFields(cmd, &o.providerFields)
+}
+
+// registerProviderFields adds --provider-fields, the provider type's user
+// fields from a JSON file (a file, so that secrets stay off the command line).
+func registerProviderFields(cmd *cobra.Command, file *string) {
+	cmd.Flags().StringVar(file, "provider-fields", "", "JSON file of the provider type's user fields (sensitive ones are sealed on the server)")
+}
+
+// withProviderFields adds the --provider-fields file to an input.
+func withProviderFields(in map[string]any, file string) error {
+	if file == "" {
+		return nil
+	}
+	v, err := readJSONObject(file)
+	if err != nil {
+		return fmt.Errorf("--provider-fields: %w", err)
+	}
+	in["providerFields"] = v
+	return nil
+}
+
+func (o *createOptions) apply(in map[string]any) error {
+	for _, f := range []struct{ key, val string }{{"description", o.description}, {"provider", o.provider},
+		{"hardwaretype", o.hardwaretype}, {"imagetype", o.imagetype}, {"dnsSuffix", o.dnsSuffix}} {
+		if f.val != "" {
+			in[f.key] = f.val
+		}
+	}
+	if o.lease != "" {
+		// The server reads it and names the field when it refuses it.
+		in["initialLeaseDuration"] = o.lease
+	}
+	return withProviderFields(in, o.providerFields)
+}
+
 func newClusterCreateCmd() *cobra.Command {
 	var api apiFlags
+	var opts createOptions
+	var output string
 	var name, configFile string
 	var size int
 	var services []string
@@ -69,6 +119,21 @@ refused either way, before anything is made.`,
 			}
 			if err := withServicesAndConfig(in, services, configFile); err != nil {
 				return err
+			}
+			if err := opts.apply(in); err != nil {
+				return err
+			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if output != "table" && !dryRun {
+				return errors.New("-o is for --dry-run: a create prints its progress")
+			}
+			if dryRun && output == "json" {
+				return previewJSON(cmd, c, `mutation($in: ClusterInput!) { previewCluster(input: $in) { template provider services
+					nodes { nodenum hostname services hardwaretype imagetype flavor image } tasks { ref nodenum action service stage }
+					edges stages planHash warnings `+capacityFields+` quota { maxClusters maxNodes clusters nodes addClusters addNodes } } }`,
+					map[string]any{"in": in}, "previewCluster")
 			}
 			if dryRun {
 				var pv struct{ PreviewCluster clusterPreview }
@@ -103,6 +168,8 @@ refused either way, before anything is made.`,
 	cmd.Flags().StringSliceVar(&services, "services", nil, "services instead of the template's defaults")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cluster is accepted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the create would do, making nothing")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "with --dry-run: json prints the whole preview")
+	opts.register(cmd)
 	return cmd
 }
 
@@ -149,43 +216,96 @@ func readJSONObject(path string) (map[string]any, error) {
 	return v, nil
 }
 
+// listedCluster is a cluster as cluster list prints it; its JSON keys
+// are the API's.
+type listedCluster struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Status     string     `json:"status"`
+	Template   string     `json:"template"`
+	Owner      string     `json:"owner"`
+	Size       int        `json:"size"`
+	ExpireTime *time.Time `json:"expireTime"`
+	CreatedAt  time.Time  `json:"createdAt"`
+}
+
 func newClusterListCmd() *cobra.Command {
 	var api apiFlags
+	var output, template, name string
+	var statuses []string
 	cmd := &cobra.Command{
-		Use:     "list",
+		Use:     "list [--status S[,S...]] [--template T] [--name N]",
 		Aliases: []string{"ls"},
-		Short:   "List the clusters you can see",
+		Short:   "List the clusters you can see, newest first",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			c, err := api.client()
 			if err != nil {
 				return err
 			}
-			var out struct {
-				Clusters struct {
-					Nodes []struct {
-						ID, Name, Status, Template, Owner string
-						Size                              int
+			vars := map[string]any{}
+			if len(statuses) > 0 {
+				up := make([]string, len(statuses))
+				for i, st := range statuses {
+					up[i] = strings.ToUpper(st)
+				}
+				vars["status"] = up
+			}
+			if template != "" {
+				vars["template"] = template
+			}
+			if name != "" {
+				vars["name"] = name
+			}
+			// Every page: a listing that stops at the first is a wrong answer.
+			var all []listedCluster
+			for {
+				var out struct {
+					Clusters struct {
+						Nodes       []listedCluster
+						EndCursor   *string
+						HasNextPage bool
 					}
 				}
+				if err := gql(cmd.Context(), c, `query($after: String, $status: [ClusterStatus!], $template: String, $name: String) {
+					clusters(first: 500, after: $after, status: $status, template: $template, name: $name) {
+					nodes { id name status template owner size expireTime createdAt } endCursor hasNextPage } }`, vars, &out); err != nil {
+					return err
+				}
+				all = append(all, out.Clusters.Nodes...)
+				if !out.Clusters.HasNextPage || out.Clusters.EndCursor == nil {
+					break
+				}
+				vars["after"] = *out.Clusters.EndCursor
 			}
-			if err := gql(cmd.Context(), c, `{ clusters(first: 100) { nodes { id name status template owner size } } }`, nil, &out); err != nil {
-				return err
+			if all == nil {
+				all = []listedCluster{}
+			}
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), all)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tTEMPLATE\tSIZE\tOWNER")
-			for _, n := range out.Clusters.Nodes {
+			for _, n := range all {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", n.ID, n.Name, n.Status, n.Template, n.Size, n.Owner)
 			}
 			return tw.Flush()
 		},
 	}
 	api.register(cmd)
+	outputFlag(cmd, &output)
+	cmd.Flags().StringSliceVar(&statuses, "status", nil, "only these statuses: pending, active, incomplete, inconsistent, terminated")
+	cmd.Flags().StringVar(&template, "template", "", "only clusters of this template")
+	cmd.Flags().StringVar(&name, "name", "", "only clusters with this name")
 	return cmd
 }
 
 func newClusterShowCmd() *cobra.Command {
 	var api apiFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:   "show CLUSTER",
 		Long:  "show prints a cluster's status, the state of its services and its nodes.\n\n" + clusterArgHelp,
@@ -196,15 +316,40 @@ func newClusterShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if output == "json" {
+				return showClusterJSON(cmd.Context(), c, id, cmd.OutOrStdout())
 			}
 			return showCluster(cmd.Context(), c, id, cmd.OutOrStdout())
 		},
 	}
 	api.register(cmd)
+	outputFlag(cmd, &output)
 	return cmd
+}
+
+// showClusterJSON prints the cluster as the API gives it, keys in the
+// order asked for here.
+func showClusterJSON(ctx context.Context, c *client.Client, id string, w io.Writer) error {
+	var out struct{ Cluster json.RawMessage }
+	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name description owner status message template provider
+		services size config dnsSuffix expireTime createdAt updatedAt
+		serviceSummary { service nodes states { state count } }
+		nodes { id nodenum hostname services ipaddresses hardwaretype imagetype flavor image sshuser state stateReason stateSince
+			serviceStates { service state } }
+		latestJob { id action state message } } }`, map[string]any{"id": id}, &out); err != nil {
+		return err
+	}
+	if string(out.Cluster) == "null" {
+		return fmt.Errorf("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
+	}
+	return writeJSON(w, out.Cluster)
 }
 
 // shownCluster is what cluster show prints.
@@ -331,6 +476,7 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 func newClusterDeleteCmd() *cobra.Command {
 	var api apiFlags
 	var noWait bool
+	var providerFields string
 	cmd := &cobra.Command{
 		Use:   "delete CLUSTER",
 		Long:  "delete runs CLUSTER_DELETE and follows it until the cluster is TERMINATED.\n\n" + clusterArgHelp,
@@ -345,9 +491,13 @@ func newClusterDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			vars := map[string]any{"id": id}
+			if err := withProviderFields(vars, providerFields); err != nil {
+				return err
+			}
 			var out struct{ DeleteCluster *struct{ ID string } }
-			if err := gql(cmd.Context(), c, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`,
-				map[string]any{"id": id}, &out); err != nil {
+			if err := gql(cmd.Context(), c, `mutation($id: ID!, $providerFields: JSON) { deleteCluster(id: $id, providerFields: $providerFields) { id } }`,
+				vars, &out); err != nil {
 				return err
 			}
 			if out.DeleteCluster == nil {
@@ -363,6 +513,7 @@ func newClusterDeleteCmd() *cobra.Command {
 	}
 	api.register(cmd)
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the delete is accepted")
+	registerProviderFields(cmd, &providerFields)
 	return cmd
 }
 
@@ -374,6 +525,7 @@ func newClusterOpCmd() *cobra.Command {
 	var configFile string
 	var size int
 	var noWait, dryRun, replace bool
+	var providerFields, output string
 	cmd := &cobra.Command{
 		Use:   "op CLUSTER OPERATION",
 		Short: "Run an operation: configure, configure-with-restart, start, stop, restart, add-services, scale",
@@ -427,6 +579,9 @@ room the new nodes take on the provider.
 			if cmd.Flags().Changed("size") {
 				in["numMachines"] = size
 			}
+			if err := withProviderFields(in, providerFields); err != nil {
+				return err
+			}
 			configure := op == "CONFIGURE" || op == "CONFIGURE_WITH_RESTART"
 			if replace {
 				if !configure {
@@ -436,6 +591,18 @@ room the new nodes take on the provider.
 			}
 			if configure && configFile == "" {
 				return errors.New(args[1] + " needs --config FILE: the JSON object to merge into the cluster's config (with --replace, the whole new config)")
+			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if output != "table" && !dryRun {
+				return errors.New("-o is for --dry-run: an operation prints its progress")
+			}
+			if dryRun && output == "json" {
+				return previewJSON(cmd, c, `mutation($id: ID!, $in: OperationInput!) { previewOperation(clusterId: $id, input: $in) {
+					action added { nodenum hostname services hardwaretype imagetype flavor image } removed changed { nodenum add }
+					config configChanges { path kind old new } `+capacityFields+` tasks { ref nodenum action service stage }
+					edges stages planHash } }`, map[string]any{"id": id, "in": in}, "previewOperation")
 			}
 			var hash *string
 			if dryRun || configure {
@@ -477,7 +644,18 @@ room the new nodes take on the provider.
 	cmd.Flags().IntVar(&size, "size", 0, "new node count (scale)")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the operation is accepted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the operation would do, changing nothing")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "with --dry-run: json prints the whole preview")
+	registerProviderFields(cmd, &providerFields)
 	return cmd
+}
+
+// previewJSON runs a preview and prints its field as the API gives it.
+func previewJSON(cmd *cobra.Command, c *client.Client, query string, vars map[string]any, field string) error {
+	out := map[string]json.RawMessage{}
+	if err := gql(cmd.Context(), c, query, vars, &out); err != nil {
+		return sizeHint(err)
+	}
+	return writeJSON(cmd.OutOrStdout(), out[field])
 }
 
 // capacityFields asks for a preview's provider room.

@@ -80,6 +80,7 @@ func (d *dbFlags) open(ctx context.Context) (*store.Store, error) {
 
 func newCatalogImportCmd() *cobra.Command {
 	var db dbFlags
+	var api apiFlags
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "import DIR|FILE",
@@ -88,7 +89,12 @@ func newCatalogImportCmd() *cobra.Command {
 tenant's catalog with it in one transaction. Provider and automator types are
 shared by all tenants. Providers' sensitive fields (those their provider type
 marks sensitive) are stored sealed under the server's credential key, which
-this command then needs too: $COOPR_CREDENTIAL_KEY or --credential-key-file.`,
+this command then needs too: $COOPR_CREDENTIAL_KEY or --credential-key-file.
+
+Without a database (--database-url or $COOPR_DATABASE_URL) it imports
+through the API instead (importCatalog), into the caller's tenant: the
+server seals the sensitive fields, and only the superadmin may import
+provider and automator types.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, issues, err := catalog.LoadPath(args[0])
@@ -102,6 +108,9 @@ this command then needs too: $COOPR_CREDENTIAL_KEY or --credential-key-file.`,
 			}
 			for _, i := range issues.Warnings() {
 				fmt.Fprintln(cmd.ErrOrStderr(), i)
+			}
+			if !db.given() {
+				return importByAPI(cmd, &api, c)
 			}
 			s, err := db.open(cmd.Context())
 			if err != nil {
@@ -122,18 +131,26 @@ this command then needs too: $COOPR_CREDENTIAL_KEY or --credential-key-file.`,
 	}
 	db.register(cmd)
 	db.registerKey(cmd)
-	cmd.Flags().StringVar(&tenant, "tenant", store.SuperadminTenant, "tenant whose catalog to replace")
+	api.register(cmd)
+	cmd.Flags().StringVar(&tenant, "tenant", store.SuperadminTenant, "with a database: tenant whose catalog to replace")
 	return cmd
 }
 
 func newCatalogExportCmd() *cobra.Command {
 	var db dbFlags
+	var api apiFlags
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "export DIR",
 		Short: "Write a tenant's catalog to DIR in Coopr's layout",
-		Args:  cobra.ExactArgs(1),
+		Long: `export writes a tenant's catalog to DIR, one file per entity. With a
+database (--database-url or $COOPR_DATABASE_URL) it reads --tenant's there;
+without one, the caller's tenant's through the API.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !db.given() {
+				return exportByAPI(cmd, &api, args[0])
+			}
 			s, err := db.open(cmd.Context())
 			if err != nil {
 				return err
@@ -151,6 +168,7 @@ func newCatalogExportCmd() *cobra.Command {
 		},
 	}
 	db.register(cmd)
-	cmd.Flags().StringVar(&tenant, "tenant", store.SuperadminTenant, "tenant whose catalog to export")
+	api.register(cmd)
+	cmd.Flags().StringVar(&tenant, "tenant", store.SuperadminTenant, "with a database: tenant whose catalog to export")
 	return cmd
 }

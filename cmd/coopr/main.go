@@ -37,6 +37,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newSolveCmd(), newPlanCmd(), newCatalogCmd(), newMigrateCmd(), newServerCmd(), newTokenCmd(), newWatchCmd(), newClusterCmd(), newAgentCmd(), newDevCmd(), newLocalCmd(), newKnownHostsCmd(), newWebhookCmd())
+	root.AddCommand(apiCmds()...)
 	refuseUnknown(root)
 	return root
 }

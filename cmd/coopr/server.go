@@ -70,18 +70,34 @@ session_idle_timeout, session_lifetime).`,
 }
 
 func newTokenCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "token", Short: "Make API tokens directly in the database (for the first one)"}
+	cmd := &cobra.Command{Use: "token", Short: "Make, list and revoke API tokens (the first one straight in the database)"}
 	var db dbFlags
-	var tenant, user, name, agentID string
+	var api apiFlags
+	var tenant, user, name, agentID, output string
 	var agent bool
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Make an API token and print its secret",
-		Long: `create makes a token straight in the database, for bootstrapping: the
-first superadmin token comes from here; later ones can come from the API's
-createAPIToken. The secret is printed once; coopr keeps only its hash.`,
+		Long: `create makes a token and prints its secret once; coopr keeps only its hash.
+
+With a database (--database-url or $COOPR_DATABASE_URL) it makes the token
+straight in the database, for bootstrapping: the first superadmin token comes
+from there (--tenant defaults to superadmin, --user to admin). Without one it
+asks the API (createAPIToken) as the caller's token: a token of one's own, or
+with --user one for another user of the tenant (admins), with --tenant one in
+another tenant (the superadmin).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case agent && agentID == "":
+				return errors.New("an agent token serves the agent ids it names: add --agent-id with the agent's --name (web-1), or a pattern (web-*; * for any)")
+			case !agent && agentID != "":
+				return errors.New("--agent-id is for agent tokens: add --agent")
+			}
+			if !db.given() {
+				return createTokenByAPI(cmd, &api, tokenRequest{name: name, agent: agent, agentID: agentID,
+					user: changed(cmd, "user", user), tenant: changed(cmd, "tenant", tenant), output: output})
+			}
 			s, err := db.open(cmd.Context())
 			if err != nil {
 				return err
@@ -92,14 +108,9 @@ createAPIToken. The secret is printed once; coopr keeps only its hash.`,
 				return err
 			}
 			var secret string
-			switch {
-			case agent && agentID == "":
-				return errors.New("an agent token serves the agent ids it names: add --agent-id with the agent's --name (web-1), or a pattern (web-*; * for any)")
-			case agent:
+			if agent {
 				secret, _, err = s.CreateAgentToken(cmd.Context(), t.ID, name, agentID)
-			case agentID != "":
-				return errors.New("--agent-id is for agent tokens: add --agent")
-			default:
+			} else {
 				secret, _, err = s.CreateToken(cmd.Context(), t.ID, user, store.TokenUser, name)
 			}
 			if err != nil {
@@ -110,11 +121,13 @@ createAPIToken. The secret is printed once; coopr keeps only its hash.`,
 		},
 	}
 	db.register(create)
+	api.register(create)
 	create.Flags().StringVar(&tenant, "tenant", "superadmin", "tenant of the token")
 	create.Flags().StringVar(&user, "user", "admin", "user the token acts as")
 	create.Flags().StringVar(&name, "name", "cli", "what the token is for")
 	create.Flags().BoolVar(&agent, "agent", false, "make an agent token (tenant superadmin, no user)")
 	create.Flags().StringVar(&agentID, "agent-id", "", "with --agent: the agent id it serves (the agent's --name), or a pattern with * (web-*)")
-	cmd.AddCommand(create)
+	create.Flags().StringVarP(&output, "output", "o", "table", "over the API: json prints the token and its secret as JSON; table the secret alone")
+	cmd.AddCommand(create, newTokenListCmd(), newTokenRevokeCmd())
 	return cmd
 }

@@ -36,7 +36,7 @@ func (a *apiFlags) client() (*client.Client, error) {
 		c.Token = os.Getenv("COOPR_TOKEN")
 	}
 	if c.Token == "" {
-		return nil, fmt.Errorf("no API token: set COOPR_TOKEN or pass --token (make one with `coopr token create`)")
+		return nil, fmt.Errorf("no API token: set COOPR_TOKEN or pass --token (the first comes from `coopr token create --database-url ...`; later ones from `coopr token create`)")
 	}
 	return c, nil
 }
