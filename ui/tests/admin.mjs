@@ -39,9 +39,15 @@ const started = Date.now();
 const problems = [];
 const a11yReport = [];
 
+// The views README.md shows: with COOPR_README_SHOTS=DIR, each is also
+// saved there as the browser window shows it.
+const readmeShots = { '08d-catalog': 'admin-catalog.png', '04-builder-solved': 'template-builder.png' };
+
 async function view(page, name) {
   await page.waitForTimeout(300);
   await page.screenshot({ path: join(shots, `a-${name}.png`), fullPage: true });
+  if (process.env.COOPR_README_SHOTS && readmeShots[name])
+    await page.screenshot({ path: join(process.env.COOPR_README_SHOTS, readmeShots[name]) });
   await page.evaluate(axeSource);
   // eslint-disable-next-line no-undef
   const result = await page.evaluate(() => axe.run(document, { resultTypes: ['violations'] }));

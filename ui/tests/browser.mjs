@@ -44,11 +44,17 @@ const started = Date.now();
 const problems = [];
 const a11yReport = [];
 
+// The views README.md shows: with COOPR_README_SHOTS=DIR, each is also
+// saved there as the browser window shows it.
+const readmeShots = { '09-templates': 'template-gallery.png' };
+
 /** view saves a screenshot of the page and checks it with axe-core. */
 async function view(page, name) {
   // Each step waited for what it shows; let transitions (menus, fades) end.
   await page.waitForTimeout(300);
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  if (process.env.COOPR_README_SHOTS && readmeShots[name])
+    await page.screenshot({ path: join(process.env.COOPR_README_SHOTS, readmeShots[name]) });
   // Evaluated through DevTools, which the page's CSP does not govern: no
   // script tag, no exception to the policy.
   await page.evaluate(axeSource);
@@ -289,8 +295,12 @@ try {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(/\/signin/);
 
-  // 11. Dark theme, as a person who prefers it sees the list.
+  // 11. Dark theme, as a person who prefers it sees the list. Signing in
+  // returns to the page the last session was on (the admin's catalog):
+  // bob starts from the list.
   await page.emulateMedia({ colorScheme: 'dark' });
+  await page.goto(`${base}/clusters`);
+  await page.waitForURL(/\/signin/);
   await signIn(tokens.bob);
   await page.waitForURL(/\/clusters$/);
   await rows.first().waitFor();

@@ -44,11 +44,27 @@ const started = Date.now();
 const problems = [];
 const a11yReport = [];
 
+// The views README.md shows: with COOPR_README_SHOTS=DIR, each is also
+// saved there as the browser window shows it.
+const readmeShots = {
+  '22-create-preview': { file: 'create-preview.png', show: 'cluster-preview' },
+  '23-job-running': { file: 'job-view.png', show: 'top' },
+  '27-cluster-page': { file: 'cluster-page.png', show: 'top' },
+};
+
 /** view saves a screenshot of the page and checks it with axe-core. */
 async function view(page, name) {
   // Each step waited for what it shows; let transitions (menus, fades) end.
   await page.waitForTimeout(300);
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  const readme = readmeShots[name];
+  if (process.env.COOPR_README_SHOTS && readme) {
+    // The window from the page's top, or from the part worth showing.
+    if (readme.show === 'top') await page.evaluate(() => window.scrollTo(0, 0));
+    else await page.getByTestId(readme.show).evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await page.waitForTimeout(200);
+    await page.screenshot({ path: join(process.env.COOPR_README_SHOTS, readme.file) });
+  }
   // Evaluated through DevTools, which the page's CSP does not govern: no
   // script tag, no exception to the policy.
   await page.evaluate(axeSource);
@@ -258,6 +274,14 @@ try {
   );
   check((await page.getByTestId('service-summary').textContent()).includes('running on'), 'no service states');
   check((await page.locator('[data-testid="job-table"] tbody tr').count()) >= 1, 'the job table lacks the create');
+  // Each node says how to log in and the fingerprint of its pinned host key.
+  const ssh = page.getByTestId('node-ssh').first();
+  check((await ssh.textContent()).includes('ssh root@10.3.0.1'), `no SSH command: ${await ssh.textContent()}`);
+  check(
+    (await ssh.getByTestId('host-key').textContent()) === `ssh-ed25519 ${env('COOPR_HOST_KEY_FINGERPRINT')}`,
+    `no host key fingerprint: ${await ssh.textContent()}`,
+  );
+  await ssh.getByRole('button', { name: 'Copy the SSH command' }).waitFor();
   await view(page, '27-cluster-page');
 
   // 7. Configure, previewed: the config changes path by path. This config

@@ -19,6 +19,7 @@ import (
 	"github.com/cooprhq/coopr/agent"
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/server"
 	"github.com/cooprhq/coopr/server/servertest"
 	"github.com/cooprhq/coopr/ui"
 )
@@ -73,6 +74,9 @@ type world struct {
 	newestAliceCluster string
 	stopAgentOnce      sync.Once
 	agentStop          func()
+	// extra, when set, answers actions of a test's own first: handled
+	// says it knew the action.
+	extra func(action string) (handled bool, err error)
 }
 
 func gql(t *testing.T, s *servertest.Server, token, query string, vars map[string]any, out any) {
@@ -85,7 +89,13 @@ func gql(t *testing.T, s *servertest.Server, token, query string, vars map[strin
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	s := servertest.Start(t)
+	return newWorldWith(t, servertest.Config(t))
+}
+
+// newWorldWith is newWorld on a server configured by cfg.
+func newWorldWith(t *testing.T, cfg server.Config) *world {
+	t.Helper()
+	s := servertest.StartWith(t, cfg)
 	w := &world{s: s, aliceClusters: 30}
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	gql(t, s, s.Super, `mutation { createTenant(input: {name: "acme"}) { id } }`, nil, nil)
@@ -162,6 +172,11 @@ func newWorld(t *testing.T) *world {
 // act does what the browser script asks of the server side.
 func (w *world) act(action string) error {
 	s := w.s
+	if w.extra != nil {
+		if handled, err := w.extra(action); handled {
+			return err
+		}
+	}
 	switch action {
 	case "activate":
 		// The queued tasks go to the agent: the clusters come up.

@@ -56,8 +56,20 @@ func (d *paced) Run(ctx context.Context, t *drivers.Task, out drivers.Output) dr
 	if t.TaskName == "CONFIRM" {
 		return drivers.Result{IPAddresses: map[string]string{"access_v4": "10.3.0.1", "bind_v4": "10.3.0.1"}}
 	}
+	if t.TaskName == "CREATE" && strings.HasPrefix(t.Cluster.Name, "ui-") {
+		// The host key a vm driver pins (vm.hostKeys): the cluster page
+		// shows its fingerprint.
+		return drivers.Result{Facts: map[string]any{"hostKeys": []any{uiHostKey}}}
+	}
 	return drivers.Result{}
 }
+
+// uiHostKey is the host key the paced driver's nodes have; its SHA-256
+// fingerprint is uiHostKeyFingerprint.
+const (
+	uiHostKey            = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILaSl8EcrW7WKFTu/IbPVnvijBHf0Nn9s82R9rMlYURZ"
+	uiHostKeyFingerprint = "SHA256:8BY8kYyDHMlOJT3KfYs+onLTKqw1EQko//ITTC2hGmo"
+)
 
 // TestBrowserUserFlows drives a plain user's work in the browser:
 // tests/user-flows.mjs previews and creates a cluster, watches its job
@@ -87,5 +99,5 @@ func TestBrowserUserFlows(t *testing.T) {
 	go func() { done <- a.Run(actx) }()
 	t.Cleanup(func() { stop(); <-done })
 
-	runScript(t, w, node, "tests/user-flows.mjs")
+	runScript(t, w, node, "tests/user-flows.mjs", "COOPR_HOST_KEY_FINGERPRINT="+uiHostKeyFingerprint)
 }

@@ -2,11 +2,13 @@
 // services, nodes, config and jobs. The page re-reads its query when the
 // cluster's events say something changed; this shows what it read.
 import {
+  ActionIcon,
   Alert,
   Anchor,
   Badge,
   Button,
   Code,
+  CopyButton,
   Group,
   Menu,
   Modal,
@@ -18,7 +20,7 @@ import {
   Text,
   Title,
 } from '@mantine/core';
-import { IconChevronDown, IconClockPlus, IconSettings, IconTrash } from '@tabler/icons-react';
+import { IconCheck, IconChevronDown, IconClockPlus, IconCopy, IconSettings, IconTrash } from '@tabler/icons-react';
 import { useMemo, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useMutation, useQuery } from 'urql';
@@ -73,6 +75,55 @@ function addresses(v: unknown): string {
   if (!v || typeof v !== 'object') return '';
   const vals = [...new Set(Object.values(v as Record<string, unknown>).filter((x) => typeof x === 'string'))];
   return vals.join(', ');
+}
+
+// NodeSSH says how to log in to a node and which host keys coopr pinned
+// for it, so a person can check the fingerprint ssh shows at the first
+// connection (or use `coopr known-hosts`).
+function NodeSSH({
+  command,
+  hostKeys,
+}: {
+  command: string;
+  hostKeys: readonly { type: string; fingerprint: string }[];
+}) {
+  if (!command)
+    return (
+      <Text size="xs" c="dimmed">
+        No address yet
+      </Text>
+    );
+  return (
+    <Stack gap={2}>
+      <Group gap={4} wrap="nowrap">
+        <Code>{command}</Code>
+        <CopyButton value={command}>
+          {({ copied, copy }) => (
+            <ActionIcon
+              variant="subtle"
+              size="sm"
+              onClick={copy}
+              aria-label={copied ? 'SSH command copied' : 'Copy the SSH command'}
+              title={copied ? 'Copied' : 'Copy'}
+            >
+              {copied ? <IconCheck size={14} /> : <IconCopy size={14} />}
+            </ActionIcon>
+          )}
+        </CopyButton>
+      </Group>
+      {hostKeys.length === 0 ? (
+        <Text size="xs" c="dimmed">
+          No host key pinned yet
+        </Text>
+      ) : (
+        hostKeys.map((k) => (
+          <Text key={k.type} size="xs" c="dimmed" ff="monospace" data-testid="host-key">
+            {k.type} {k.fingerprint}
+          </Text>
+        ))
+      )}
+    </Stack>
+  );
 }
 
 export function ClusterDetails({
@@ -226,6 +277,7 @@ export function ClusterDetails({
                 <Table.Th>Image</Table.Th>
                 <Table.Th>Services</Table.Th>
                 <Table.Th>State</Table.Th>
+                <Table.Th>SSH</Table.Th>
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
@@ -281,6 +333,9 @@ export function ClusterDetails({
                         {n.stateReason}
                       </Text>
                     )}
+                  </Table.Td>
+                  <Table.Td data-testid="node-ssh">
+                    <NodeSSH command={n.sshCommand} hostKeys={n.hostKeys} />
                   </Table.Td>
                 </Table.Tr>
               ))}

@@ -50,6 +50,11 @@ const ClusterSummaryDocument = graphql(`
         services
         state
         stateReason
+        sshCommand
+        hostKeys {
+          type
+          fingerprint
+        }
         serviceStates {
           service
           state
