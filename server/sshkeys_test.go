@@ -24,7 +24,9 @@ func TestBootstrapCarriesOwnerKeys(t *testing.T) {
 			map[string]any{"k": k.key.AuthorizedKey + " someone@host"}, &struct{}{})
 	}
 	var me struct {
-		Me struct{ SSHKeys []struct{ ID, Name, Type, Fingerprint, PublicKey string } }
+		Me struct {
+			SSHKeys []struct{ ID, Name, Type, Fingerprint, PublicKey string }
+		}
 	}
 	s.Must(w.alice, `{ me { sshKeys { id name type fingerprint publicKey } } }`, nil, &me)
 	if ks := me.Me.SSHKeys; len(ks) != 2 || ks[0].PublicKey != k1.AuthorizedKey || ks[0].Name != "laptop" || ks[0].Type != "ssh-ed25519" {
