@@ -36,7 +36,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newSolveCmd(), newPlanCmd(), newCatalogCmd(), newMigrateCmd(), newServerCmd(), newTokenCmd(), newWatchCmd(), newClusterCmd(), newAgentCmd(), newDevCmd(), newLocalCmd(), newKnownHostsCmd(), newWebhookCmd(), newKeyCmd())
+	root.AddCommand(newSolveCmd(), newPlanCmd(), newCatalogCmd(), newMigrateCmd(), newServerCmd(), newTokenCmd(), newWatchCmd(), newClusterCmd(), newAgentCmd(), newDevCmd(), newLocalCmd(), newKnownHostsCmd(), newWebhookCmd(), newKeyCmd(), newSSHCmd())
 	refuseUnknown(root)
 	return root
 }
