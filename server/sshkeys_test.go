@@ -53,42 +53,59 @@ func TestBootstrapCarriesOwnerKeys(t *testing.T) {
 	s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": map[string]any{
 		"name": "keys", "clusterTemplate": "lamp", "numMachines": 1}}, &cr)
 	claim := map[string]any{"agentId": "agent-k", "incarnation": "inc-1", "tenantId": w.tenantID, "slot": 0, "waitSeconds": 1}
-	deadline := time.Now().Add(60 * time.Second)
-	var bootstraps int
-	for time.Now().Before(deadline) && bootstraps == 0 {
-		var got struct {
-			ClaimTask *struct {
-				TaskID, ClaimToken string
-				Attempt            int
-				Payload            struct {
-					TaskName       string
-					AuthorizedKeys []string
+	// runJob plays the agent until the cluster is ACTIVE and returns what
+	// each BOOTSTRAP payload carried.
+	runJob := func() (bootstraps [][]string) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			var c struct{ Cluster struct{ Status string } }
+			s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { status } }`, map[string]any{"id": cr.CreateCluster.ID}, &c)
+			if c.Cluster.Status == "ACTIVE" {
+				return bootstraps
+			}
+			var got struct {
+				ClaimTask *struct {
+					TaskID, ClaimToken string
+					Attempt            int
+					Payload            struct {
+						TaskName       string
+						AuthorizedKeys []string
+					}
 				}
 			}
-		}
-		s.Must(agent, claimQuery, map[string]any{"in": claim}, &got)
-		a := got.ClaimTask
-		if a == nil {
-			continue
-		}
-		if a.Payload.TaskName == "BOOTSTRAP" {
-			bootstraps++
-			want := []string{k1.AuthorizedKey, k2.AuthorizedKey}
-			slices.Sort(want)
-			if !slices.Equal(a.Payload.AuthorizedKeys, want) {
-				t.Errorf("BOOTSTRAP carries %q, want alice's keys %q", a.Payload.AuthorizedKeys, want)
+			s.Must(agent, claimQuery, map[string]any{"in": claim}, &got)
+			a := got.ClaimTask
+			if a == nil {
+				continue
 			}
-		} else if a.Payload.AuthorizedKeys != nil {
-			t.Errorf("%s carries keys %q", a.Payload.TaskName, a.Payload.AuthorizedKeys)
+			if a.Payload.TaskName == "BOOTSTRAP" {
+				bootstraps = append(bootstraps, a.Payload.AuthorizedKeys)
+			} else if a.Payload.AuthorizedKeys != nil {
+				t.Errorf("%s carries keys %q", a.Payload.TaskName, a.Payload.AuthorizedKeys)
+			}
+			result := map[string]any{"status": 0}
+			if a.Payload.TaskName == "CONFIRM" {
+				result["ipaddresses"] = map[string]any{"access_v4": "10.9.0.1", "bind_v4": "10.9.0.1"}
+			}
+			s.Must(agent, finishQuery, map[string]any{"in": map[string]any{"taskId": a.TaskID, "attempt": a.Attempt,
+				"claimToken": a.ClaimToken, "result": result}}, &struct{}{})
 		}
-		result := map[string]any{"status": 0}
-		if a.Payload.TaskName == "CONFIRM" {
-			result["ipaddresses"] = map[string]any{"access_v4": "10.9.0.1", "bind_v4": "10.9.0.1"}
-		}
-		s.Must(agent, finishQuery, map[string]any{"in": map[string]any{"taskId": a.TaskID, "attempt": a.Attempt,
-			"claimToken": a.ClaimToken, "result": result}}, &struct{}{})
+		t.Fatal("the job did not end within 60 s")
+		return nil
 	}
-	if bootstraps == 0 {
-		t.Fatal("no BOOTSTRAP claimed within 60 s")
+	want := []string{k1.AuthorizedKey, k2.AuthorizedKey}
+	slices.Sort(want)
+	if got := runJob(); len(got) != 1 || !slices.Equal(got[0], want) {
+		t.Errorf("create's BOOTSTRAP carries %q, want alice's keys %q", got, want)
+	}
+
+	// A key removed reaches the live cluster with a CONFIGURE that changes
+	// nothing: it runs BOOTSTRAP again on every node.
+	s.Must(w.alice, `mutation($id: ID!) { removeSSHKey(id: $id) }`, map[string]any{"id": me.Me.SSHKeys[0].ID}, &struct{}{})
+	s.Must(w.alice, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: CONFIGURE, config: {}}) { id } }`,
+		map[string]any{"id": cr.CreateCluster.ID}, &struct{}{})
+	if got := runJob(); len(got) != 1 || !slices.Equal(got[0], []string{k2.AuthorizedKey}) {
+		t.Errorf("configure's BOOTSTRAP carries %q, want %q", got, k2.AuthorizedKey)
 	}
 }
