@@ -102,7 +102,7 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	}
 
 	out.Status(fmt.Sprintf("installing %d SSH key(s) of the cluster's owner for %s", len(t.AuthorizedKeys), tg.User), 45)
-	if retryable, err := d.installKeys(ctx, tg, t.AuthorizedKeys); err != nil {
+	if retryable, err := InstallOwnerKeys(ctx, d.pool, tg, t.AuthorizedKeys); err != nil {
 		return failure(err, retryable, facts)
 	}
 
@@ -188,12 +188,14 @@ rm -rf -- "$tmp"`
 // own cluster key among them, stays as it is.
 const OwnerKeyMarker = "coopr-owner-key"
 
-// installKeys makes the marked lines of the SSH user's authorized_keys the
-// owner's keys: keys added since are installed, keys removed since are
-// taken out. Nothing is written when nothing changes (so a node without
-// owner keys keeps its file untouched), and the new file replaces the old
-// by a rename, so that coopr's own key never goes missing mid-write.
-func (d *Driver) installKeys(ctx context.Context, tg remote.Target, keys []string) (retryable bool, err error) {
+// InstallOwnerKeys makes the marked lines of tg's user's authorized_keys
+// keys: keys added since are installed, keys removed since are taken out,
+// and no keys takes them all out (the pool driver does so before a host
+// goes back to the pool). Nothing is written when nothing changes (so a
+// node without owner keys keeps its file untouched), and the new file
+// replaces the old by a rename, so that coopr's own key never goes missing
+// mid-write.
+func InstallOwnerKeys(ctx context.Context, p *remote.Pool, tg remote.Target, keys []string) (retryable bool, err error) {
 	var lines strings.Builder
 	for i, k := range keys {
 		// The server validated them; a line that is no plain public key
@@ -219,7 +221,7 @@ tmp="$f.coopr.$$"
 { grep -v " $COOPR_MARKER\$" "$f" || true; [ -z "$keys" ] || printf '%s\n' "$keys"; } > "$tmp"
 if cmp -s "$tmp" "$f"; then rm -f "$tmp"; exit 0; fi
 mv -f "$tmp" "$f"`
-	err = d.pool.Run(ctx, tg, script, remote.RunOptions{Stdin: strings.NewReader(lines.String()),
+	err = p.Run(ctx, tg, script, remote.RunOptions{Stdin: strings.NewReader(lines.String()),
 		Env: map[string]string{"COOPR_MARKER": OwnerKeyMarker}})
 	if err != nil {
 		return !remote.Terminal(err), fmt.Errorf("install the owner's SSH keys for %s: %w", tg.User, describe(err))
