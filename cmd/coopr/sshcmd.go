@@ -18,7 +18,7 @@ import (
 
 func newSSHCmd() *cobra.Command {
 	var api apiFlags
-	var print bool
+	var printOnly bool
 	cmd := &cobra.Command{
 		Use:   "ssh CLUSTER [NODE] [-- SSH-ARGUMENTS...]",
 		Short: "Log in to a node of a cluster, checking the host key coopr pinned",
@@ -64,7 +64,7 @@ are in a file under your cache directory that stays.
 			if err != nil {
 				return err
 			}
-			if print {
+			if printOnly {
 				dir, err := os.UserCacheDir()
 				if err != nil {
 					return fmt.Errorf("--print keeps the pinned keys under your cache directory: %w", err)
@@ -99,7 +99,7 @@ are in a file under your cache directory that stays.
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&print, "print", false, "print the ssh command instead of running it")
+	cmd.Flags().BoolVar(&printOnly, "print", false, "print the ssh command instead of running it")
 	api.register(cmd)
 	return cmd
 }
