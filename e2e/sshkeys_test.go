@@ -13,7 +13,8 @@ import (
 
 // Issue 19: a user who put a key on their profile logs in to the node of
 // their cluster with coopr ssh (the real binary, the real ssh), the host
-// key checked against coopr's pin; coopr's own key still works after.
+// key checked against coopr's pin; coopr's own key still works after, and
+// the key leaves the pool host with the node.
 func TestOwnerLogsInOnPool(t *testing.T) {
 	w := newWorld(t, 2)
 	w.startAgent(t, "agent-1", 2)
@@ -50,4 +51,8 @@ func TestOwnerLogsInOnPool(t *testing.T) {
 	}
 	w.delete(t, id)
 	w.follow(t, id, "TERMINATED", 3*time.Minute)
+	// The host went back to the pool without the owner's key.
+	if got := sshRun(t, hosts[0], key.Signer, "grep -c coopr-owner-key /root/.ssh/authorized_keys || true"); strings.TrimSpace(got) != "0" {
+		t.Errorf("owner keys on the pool host after DELETE: %q, want 0", got)
+	}
 }
