@@ -93,4 +93,24 @@ func TestKeyCommands(t *testing.T) {
 	if out, _, _ := w.cli(t, "key", "list"); !strings.HasPrefix(out, "no SSH keys") {
 		t.Errorf("list after remove: %q", out)
 	}
+
+	// - reads the key from standard input.
+	pub, err := os.ReadFile(filepath.Join(dir, "id.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = stdin })
+	go func() { _, _ = pw.Write(pub); pw.Close() }()
+	out, errOut, code = w.cli(t, "key", "add", "-", "--name", "piped", "-o", "json")
+	os.Stdin = stdin
+	var added shownSSHKey
+	if err := json.Unmarshal([]byte(out), &added); code != 0 || err != nil || added.Name != "piped" || added.Fingerprint != fp {
+		t.Errorf("add - --name piped: exit %d, %q %q", code, out, errOut)
+	}
 }
