@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
@@ -318,7 +319,16 @@ func (r *Resolver) assignment(ctx context.Context, c claimed) (*model.TaskAssign
 	if err != nil {
 		return nil, err
 	}
-	payload, err := json.Marshal(payloadOf(a, c.provider, c.secrets, refs))
+	t := payloadOf(a, c.provider, c.secrets, refs)
+	if a.Action == planner.Bootstrap {
+		// The owner's keys as they are now: a key added or removed since
+		// the cluster was made reaches the node with its next BOOTSTRAP
+		// (docs/operations.md#host-keys-and-logging-in).
+		if t.AuthorizedKeys, err = r.Store.AuthorizedKeys(ctx, a.TenantID, a.Cluster.Owner); err != nil {
+			return nil, fmt.Errorf("task %s payload: %w", a.TaskID, err)
+		}
+	}
+	payload, err := json.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("task %s payload: %w", a.TaskID, err)
 	}

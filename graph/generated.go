@@ -42,6 +42,7 @@ type ResolverRoot interface {
 	Job() JobResolver
 	Mutation() MutationResolver
 	Node() NodeResolver
+	Principal() PrincipalResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 	Task() TaskResolver
@@ -245,6 +246,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AbortJob             func(childComplexity int, id string) int
+		AddSSHKey            func(childComplexity int, publicKey string, name *string) int
 		AgentHeartbeat       func(childComplexity int, input model.AgentHeartbeatInput) int
 		ClaimTask            func(childComplexity int, input model.ClaimInput) int
 		ClaimTasks           func(childComplexity int, input model.ClaimTasksInput) int
@@ -267,6 +269,7 @@ type ComplexityRoot struct {
 		RecallResource       func(childComplexity int, input model.ResourceVersionInput) int
 		RegisterAgent        func(childComplexity int, input model.AgentRegistration) int
 		ReleaseTask          func(childComplexity int, input model.ReleaseInput) int
+		RemoveSSHKey         func(childComplexity int, id string) int
 		ReportProgress       func(childComplexity int, input model.ProgressInput) int
 		ResumeJob            func(childComplexity int, id string) int
 		RetryJob             func(childComplexity int, id string) int
@@ -370,6 +373,7 @@ type ComplexityRoot struct {
 
 	Principal struct {
 		Role       func(childComplexity int) int
+		SSHKeys    func(childComplexity int) int
 		Superadmin func(childComplexity int) int
 		Tenant     func(childComplexity int) int
 		User       func(childComplexity int) int
@@ -421,6 +425,15 @@ type ComplexityRoot struct {
 	ResourceContent struct {
 		Content func(childComplexity int) int
 		Digest  func(childComplexity int) int
+	}
+
+	SSHKey struct {
+		CreatedAt   func(childComplexity int) int
+		Fingerprint func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Name        func(childComplexity int) int
+		PublicKey   func(childComplexity int) int
+		Type        func(childComplexity int) int
 	}
 
 	ServiceStateCount struct {
@@ -609,6 +622,8 @@ type MutationResolver interface {
 	CreateUser(ctx context.Context, name string, role model.Role, tenant *string) (*model.User, error)
 	CreateAPIToken(ctx context.Context, input model.APITokenInput) (*model.NewAPIToken, error)
 	RevokeAPIToken(ctx context.Context, id string) (bool, error)
+	AddSSHKey(ctx context.Context, publicKey string, name *string) (*store.SSHKey, error)
+	RemoveSSHKey(ctx context.Context, id string) (bool, error)
 	CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.NewWebhook, error)
 	DeleteWebhook(ctx context.Context, id string) (bool, error)
 	ImportCatalog(ctx context.Context, document any) (*model.ImportResult, error)
@@ -646,6 +661,9 @@ type NodeResolver interface {
 	ServiceStates(ctx context.Context, obj *control.Node) ([]*model.NodeService, error)
 	HostKeys(ctx context.Context, obj *control.Node) ([]*model.HostKey, error)
 	SSHCommand(ctx context.Context, obj *control.Node) (string, error)
+}
+type PrincipalResolver interface {
+	SSHKeys(ctx context.Context, obj *model.Principal) ([]*store.SSHKey, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*model.Principal, error)
@@ -1551,6 +1569,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AbortJob(childComplexity, args["id"].(string)), true
+	case "Mutation.addSSHKey":
+		if e.ComplexityRoot.Mutation.AddSSHKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addSSHKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddSSHKey(childComplexity, args["publicKey"].(string), args["name"].(*string)), true
 	case "Mutation.agentHeartbeat":
 		if e.ComplexityRoot.Mutation.AgentHeartbeat == nil {
 			break
@@ -1793,6 +1822,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ReleaseTask(childComplexity, args["input"].(model.ReleaseInput)), true
+	case "Mutation.removeSSHKey":
+		if e.ComplexityRoot.Mutation.RemoveSSHKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeSSHKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveSSHKey(childComplexity, args["id"].(string)), true
 	case "Mutation.reportProgress":
 		if e.ComplexityRoot.Mutation.ReportProgress == nil {
 			break
@@ -2286,6 +2326,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Principal.Role(childComplexity), true
+	case "Principal.sshKeys":
+		if e.ComplexityRoot.Principal.SSHKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Principal.SSHKeys(childComplexity), true
 	case "Principal.superadmin":
 		if e.ComplexityRoot.Principal.Superadmin == nil {
 			break
@@ -2553,6 +2599,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceContent.Digest(childComplexity), true
+
+	case "SSHKey.createdAt":
+		if e.ComplexityRoot.SSHKey.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSHKey.CreatedAt(childComplexity), true
+	case "SSHKey.fingerprint":
+		if e.ComplexityRoot.SSHKey.Fingerprint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSHKey.Fingerprint(childComplexity), true
+	case "SSHKey.id":
+		if e.ComplexityRoot.SSHKey.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSHKey.ID(childComplexity), true
+	case "SSHKey.name":
+		if e.ComplexityRoot.SSHKey.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSHKey.Name(childComplexity), true
+	case "SSHKey.publicKey":
+		if e.ComplexityRoot.SSHKey.PublicKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSHKey.PublicKey(childComplexity), true
+	case "SSHKey.type":
+		if e.ComplexityRoot.SSHKey.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSHKey.Type(childComplexity), true
 
 	case "ServiceStateCount.count":
 		if e.ComplexityRoot.ServiceStateCount.Count == nil {
@@ -3353,6 +3436,15 @@ type Mutation {
   createAPIToken(input: APITokenInput!): NewAPIToken!
   "Revoke a token: one's own, or any of the tenant's for admins."
   revokeAPIToken(id: ID!): Boolean!
+  """
+  Put an SSH public key (one line of a .pub file) on one's profile: BOOTSTRAP
+  installs the keys of a cluster's owner on its nodes, so that the owner can
+  log in (coopr ssh). Private keys, certificates and anything else are
+  refused. name defaults to the key's comment.
+  """
+  addSSHKey(publicKey: String!, name: String): SSHKey!
+  "Take one of one's SSH keys off one's profile. Nodes bootstrapped before keep it until bootstrapped again."
+  removeSSHKey(id: ID!): Boolean!
   "Tell an HTTP endpoint of job and cluster state changes (tenant admins). The answer holds the signing secret, shown this once."
   createWebhook(input: WebhookInput!): NewWebhook!
   "Remove a webhook and its delivery history (tenant admins)."
@@ -3930,6 +4022,21 @@ type Principal {
   user: String!
   role: Role
   superadmin: Boolean!
+  "The user's SSH public keys, oldest first; empty for agents."
+  sshKeys: [SSHKey!]!
+}
+
+"An SSH public key on a user's profile."
+type SSHKey {
+  id: ID!
+  name: String!
+  "The key's algorithm, such as ssh-ed25519."
+  type: String!
+  "SHA256:… as ssh-keygen -l prints it."
+  fingerprint: String!
+  "The key as one authorized_keys line, without its comment."
+  publicKey: String!
+  createdAt: Time!
 }
 
 type Tenant {
@@ -4954,6 +5061,8 @@ func (ec *executionContext) childFields_Principal(ctx context.Context, field gra
 		return ec.fieldContext_Principal_role(ctx, field)
 	case "superadmin":
 		return ec.fieldContext_Principal_superadmin(ctx, field)
+	case "sshKeys":
+		return ec.fieldContext_Principal_sshKeys(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Principal", field.Name)
 }
@@ -5012,6 +5121,24 @@ func (ec *executionContext) childFields_ResourceContent(ctx context.Context, fie
 		return ec.fieldContext_ResourceContent_digest(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceContent", field.Name)
+}
+
+func (ec *executionContext) childFields_SSHKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SSHKey_id(ctx, field)
+	case "name":
+		return ec.fieldContext_SSHKey_name(ctx, field)
+	case "type":
+		return ec.fieldContext_SSHKey_type(ctx, field)
+	case "fingerprint":
+		return ec.fieldContext_SSHKey_fingerprint(ctx, field)
+	case "publicKey":
+		return ec.fieldContext_SSHKey_publicKey(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SSHKey_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SSHKey", field.Name)
 }
 
 func (ec *executionContext) childFields_ServiceStateCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5442,6 +5569,28 @@ func (ec *executionContext) field_Mutation_abortJob_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addSSHKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "publicKey",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publicKey"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_agentHeartbeat_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5827,6 +5976,20 @@ func (ec *executionContext) field_Mutation_releaseTask_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeSSHKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -9940,6 +10103,94 @@ func (ec *executionContext) fieldContext_Mutation_revokeAPIToken(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_addSSHKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addSSHKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddSSHKey(ctx, fc.Args["publicKey"].(string), fc.Args["name"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SSHKey) graphql.Marshaler {
+			return ec.marshalNSSHKey2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐSSHKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addSSHKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SSHKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addSSHKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeSSHKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeSSHKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveSSHKey(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeSSHKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeSSHKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12733,6 +12984,38 @@ func (ec *executionContext) fieldContext_Principal_superadmin(_ context.Context,
 	return graphql.NewScalarFieldContext("Principal", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _Principal_sshKeys(ctx context.Context, field graphql.CollectedField, obj *model.Principal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Principal_sshKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Principal().SSHKeys(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.SSHKey) graphql.Marshaler {
+			return ec.marshalNSSHKey2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐSSHKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Principal_sshKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Principal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SSHKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ProviderCapacity_provider(ctx context.Context, field graphql.CollectedField, obj *model.ProviderCapacity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13842,6 +14125,144 @@ func (ec *executionContext) _ResourceContent_digest(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_ResourceContent_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ResourceContent", field, false, false, "String")
+}
+
+func (ec *executionContext) _SSHKey_id(ctx context.Context, field graphql.CollectedField, obj *store.SSHKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSHKey_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSHKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SSHKey", field, false, false, "ID")
+}
+
+func (ec *executionContext) _SSHKey_name(ctx context.Context, field graphql.CollectedField, obj *store.SSHKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSHKey_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSHKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SSHKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _SSHKey_type(ctx context.Context, field graphql.CollectedField, obj *store.SSHKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSHKey_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSHKey_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SSHKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _SSHKey_fingerprint(ctx context.Context, field graphql.CollectedField, obj *store.SSHKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSHKey_fingerprint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fingerprint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSHKey_fingerprint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SSHKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _SSHKey_publicKey(ctx context.Context, field graphql.CollectedField, obj *store.SSHKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSHKey_publicKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublicKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSHKey_publicKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SSHKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _SSHKey_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.SSHKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSHKey_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSHKey_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SSHKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ServiceStateCount_state(ctx context.Context, field graphql.CollectedField, obj *model.ServiceStateCount) (ret graphql.Marshaler) {
@@ -19710,6 +20131,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "addSSHKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addSSHKey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeSSHKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeSSHKey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createWebhook":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createWebhook(ctx, field)
@@ -20498,23 +20933,29 @@ func (ec *executionContext) _Principal(ctx context.Context, sel ast.SelectionSet
 		case "tenant":
 			out.Values[i] = ec._Principal_tenant(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "user":
 			out.Values[i] = ec._Principal_user(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "role":
 			out.Values[i] = ec._Principal_role(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "superadmin":
 			out.Values[i] = ec._Principal_superadmin(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "sshKeys":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Principal_sshKeys(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20856,6 +21297,64 @@ func (ec *executionContext) _ResourceContent(ctx context.Context, sel ast.Select
 			}
 		case "digest":
 			out.Values[i] = ec._ResourceContent_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var sSHKeyImplementors = []string{"SSHKey"}
+
+func (ec *executionContext) _SSHKey(ctx context.Context, sel ast.SelectionSet, obj *store.SSHKey) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sSHKeyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SSHKey")
+		case "id":
+			out.Values[i] = ec._SSHKey_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._SSHKey_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._SSHKey_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fingerprint":
+			out.Values[i] = ec._SSHKey_fingerprint(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publicKey":
+			out.Values[i] = ec._SSHKey_publicKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._SSHKey_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22937,6 +23436,30 @@ func (ec *executionContext) unmarshalNRole2githubᚗcomᚋcooprhqᚋcooprᚋgrap
 
 func (ec *executionContext) marshalNRole2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v model.Role) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNSSHKey2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐSSHKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SSHKey) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSSHKey2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐSSHKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSSHKey2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐSSHKey(ctx context.Context, sel ast.SelectionSet, v *store.SSHKey) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SSHKey!")
+		return graphql.Null
+	}
+	return ec._SSHKey(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNServiceState2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐServiceState(ctx context.Context, v any) (model.ServiceState, error) {

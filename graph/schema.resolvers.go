@@ -391,6 +391,16 @@ func (r *mutationResolver) RevokeAPIToken(ctx context.Context, id string) (bool,
 	return true, nil
 }
 
+// AddSSHKey is the resolver for the addSSHKey field.
+func (r *mutationResolver) AddSSHKey(ctx context.Context, publicKey string, name *string) (*store.SSHKey, error) {
+	return r.addSSHKey(ctx, publicKey, name)
+}
+
+// RemoveSSHKey is the resolver for the removeSSHKey field.
+func (r *mutationResolver) RemoveSSHKey(ctx context.Context, id string) (bool, error) {
+	return r.removeSSHKey(ctx, id)
+}
+
 // CreateWebhook is the resolver for the createWebhook field.
 func (r *mutationResolver) CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.NewWebhook, error) {
 	return r.createWebhook(ctx, input)
@@ -704,6 +714,11 @@ func (r *nodeResolver) HostKeys(ctx context.Context, obj *control.Node) ([]*mode
 // SSHCommand is the resolver for the sshCommand field.
 func (r *nodeResolver) SSHCommand(ctx context.Context, obj *control.Node) (string, error) {
 	return sshCommand(obj)
+}
+
+// SSHKeys is the resolver for the sshKeys field.
+func (r *principalResolver) SSHKeys(ctx context.Context, obj *model.Principal) ([]*store.SSHKey, error) {
+	return r.principalSSHKeys(ctx, obj)
 }
 
 // Me is the resolver for the me field.
@@ -1087,6 +1102,9 @@ func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 // Node returns NodeResolver implementation.
 func (r *Resolver) Node() NodeResolver { return &nodeResolver{r} }
 
+// Principal returns PrincipalResolver implementation.
+func (r *Resolver) Principal() PrincipalResolver { return &principalResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
@@ -1111,6 +1129,7 @@ type (
 	jobResolver             struct{ *Resolver }
 	mutationResolver        struct{ *Resolver }
 	nodeResolver            struct{ *Resolver }
+	principalResolver       struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
 	taskResolver            struct{ *Resolver }

@@ -96,6 +96,11 @@ type Task struct {
 	Secrets  map[string]map[string]any `json:"secrets"`
 	// TimeoutSeconds bounds the run; 0 is none.
 	TimeoutSeconds int `json:"timeoutSeconds"`
+	// AuthorizedKeys are the SSH public keys of the cluster's owner, one
+	// authorized_keys line each, that BOOTSTRAP installs for the node's SSH
+	// user (docs/operations.md#host-keys-and-logging-in); only BOOTSTRAP
+	// carries them.
+	AuthorizedKeys []string `json:"authorizedKeys,omitempty"`
 	// Resources are the plugin resources of this task's driver at the
 	// job's pinned generation (docs/task-protocol.md#plugin-resources).
 	Resources []Resource `json:"resources"`

@@ -351,6 +351,8 @@ type Principal struct {
 	User       string `json:"user"`
 	Role       *Role  `json:"role,omitempty"`
 	Superadmin bool   `json:"superadmin"`
+	// The user's SSH public keys, oldest first; empty for agents.
+	SSHKeys []*store.SSHKey `json:"sshKeys"`
 }
 
 type ProgressInput struct {

@@ -8,6 +8,10 @@
 // under test can set the hostname and rewrite /etc/hosts without touching
 // the machine running the tests. A bind-mounted /etc/hosts is also what
 // containers have, where rename(2) over it fails with EBUSY.
+//
+// sshd also reads the logging-in user's own ~/.ssh/authorized_keys, where
+// BOOTSTRAP installs cluster owners' keys: a test of that uses the non-root
+// user, whose home is the host's own.
 package sshdtest
 
 import (
@@ -333,7 +337,7 @@ func (h *Host) writeConfig(t testing.TB) string {
 	cfg := fmt.Sprintf(`ListenAddress %s
 HostKey %s
 PidFile none
-AuthorizedKeysFile %s
+AuthorizedKeysFile %s .ssh/authorized_keys
 StrictModes no
 PubkeyAuthentication yes
 PasswordAuthentication no

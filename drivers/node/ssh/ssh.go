@@ -101,6 +101,11 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		}
 	}
 
+	out.Status(fmt.Sprintf("installing %d SSH key(s) of the cluster's owner for %s", len(t.AuthorizedKeys), tg.User), 45)
+	if retryable, err := InstallOwnerKeys(ctx, d.pool, tg, t.AuthorizedKeys); err != nil {
+		return failure(err, retryable, facts)
+	}
+
 	out.Status("gathering facts", 60)
 	raw, err := d.pool.Output(ctx, tg, gatherFacts, remote.RunOptions{Stderr: out.Stderr})
 	if err != nil {
@@ -173,6 +178,53 @@ rm -rf -- "$tmp"`
 	}
 	if err := d.pool.Run(ctx, tg, script, remote.RunOptions{Sudo: true, Stdin: f, Env: env}); err != nil {
 		return !remote.Terminal(err), fmt.Errorf("%s: install: %w", what, describe(err))
+	}
+	return true, nil
+}
+
+// OwnerKeyMarker ends each line BOOTSTRAP writes into the SSH user's
+// authorized_keys: the lines so marked are the owner's keys as of the last
+// BOOTSTRAP, replaced as a whole by the next one. Every other line, coopr's
+// own cluster key among them, stays as it is.
+const OwnerKeyMarker = "coopr-owner-key"
+
+// InstallOwnerKeys makes the marked lines of tg's user's authorized_keys
+// keys: keys added since are installed, keys removed since are taken out,
+// and no keys takes them all out (the pool driver does so before a host
+// goes back to the pool). Nothing is written when nothing changes (so a
+// node without owner keys keeps its file untouched), and the new file
+// replaces the old by a rename, so that coopr's own key never goes missing
+// mid-write.
+func InstallOwnerKeys(ctx context.Context, p *remote.Pool, tg remote.Target, keys []string) (retryable bool, err error) {
+	var lines strings.Builder
+	for i, k := range keys {
+		// The server validated them; a line that is no plain public key
+		// would be a new authorized_keys entry of someone's choosing.
+		pk, _, options, rest, err := ssh.ParseAuthorizedKey([]byte(k))
+		if err != nil || len(options) > 0 || strings.TrimSpace(string(rest)) != "" {
+			return false, fmt.Errorf("authorizedKeys[%d]: not one plain SSH public key", i)
+		}
+		lines.WriteString(remote.AuthorizedKey(pk) + " " + OwnerKeyMarker + "\n")
+	}
+	script := `set -e
+umask 077
+keys=$(cat)
+d="$HOME/.ssh"
+f="$d/authorized_keys"
+if [ ! -e "$f" ]; then
+  [ -n "$keys" ] || exit 0
+  mkdir -p "$d"
+  : > "$f"
+fi
+if [ -z "$keys" ] && ! grep -q " $COOPR_MARKER\$" "$f"; then exit 0; fi
+tmp="$f.coopr.$$"
+{ grep -v " $COOPR_MARKER\$" "$f" || true; [ -z "$keys" ] || printf '%s\n' "$keys"; } > "$tmp"
+if cmp -s "$tmp" "$f"; then rm -f "$tmp"; exit 0; fi
+mv -f "$tmp" "$f"`
+	err = p.Run(ctx, tg, script, remote.RunOptions{Stdin: strings.NewReader(lines.String()),
+		Env: map[string]string{"COOPR_MARKER": OwnerKeyMarker}})
+	if err != nil {
+		return !remote.Terminal(err), fmt.Errorf("install the owner's SSH keys for %s: %w", tg.User, describe(err))
 	}
 	return true, nil
 }

@@ -226,3 +226,77 @@ func TestBootstrapInstallsResources(t *testing.T) {
 		t.Fatalf("failed fetch: status %d retryable %v: %s", r.Status, r.Retryable, r.Message)
 	}
 }
+
+// Issue 19: BOOTSTRAP installs the cluster owner's SSH keys for the node's
+// SSH user, after which the owner's key logs in; a later BOOTSTRAP takes
+// out the keys the owner removed, and coopr's own key (and any other line
+// of the file) keeps working throughout.
+func TestBootstrapInstallsOwnerKeys(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: true})
+	h := c.Hosts[0]
+	home := h.Dir + "/home/" + h.User
+	// The node's image put coopr's cluster key and a line of its own there.
+	other := sshdtest.NewKey(t)
+	h.Exec(t, `mkdir -p `+home+`/.ssh && printf '%s\n%s\n' '`+c.Key.AuthorizedKey+` coopr' '`+other.AuthorizedKey+` ops' > `+home+`/.ssh/authorized_keys && chown -R `+h.User+`: `+home+`/.ssh`)
+	owner1, owner2 := sshdtest.NewKey(t), sshdtest.NewKey(t)
+	drv := newDriver(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	logsIn := func(k *sshdtest.Key) bool {
+		cl, err := ssh.Dial("tcp", h.Addr(), &ssh.ClientConfig{User: h.User, Auth: []ssh.AuthMethod{ssh.PublicKeys(k.Signer)},
+			HostKeyCallback: ssh.FixedHostKey(h.HostKey()), Timeout: 10 * time.Second})
+		if err != nil {
+			return false
+		}
+		cl.Close()
+		return true
+	}
+	if logsIn(owner1) {
+		t.Fatal("the owner's key logs in before BOOTSTRAP")
+	}
+	bootstrap := func(keys ...string) {
+		t.Helper()
+		task := c.Task("BOOTSTRAP", 0)
+		task.AuthorizedKeys = keys
+		r := drv.Run(ctx, task, &drivertest.Recorder{})
+		if r.Status != 0 {
+			t.Fatalf("BOOTSTRAP: %s", r.Message)
+		}
+		c.Merge(0, "node", r)
+	}
+	for range 2 { // a second run changes nothing
+		bootstrap(owner1.AuthorizedKey+" alice@laptop", owner2.AuthorizedKey)
+	}
+	for _, k := range []*sshdtest.Key{owner1, owner2, other} {
+		if !logsIn(k) {
+			t.Errorf("key %s does not log in after BOOTSTRAP", k.AuthorizedKey)
+		}
+	}
+	want := c.Key.AuthorizedKey + " coopr\n" + other.AuthorizedKey + " ops\n" +
+		owner1.AuthorizedKey + " " + sshnode.OwnerKeyMarker + "\n" + owner2.AuthorizedKey + " " + sshnode.OwnerKeyMarker + "\n"
+	if got := h.Exec(t, `cat `+home+`/.ssh/authorized_keys; stat -c '%a %U' `+home+`/.ssh/authorized_keys`); got != want+"600 "+h.User+"\n" {
+		t.Errorf("authorized_keys:\n%s\nwant:\n%s600 %s", got, want, h.User)
+	}
+
+	// The owner removed owner1.
+	bootstrap(owner2.AuthorizedKey)
+	if logsIn(owner1) {
+		t.Error("a removed key still logs in after BOOTSTRAP")
+	}
+	if !logsIn(owner2) || !logsIn(other) {
+		t.Error("a kept key no longer logs in")
+	}
+	bootstrap() // none left: coopr's own key still works (this BOOTSTRAP ran on it)
+	if got, want := h.Exec(t, `cat `+home+`/.ssh/authorized_keys`), c.Key.AuthorizedKey+" coopr\n"+other.AuthorizedKey+" ops\n"; got != want {
+		t.Errorf("authorized_keys without owner keys:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A line that is no plain public key fails for good, naming the field.
+	task := c.Task("BOOTSTRAP", 0)
+	task.AuthorizedKeys = []string{`command="sh" ` + owner1.AuthorizedKey}
+	if r := drv.Run(ctx, task, &drivertest.Recorder{}); r.Status == 0 || r.Retryable == nil || *r.Retryable ||
+		!strings.Contains(r.Message, "authorizedKeys[0]") {
+		t.Errorf("a key with options: status %d: %s", r.Status, r.Message)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/drivers"
+	sshnode "github.com/cooprhq/coopr/drivers/node/ssh"
 	"github.com/cooprhq/coopr/remote"
 )
 
@@ -460,6 +461,11 @@ func (d *driver) release(ctx context.Context, s settings, t *drivers.Task, h hos
 			log.Warn("pool: wipe failed", "host", h.id(), "err", err)
 			return failure(statusFailed, fmt.Errorf("wipe_script on host %s: %w (the host stays leased to this node)", h.id(), describe(err)), nil)
 		}
+	}
+	// The cluster owner's keys BOOTSTRAP installed leave with the node:
+	// the host's next user must not find the last one let in.
+	if _, err := sshnode.InstallOwnerKeys(ctx, d.pool, tg, nil); err != nil {
+		return failure(statusFailed, fmt.Errorf("host %s: %w (the host stays leased to this node)", h.id(), err), nil)
 	}
 	st, _, err := d.lease(ctx, tg, "release", owner(t))
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/drivers/drivertest"
+	sshnode "github.com/cooprhq/coopr/drivers/node/ssh"
 	"github.com/cooprhq/coopr/remote"
 	"github.com/cooprhq/coopr/remote/sshdtest"
 )
@@ -658,11 +659,20 @@ func TestNonRootUser(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != h.User {
 		t.Fatalf("as the next task: %q %v", out, err)
 	}
+	// BOOTSTRAP installed the owner's key; the host's own lines are the
+	// admin's.
+	keys := h.Dir + "/home/" + h.User + "/.ssh/authorized_keys"
+	h.Exec(t, `mkdir -p `+h.Dir+`/home/`+h.User+`/.ssh && printf '%s\n%s\n' 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDOv5RJk+H7txT4Dy+60F8/OVqd8/V/JUBUSFg+WHEFR admin' `+
+		`'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHvR22Iq5MOrL6vNdxmDzlUN3DjnX8d0IOp3yCy/Y2tS `+sshnode.OwnerKeyMarker+`' > `+keys+` && chown -R `+h.User+`: `+h.Dir+`/home/`+h.User+`/.ssh`)
 	del := withFacts(f.task("DELETE", "n1"), r)
 	del.Provider.Provisioner["ssh_user"] = h.User
 	mustSucceed(t, first(run(t, d, del)))
 	if got := leaseOf(t, h); got != "" {
 		t.Fatalf("lease %q after DELETE", got)
+	}
+	// The owner's key left with the node; the admin's stays.
+	if got := h.Exec(t, "cat "+keys); got != "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDOv5RJk+H7txT4Dy+60F8/OVqd8/V/JUBUSFg+WHEFR admin\n" {
+		t.Errorf("authorized_keys after DELETE:\n%s", got)
 	}
 }
 
