@@ -128,6 +128,18 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 				case <-ctx.Done():
 					return nil, false
 				case ev = <-sub.C:
+				case <-sub.Lost():
+					// Events were dropped and none follows: the state is
+					// sent again, as a lagged snapshot. With events still
+					// waiting, the next one carries the lag instead.
+					if len(sub.C) > 0 || !sub.Lagged() {
+						continue
+					}
+					m := &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, At: time.Now(), Lagged: true}
+					if c, err := r.Control.Get(ctx, p, id); err == nil {
+						m.Cluster, m.State, m.Message = c, c.Status, c.Message
+					}
+					return m, true
 				}
 			}
 			if !dedup.first(ev.Seq) || before.Saw(ev) {
@@ -182,6 +194,12 @@ func (r *Resolver) clusterChanges(ctx context.Context, p store.Principal) (<-cha
 				case <-ctx.Done():
 					return nil, false
 				case ev = <-sub.C:
+				case <-sub.Lost():
+					// Dropped events and nothing after them: re-read.
+					if len(sub.C) == 0 && sub.Lagged() {
+						return &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", At: time.Now(), Lagged: true}, true
+					}
+					continue
 				}
 			}
 			if sub.Lagged() {
@@ -290,6 +308,22 @@ func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string
 			select {
 			case <-ctx.Done():
 				return
+			case <-sub.Lost():
+				// Dropped events and none after them (a burst that
+				// ended): the progress is read again and sent.
+				if len(sub.C) > 0 || !sub.Lagged() {
+					continue // the next event carries the lag
+				}
+				fresh, at, err := r.readProgress(ctx, p, id)
+				if err != nil {
+					continue
+				}
+				pr = fresh
+				m := pr.model(model.EventKindSnapshot)
+				m.Seq, m.State, m.At, m.Lagged = "0", pr.state, at, true
+				if !send(m) {
+					return
+				}
 			case ev := <-sub.C:
 				if !dedup.first(ev.Seq) || ev.Kind == "cluster" || before.Saw(ev) {
 					continue

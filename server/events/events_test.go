@@ -145,6 +145,18 @@ func TestHubStalledSubscriber(t *testing.T) {
 	if len(live.C) != 50 || live.Lagged() {
 		t.Errorf("live subscriber got %d of 50 (lagged %v)", len(live.C), live.Lagged())
 	}
+	// A burst that ends on dropped events leaves the stalled subscriber a
+	// wake-up of its own: nothing after the drops would tell it.
+	select {
+	case <-stalled.Lost():
+	default:
+		t.Error("a subscriber that lost events is not woken to re-read")
+	}
+	select {
+	case <-live.Lost():
+		t.Error("a subscriber that lost nothing is woken as if it had")
+	default:
+	}
 	if len(stalled.C) != 2 || !stalled.Lagged() || stalled.Lagged() {
 		t.Errorf("stalled subscriber holds %d, want 2 and one lagged report", len(stalled.C))
 	}

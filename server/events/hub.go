@@ -50,13 +50,23 @@ type Hub struct {
 type Sub struct {
 	C      chan Event
 	lagged atomic.Bool
-	key    string
-	job    bool
+	// lost wakes a subscriber whose events were dropped: a burst that ends
+	// on dropped events leaves nothing in C to tell it to re-read.
+	lost chan struct{}
+	key  string
+	job  bool
 }
+
+func newSub(buffer int) *Sub { return &Sub{C: make(chan Event, buffer), lost: make(chan struct{}, 1)} }
 
 // Lagged reports, and clears, whether events were dropped since the last
 // call.
 func (s *Sub) Lagged() bool { return s.lagged.Swap(false) }
+
+// Lost is ready when events were dropped since the subscriber last looked:
+// a subscriber waiting on C waits on it too, and re-reads state (Lagged)
+// even when no further event comes.
+func (s *Sub) Lost() <-chan struct{} { return s.lost }
 
 // NewHub returns a hub for the channel of prefix; Run starts it.
 func NewHub(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Hub {
@@ -270,6 +280,10 @@ func (h *Hub) dispatch(ev Event) {
 			default:
 				s.lagged.Store(true)
 				h.Dropped.Add(1)
+				select {
+				case s.lost <- struct{}{}:
+				default:
+				}
 			}
 		}
 	}
@@ -293,7 +307,7 @@ func (h *Hub) SubscribeJob(id string, buffer int) *Sub { return h.subscribe(h.by
 
 // SubscribeAll subscribes to every event.
 func (h *Hub) SubscribeAll(buffer int) *Sub {
-	s := &Sub{C: make(chan Event, buffer)}
+	s := newSub(buffer)
 	h.mu.Lock()
 	h.all[s] = struct{}{}
 	h.mu.Unlock()
@@ -301,7 +315,8 @@ func (h *Hub) SubscribeAll(buffer int) *Sub {
 }
 
 func (h *Hub) subscribe(m map[string]map[*Sub]struct{}, key string, buffer int, job bool) *Sub {
-	s := &Sub{C: make(chan Event, buffer), key: key, job: job}
+	s := newSub(buffer)
+	s.key, s.job = key, job
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if m[key] == nil {
