@@ -19,6 +19,7 @@ import (
 
 	"github.com/cooprhq/coopr/audit"
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/internal/errkind"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/queue"
 	"github.com/jmoiron/sqlx"
@@ -97,8 +98,11 @@ var (
 	// stops.
 	ErrStopped    = errors.New("engine: stopped (the server is shutting down)")
 	ErrStaleClaim = errors.New("STALE_CLAIM: the claim is no longer current (finished, timed out or reaped)")
-	ErrConflict   = errors.New("CONFLICT")
-	ErrNotFound   = errors.New("NOT_FOUND")
+	// ErrConflict is a job or cluster whose state does not allow the
+	// request; it is errkind.ErrState and keeps the engine's wording.
+	ErrConflict = errkind.Labeled(errkind.ErrState, "CONFLICT")
+	// ErrNotFound is a job or cluster that does not exist.
+	ErrNotFound = errkind.Labeled(errkind.ErrNotFound, "NOT_FOUND")
 )
 
 // Engine runs jobs. Claim, Heartbeat, Finish and the job controls may be
