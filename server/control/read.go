@@ -20,23 +20,23 @@ import (
 
 // Cluster is a cluster record.
 type Cluster struct {
-	ID          string         `db:"id"`
-	TenantID    string         `db:"tenant_id"`
-	Name        string         `db:"name"`
-	Description string         `db:"description"`
-	Owner       string         `db:"owner"`
-	Status      string         `db:"status"`
-	Message     string         `db:"message"`
-	Template    string         `db:"template"`
-	Provider    string         `db:"provider"`
-	Services    pq.StringArray `db:"services"`
-	Size        int            `db:"size"`
-	DNSSuffix   string         `db:"dns_suffix"`
-	ConfigJSON  []byte         `db:"config"`
-	LatestJobID sql.NullString `db:"latest_job_id"`
-	ExpireAt    *time.Time     `db:"expire_at"`
-	CreatedAt   time.Time      `db:"created_at"`
-	UpdatedAt   time.Time      `db:"updated_at"`
+	ID          string              `db:"id"`
+	TenantID    string              `db:"tenant_id"`
+	Name        string              `db:"name"`
+	Description string              `db:"description"`
+	Owner       string              `db:"owner"`
+	Status      engine.ClusterState `db:"status"`
+	Message     string              `db:"message"`
+	Template    string              `db:"template"`
+	Provider    string              `db:"provider"`
+	Services    pq.StringArray      `db:"services"`
+	Size        int                 `db:"size"`
+	DNSSuffix   string              `db:"dns_suffix"`
+	ConfigJSON  []byte              `db:"config"`
+	LatestJobID sql.NullString      `db:"latest_job_id"`
+	ExpireAt    *time.Time          `db:"expire_at"`
+	CreatedAt   time.Time           `db:"created_at"`
+	UpdatedAt   time.Time           `db:"updated_at"`
 }
 
 // Config decodes the cluster's config.
@@ -279,7 +279,7 @@ func (s *Service) Delete(ctx context.Context, p store.Principal, id, expectedPla
 	if err != nil {
 		return nil, err
 	}
-	if c.Status == "TERMINATED" {
+	if c.Status == engine.ClusterTerminated {
 		return nil, nil
 	}
 	var jobID string

@@ -625,7 +625,7 @@ func (e *Engine) requeue(ctx context.Context, tenant, cluster, job, task string,
 			return err
 		}
 		return insertEvents(ctx, tx, event{tenant: tenant, cluster: cluster, job: job, task: task,
-			kind: "task", state: Queued, attempt: attempt, message: msg})
+			kind: "task", state: string(Queued), attempt: attempt, message: msg})
 	})
 	if err != nil || !ok {
 		return ok, err

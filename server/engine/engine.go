@@ -149,13 +149,14 @@ type note struct {
 }
 
 type externalChange struct {
-	kind, task, state string
-	attempt           int
+	kind, task string
+	state      string // a TaskState or a JobState, as kind says
+	attempt    int
 }
 
 type taskChange struct {
 	id        string
-	state     string
+	state     TaskState
 	retryAt   time.Time
 	jobFailed bool
 }
@@ -250,14 +251,14 @@ type JobSpec struct {
 // statuses gives the cluster status after success and after failure
 // (docs/planner.md#cluster-operations,
 // docs/operations.md#cluster-transitions).
-func statuses(a planner.ClusterAction) (success, failure string) {
+func statuses(a planner.ClusterAction) (success, failure ClusterState) {
 	switch a {
 	case planner.ClusterCreate:
-		return "ACTIVE", "INCOMPLETE"
+		return ClusterActive, ClusterIncomplete
 	case planner.ClusterDelete:
-		return "TERMINATED", "INCOMPLETE"
+		return ClusterTerminated, ClusterIncomplete
 	}
-	return "ACTIVE", "INCONSISTENT"
+	return ClusterActive, ClusterInconsistent
 }
 
 func (e *Engine) limits(t planner.Task, services map[string]*catalog.Service) (attempts int, timeout time.Duration) {
@@ -315,8 +316,8 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 	var jobID string
 	err = func() error {
 		var c struct {
-			Status string `db:"status"`
-			Fresh  bool   `db:"fresh"`
+			Status ClusterState `db:"status"`
+			Fresh  bool         `db:"fresh"`
 		}
 		if err := tx.GetContext(ctx, &c, `SELECT status, latest_job_id IS NULL AS fresh FROM clusters
 			WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, spec.ClusterID, spec.TenantID); err != nil {
@@ -326,7 +327,7 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 			return err
 		}
 		status := c.Status
-		if status == "PENDING" && !c.Fresh {
+		if status == ClusterPending && !c.Fresh {
 			return fmt.Errorf("%w: cluster %s has a job running; wait for it, or abort it", ErrConflict, spec.ClusterID)
 		}
 		state := JobRunning
@@ -374,7 +375,7 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 				return err
 			}
 		}
-		clusterStatus := "PENDING"
+		clusterStatus := ClusterPending
 		if state == JobComplete {
 			clusterStatus = status
 		}
@@ -382,8 +383,8 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 			spec.ClusterID, clusterStatus, jobID); err != nil {
 			return err
 		}
-		return insertEvents(ctx, tx, event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "job", state: state},
-			event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "cluster", state: clusterStatus})
+		return insertEvents(ctx, tx, event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "job", state: string(state)},
+			event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "cluster", state: string(clusterStatus)})
 	}()
 	if err != nil {
 		return "", fmt.Errorf("engine: submit %s: %w", spec.Action, err)

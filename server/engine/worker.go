@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -125,11 +124,11 @@ func mustHex(s string) []byte {
 // (finished task, older attempt) is skipped.
 func (e *Engine) unclaimable(ctx context.Context, tx *sqlx.Tx, tenant string, it queue.Item) (*taskChange, string, error) {
 	var r struct {
-		State    string `db:"state"`
-		Attempt  int    `db:"attempt"`
-		Job      string `db:"job_id"`
-		JobState string `db:"job_state"`
-		Cluster  string `db:"cluster_id"`
+		State    TaskState `db:"state"`
+		Attempt  int       `db:"attempt"`
+		Job      string    `db:"job_id"`
+		JobState JobState  `db:"job_state"`
+		Cluster  string    `db:"cluster_id"`
 	}
 	err := tx.GetContext(ctx, &r, `SELECT t.state, t.attempt, t.job_id, j.state AS job_state, j.cluster_id
 		FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE t.id = $1 AND t.tenant_id = $2 FOR UPDATE OF t`, it.TaskID, tenant)
@@ -139,7 +138,7 @@ func (e *Engine) unclaimable(ctx context.Context, tx *sqlx.Tx, tenant string, it
 	if err != nil || r.State != Queued || r.Attempt != it.Attempt {
 		return nil, "", err
 	}
-	next := ""
+	var next TaskState
 	switch r.JobState {
 	case JobPaused:
 		next = NotSubmitted
@@ -152,27 +151,27 @@ func (e *Engine) unclaimable(ctx context.Context, tx *sqlx.Tx, tenant string, it
 		return nil, "", err
 	}
 	return &taskChange{id: it.TaskID, state: next}, r.Job, insertEvents(ctx, tx,
-		event{tenant: tenant, cluster: r.Cluster, job: r.Job, task: it.TaskID, kind: "task", state: next, attempt: it.Attempt})
+		event{tenant: tenant, cluster: r.Cluster, job: r.Job, task: it.TaskID, kind: "task", state: string(next), attempt: it.Attempt})
 }
 
 // attemptRow is a task being finished, locked.
 type attemptRow struct {
-	ID          string `db:"id"`
-	Job         string `db:"job_id"`
-	Tenant      string `db:"tenant_id"`
-	Cluster     string `db:"cluster_id"`
-	Idx         int    `db:"idx"`
-	Node        string `db:"node_id"`
-	Action      string `db:"action"`
-	Service     string `db:"service"`
-	State       string `db:"state"`
-	Attempt     int    `db:"attempt"`
-	Failures    int    `db:"failures"`
-	MaxAttempts int    `db:"max_attempts"`
-	Token       []byte `db:"claim_token"`
-	JobState    string `db:"job_state"`
-	Agent       string `db:"agent_id"`
-	BestEffort  bool   `db:"best_effort"`
+	ID          string    `db:"id"`
+	Job         string    `db:"job_id"`
+	Tenant      string    `db:"tenant_id"`
+	Cluster     string    `db:"cluster_id"`
+	Idx         int       `db:"idx"`
+	Node        string    `db:"node_id"`
+	Action      string    `db:"action"`
+	Service     string    `db:"service"`
+	State       TaskState `db:"state"`
+	Attempt     int       `db:"attempt"`
+	Failures    int       `db:"failures"`
+	MaxAttempts int       `db:"max_attempts"`
+	Token       []byte    `db:"claim_token"`
+	JobState    JobState  `db:"job_state"`
+	Agent       string    `db:"agent_id"`
+	BestEffort  bool      `db:"best_effort"`
 }
 
 // namespace is where the attempt's facts and secrets go: the driver role
@@ -378,8 +377,8 @@ const finishSQL = `WITH i AS (
 // retry after backoff, CONFIRM rollback, or a failed job
 // (docs/operations.md#retries, docs/operations.md#confirm-rollback).
 func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) (*taskChange, bool, error) {
-	ev := func(kind, state, msg string) event {
-		return event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, task: row.ID, kind: kind, state: state, attempt: row.Attempt, message: msg}
+	ev := func(kind string, state TaskState, msg string) event {
+		return event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, task: row.ID, kind: kind, state: string(state), attempt: row.Attempt, message: msg}
 	}
 	retryable := r.retryable()
 	if _, err := tx.ExecContext(ctx, `UPDATE task_attempts SET finished_at = now(), status = $3, message = $4,
@@ -456,7 +455,7 @@ func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, 
 			return nil, false, err
 		}
 		change.jobFailed = true
-		evs = append(evs, event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, kind: "job", state: JobFailed, message: msg})
+		evs = append(evs, event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, kind: "job", state: string(JobFailed), message: msg})
 	}
 	return change, false, insertEvents(ctx, tx, evs...)
 }
@@ -672,18 +671,18 @@ const abortMessage = "Aborted by user"
 
 // Pause stops dispatching the job's tasks; in-flight tasks finish.
 func (e *Engine) Pause(ctx context.Context, jobID string) error {
-	return e.control(ctx, jobID, []string{JobRunning}, JobPaused, "", nil)
+	return e.control(ctx, jobID, []JobState{JobRunning}, JobPaused, "", nil)
 }
 
 // Resume runs a paused job again.
 func (e *Engine) Resume(ctx context.Context, jobID string) error {
-	return e.control(ctx, jobID, []string{JobPaused}, JobRunning, "", nil)
+	return e.control(ctx, jobID, []JobState{JobPaused}, JobRunning, "", nil)
 }
 
 // Abort fails a running or paused job: queued tasks are dropped and
 // in-flight ones are cancelled at their next heartbeat.
 func (e *Engine) Abort(ctx context.Context, jobID string) error {
-	return e.control(ctx, jobID, []string{JobRunning, JobPaused}, JobFailed, abortMessage, func(tx *sqlx.Tx) error {
+	return e.control(ctx, jobID, []JobState{JobRunning, JobPaused}, JobFailed, abortMessage, func(tx *sqlx.Tx) error {
 		return failJob(ctx, tx, jobID, abortMessage)
 	})
 }
@@ -691,17 +690,17 @@ func (e *Engine) Abort(ctx context.Context, jobID string) error {
 // RetryJob runs a failed job again from its unfinished tasks, with fresh
 // attempt budgets (docs/operations.md#retrying-a-failed-job).
 func (e *Engine) RetryJob(ctx context.Context, jobID string) error {
-	return e.control(ctx, jobID, []string{JobFailed}, JobRunning, "", func(tx *sqlx.Tx) error {
+	return e.control(ctx, jobID, []JobState{JobFailed}, JobRunning, "", func(tx *sqlx.Tx) error {
 		var r struct {
-			Settled bool   `db:"settled"`
-			Status  string `db:"status"`
-			Latest  string `db:"latest"`
+			Settled bool         `db:"settled"`
+			Status  ClusterState `db:"status"`
+			Latest  string       `db:"latest"`
 		}
 		if err := tx.GetContext(ctx, &r, `SELECT j.settled, c.status, coalesce(c.latest_job_id::text, '') AS latest
 			FROM jobs j JOIN clusters c ON c.id = j.cluster_id WHERE j.id = $1 FOR UPDATE OF c`, jobID); err != nil {
 			return err
 		}
-		if !r.Settled || r.Latest != jobID || (r.Status != "INCOMPLETE" && r.Status != "INCONSISTENT") {
+		if !r.Settled || r.Latest != jobID || (r.Status != ClusterIncomplete && r.Status != ClusterInconsistent) {
 			return fmt.Errorf("%w: retry needs the cluster's latest job failed with no task in flight and the cluster INCOMPLETE or INCONSISTENT (it is %s)",
 				ErrConflict, r.Status)
 		}
@@ -723,12 +722,12 @@ func (e *Engine) RetryJob(ctx context.Context, jobID string) error {
 	})
 }
 
-func (e *Engine) control(ctx context.Context, jobID string, from []string, to, msg string, more func(*sqlx.Tx) error) error {
+func (e *Engine) control(ctx context.Context, jobID string, from []JobState, to JobState, msg string, more func(*sqlx.Tx) error) error {
 	err := e.tx(ctx, func(tx *sqlx.Tx) error {
 		var j struct {
-			State   string `db:"state"`
-			Tenant  string `db:"tenant_id"`
-			Cluster string `db:"cluster_id"`
+			State   JobState `db:"state"`
+			Tenant  string   `db:"tenant_id"`
+			Cluster string   `db:"cluster_id"`
 		}
 		err := tx.GetContext(ctx, &j, `SELECT state, tenant_id, cluster_id FROM jobs WHERE id = $1 FOR UPDATE`, jobID)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -742,7 +741,7 @@ func (e *Engine) control(ctx context.Context, jobID string, from []string, to, m
 			ok = ok || j.State == f
 		}
 		if !ok {
-			return fmt.Errorf("%w: job %s is %s; this needs it %s", ErrConflict, jobID, j.State, strings.Join(from, " or "))
+			return fmt.Errorf("%w: job %s is %s; this needs it %s", ErrConflict, jobID, j.State, joinStates(from, " or "))
 		}
 		if more != nil {
 			if err := more(tx); err != nil {
@@ -753,9 +752,9 @@ func (e *Engine) control(ctx context.Context, jobID string, from []string, to, m
 			updated_at = now() WHERE id = $1`, jobID, to, msg); err != nil {
 			return err
 		}
-		evs := []event{{tenant: j.Tenant, cluster: j.Cluster, job: jobID, kind: "job", state: to, message: msg}}
+		evs := []event{{tenant: j.Tenant, cluster: j.Cluster, job: jobID, kind: "job", state: string(to), message: msg}}
 		if to == JobRunning && j.State == JobFailed {
-			evs = append(evs, event{tenant: j.Tenant, cluster: j.Cluster, job: jobID, kind: "cluster", state: "PENDING"})
+			evs = append(evs, event{tenant: j.Tenant, cluster: j.Cluster, job: jobID, kind: "cluster", state: string(ClusterPending)})
 		}
 		return insertEvents(ctx, tx, evs...)
 	})
