@@ -244,7 +244,7 @@ func (r *Resolver) readProgress(ctx context.Context, p store.Principal, id strin
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	pr := &progress{job: id, state: j.State, tasks: make(map[string]string, len(ts))}
+	pr := &progress{job: id, state: string(j.State), tasks: make(map[string]string, len(ts))}
 	for _, t := range ts {
 		pr.tasks[t.ID] = t.State
 	}
