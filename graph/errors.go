@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/internal/errkind"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
@@ -182,10 +183,9 @@ func classify(err error) (string, map[string]any) {
 			"used": capErr.Used, "free": capErr.Free(), "requested": capErr.Requested}
 	case errors.Is(err, control.ErrQuota):
 		return CodeQuotaExceeded, nil
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, engine.ErrNotFound):
+	case errors.Is(err, errkind.ErrNotFound):
 		return CodeNotFound, nil
-	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrState), errors.Is(err, control.ErrConflict),
-		errors.Is(err, engine.ErrConflict):
+	case errors.Is(err, errkind.ErrConflict), errors.Is(err, errkind.ErrState):
 		return CodeConflict, nil
 	}
 	return "", nil

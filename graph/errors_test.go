@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -11,7 +12,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/solver"
+	"github.com/cooprhq/coopr/store"
 )
 
 // No log line or answer repeats a request's body: an internal error
@@ -72,6 +76,31 @@ func TestPresentSolverReasons(t *testing.T) {
 			got, _ := out.Extensions["reasons"].([]string)
 			if !slices.Equal(got, c.want) {
 				t.Errorf("reasons %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// Each package's not-found and conflict errors get one code, and keep the
+// message they had before the kinds were shared.
+func TestPresentErrorKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       error
+		code, msg string
+	}{
+		{"store not found", fmt.Errorf("tenant %q: %w", "acme", store.ErrNotFound), CodeNotFound, `tenant "acme": not found`},
+		{"store conflict", fmt.Errorf("user %q: %w", "bob", store.ErrConflict), CodeConflict, `user "bob": already exists`},
+		{"store state", fmt.Errorf("%w: the superadmin tenant cannot be deleted", store.ErrState), CodeConflict, "not allowed now: the superadmin tenant cannot be deleted"},
+		{"engine not found", fmt.Errorf("job %s: %w", "7", engine.ErrNotFound), CodeNotFound, "job 7: NOT_FOUND"},
+		{"engine conflict", fmt.Errorf("%w: job 7 is RUNNING", engine.ErrConflict), CodeConflict, "CONFLICT: job 7 is RUNNING"},
+		{"control not found", fmt.Errorf("cluster %s: %w", "7", control.ErrNotFound), CodeNotFound, "cluster 7: not found"},
+		{"control conflict", fmt.Errorf("%w: cluster 7 is TERMINATED", control.ErrConflict), CodeConflict, "conflict: cluster 7 is TERMINATED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := PresentError(slog.New(slog.NewTextHandler(io.Discard, nil)))(context.Background(), tc.err)
+			if out.Extensions["code"] != tc.code || out.Message != tc.msg {
+				t.Errorf("got %v %q, want %s %q", out.Extensions["code"], out.Message, tc.code, tc.msg)
 			}
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/graph/model"
 	"github.com/cooprhq/coopr/server/control"
+	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/fleet"
 	"github.com/cooprhq/coopr/server/webhook"
 	"github.com/cooprhq/coopr/store"
@@ -205,8 +206,8 @@ func (r *jobResolver) Counts(ctx context.Context, obj *control.Job) (*model.Task
 	for _, n := range c {
 		total += n
 	}
-	return &model.TaskCounts{Total: total, NotSubmitted: c["NOT_SUBMITTED"], Queued: c["QUEUED"], InProgress: c["IN_PROGRESS"],
-		Complete: c["COMPLETE"], Failed: c["FAILED"], Dropped: c["DROPPED"], Skipped: c["SKIPPED"]}, nil
+	return &model.TaskCounts{Total: total, NotSubmitted: c[engine.NotSubmitted], Queued: c[engine.Queued], InProgress: c[engine.InProgress],
+		Complete: c[engine.Complete], Failed: c[engine.Failed], Dropped: c[engine.Dropped], Skipped: c[engine.Skipped]}, nil
 }
 
 // Tasks is the resolver for the tasks field.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cooprhq/coopr/graph/fanout"
 	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/server/gqlws"
 	"github.com/cooprhq/coopr/store"
@@ -113,7 +114,7 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 	pull := func(ctx context.Context) (*model.ClusterEvent, bool) {
 		if !sentSnapshot {
 			sentSnapshot = true
-			return &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, State: snapshot.Status,
+			return &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, State: string(snapshot.Status),
 				Message: snapshot.Message, At: snapshot.UpdatedAt, Cluster: snapshot}, true
 		}
 		for {
@@ -137,7 +138,7 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 					}
 					m := &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, At: time.Now(), Lagged: true}
 					if c, err := r.Control.Get(ctx, p, id); err == nil {
-						m.Cluster, m.State, m.Message = c, c.Status, c.Message
+						m.Cluster, m.State, m.Message = c, string(c.Status), c.Message
 					}
 					return m, true
 				}
@@ -261,7 +262,7 @@ func (r *Resolver) readProgress(ctx context.Context, p store.Principal, id strin
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	pr := &progress{job: id, state: j.State, tasks: make(map[string]string, len(ts))}
+	pr := &progress{job: id, state: string(j.State), tasks: make(map[string]string, len(ts))}
 	for _, t := range ts {
 		pr.tasks[t.ID] = t.State
 	}
@@ -271,10 +272,10 @@ func (r *Resolver) readProgress(ctx context.Context, p store.Principal, id strin
 func (pr *progress) model(kind model.EventKind) *model.JobProgress {
 	m := &model.JobProgress{Kind: kind, JobID: pr.job, JobState: model.JobState(pr.state), Total: len(pr.tasks)}
 	for _, st := range pr.tasks {
-		switch st {
-		case "COMPLETE", "SKIPPED":
+		switch engine.TaskState(st) {
+		case engine.Complete, engine.Skipped:
 			m.Done++
-		case "FAILED", "DROPPED":
+		case engine.Failed, engine.Dropped:
 			m.Failed++
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -18,15 +17,17 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"github.com/cooprhq/coopr/audit"
+	"github.com/cooprhq/coopr/internal/errkind"
 )
 
 // Errors callers test for with errors.Is; the store wraps them with the kind
-// and name of what was missing or clashing.
+// and name of what was missing or clashing. They are the errkind values, so
+// a test for one also matches the engine's and the control layer's.
 var (
-	ErrNotFound = errors.New("not found")
-	ErrConflict = errors.New("already exists")
+	ErrNotFound = errkind.ErrNotFound
+	ErrConflict = errkind.ErrConflict
 	// ErrState is a change the object's current state does not allow.
-	ErrState = errors.New("not allowed now")
+	ErrState = errkind.ErrState
 )
 
 // SuperadminTenant is the built-in tenant that owns the shared driver

@@ -24,6 +24,7 @@ import (
 	"github.com/cooprhq/coopr/audit"
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/internal/errkind"
 	"github.com/cooprhq/coopr/macro"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/credentials"
@@ -38,8 +39,10 @@ const DefaultMaxClusterSize = 10000
 
 // Errors callers classify with errors.Is / errors.As.
 var (
-	ErrNotFound = store.ErrNotFound
-	ErrConflict = errors.New("conflict")
+	ErrNotFound = errkind.ErrNotFound
+	// ErrConflict is a cluster whose state (or plan) does not allow the
+	// request: errkind.ErrState, worded as the CLI expects.
+	ErrConflict = errkind.Labeled(errkind.ErrState, "conflict")
 	ErrQuota    = errors.New("quota exceeded")
 )
 

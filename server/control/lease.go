@@ -21,15 +21,15 @@ func (s *Service) SetExpireTime(ctx context.Context, p store.Principal, id strin
 	}
 	err := s.tx(ctx, func(tx *sqlx.Tx) error {
 		var c struct {
-			Status   string     `db:"status"`
-			Created  time.Time  `db:"created_at"`
-			ExpireAt *time.Time `db:"expire_at"`
-			Snapshot []byte     `db:"snapshot"`
+			Status   engine.ClusterState `db:"status"`
+			Created  time.Time           `db:"created_at"`
+			ExpireAt *time.Time          `db:"expire_at"`
+			Snapshot []byte              `db:"snapshot"`
 		}
 		if err := tx.GetContext(ctx, &c, `SELECT status, created_at, expire_at, snapshot FROM clusters WHERE id = $1 FOR UPDATE`, id); err != nil {
 			return err
 		}
-		if c.Status == "PENDING" || c.Status == "TERMINATED" {
+		if c.Status == engine.ClusterPending || c.Status == engine.ClusterTerminated {
 			return fmt.Errorf("%w: cluster %s is %s; its lease can change when it is not PENDING or TERMINATED", ErrConflict, id, c.Status)
 		}
 		if t.Before(c.Created) {

@@ -68,10 +68,11 @@ type OpPlan struct {
 func (o *OpPlan) NodeNum(id string) int { return o.hosts[id] }
 
 // from lists the cluster statuses each operation starts from.
-var from = map[Operation][]string{
-	OpConfigure: {"ACTIVE", "INCONSISTENT"}, OpConfigureWithRestart: {"ACTIVE", "INCONSISTENT"},
-	OpStartServices: {"ACTIVE"}, OpStopServices: {"ACTIVE"}, OpRestartServices: {"ACTIVE"},
-	OpAddServices: {"ACTIVE"}, OpScale: {"ACTIVE"},
+var from = map[Operation][]engine.ClusterState{
+	OpConfigure:            {engine.ClusterActive, engine.ClusterInconsistent},
+	OpConfigureWithRestart: {engine.ClusterActive, engine.ClusterInconsistent},
+	OpStartServices:        {engine.ClusterActive}, OpStopServices: {engine.ClusterActive}, OpRestartServices: {engine.ClusterActive},
+	OpAddServices: {engine.ClusterActive}, OpScale: {engine.ClusterActive},
 }
 
 // planOp checks and plans an operation inside tx, which holds the
@@ -89,7 +90,7 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 		return nil, invalid("replace", "only CONFIGURE and CONFIGURE_WITH_RESTART take replace (%s was asked)", req.Op)
 	}
 	var raw, rawConfig []byte
-	var status string
+	var status engine.ClusterState
 	var maxNodeNum int
 	if err := tx.QueryRowxContext(ctx, `SELECT snapshot, status, config, max_nodenum FROM clusters WHERE id = $1 FOR UPDATE`, id).
 		Scan(&raw, &status, &rawConfig, &maxNodeNum); err != nil {

@@ -20,23 +20,23 @@ import (
 
 // Cluster is a cluster record.
 type Cluster struct {
-	ID          string         `db:"id"`
-	TenantID    string         `db:"tenant_id"`
-	Name        string         `db:"name"`
-	Description string         `db:"description"`
-	Owner       string         `db:"owner"`
-	Status      string         `db:"status"`
-	Message     string         `db:"message"`
-	Template    string         `db:"template"`
-	Provider    string         `db:"provider"`
-	Services    pq.StringArray `db:"services"`
-	Size        int            `db:"size"`
-	DNSSuffix   string         `db:"dns_suffix"`
-	ConfigJSON  []byte         `db:"config"`
-	LatestJobID sql.NullString `db:"latest_job_id"`
-	ExpireAt    *time.Time     `db:"expire_at"`
-	CreatedAt   time.Time      `db:"created_at"`
-	UpdatedAt   time.Time      `db:"updated_at"`
+	ID          string              `db:"id"`
+	TenantID    string              `db:"tenant_id"`
+	Name        string              `db:"name"`
+	Description string              `db:"description"`
+	Owner       string              `db:"owner"`
+	Status      engine.ClusterState `db:"status"`
+	Message     string              `db:"message"`
+	Template    string              `db:"template"`
+	Provider    string              `db:"provider"`
+	Services    pq.StringArray      `db:"services"`
+	Size        int                 `db:"size"`
+	DNSSuffix   string              `db:"dns_suffix"`
+	ConfigJSON  []byte              `db:"config"`
+	LatestJobID sql.NullString      `db:"latest_job_id"`
+	ExpireAt    *time.Time          `db:"expire_at"`
+	CreatedAt   time.Time           `db:"created_at"`
+	UpdatedAt   time.Time           `db:"updated_at"`
 }
 
 // Config decodes the cluster's config.
@@ -190,14 +190,14 @@ func (s *Service) Nodes(ctx context.Context, clusterID string) ([]Node, error) {
 
 // Job is a job record.
 type Job struct {
-	ID        string    `db:"id"`
-	ClusterID string    `db:"cluster_id"`
-	Action    string    `db:"action"`
-	State     string    `db:"state"`
-	Message   string    `db:"message"`
-	PlanHash  string    `db:"plan_hash"`
-	CreatedAt time.Time `db:"created_at"`
-	UpdatedAt time.Time `db:"updated_at"`
+	ID        string          `db:"id"`
+	ClusterID string          `db:"cluster_id"`
+	Action    string          `db:"action"`
+	State     engine.JobState `db:"state"`
+	Message   string          `db:"message"`
+	PlanHash  string          `db:"plan_hash"`
+	CreatedAt time.Time       `db:"created_at"`
+	UpdatedAt time.Time       `db:"updated_at"`
 }
 
 const jobColumns = `j.id, j.cluster_id, j.action, j.state, j.message, j.plan_hash, j.created_at, j.updated_at`
@@ -254,15 +254,15 @@ func (s *Service) Tasks(ctx context.Context, jobID string) ([]Task, error) {
 }
 
 // Counts tallies a job's tasks by state.
-func (s *Service) Counts(ctx context.Context, jobID string) (map[string]int, error) {
+func (s *Service) Counts(ctx context.Context, jobID string) (map[engine.TaskState]int, error) {
 	var rows []struct {
-		State string `db:"state"`
-		N     int    `db:"n"`
+		State engine.TaskState `db:"state"`
+		N     int              `db:"n"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, `SELECT state, count(*) AS n FROM tasks WHERE job_id = $1 GROUP BY state`, jobID); err != nil {
 		return nil, err
 	}
-	out := map[string]int{}
+	out := map[engine.TaskState]int{}
 	for _, r := range rows {
 		out[r.State] = r.N
 	}
@@ -279,7 +279,7 @@ func (s *Service) Delete(ctx context.Context, p store.Principal, id, expectedPla
 	if err != nil {
 		return nil, err
 	}
-	if c.Status == "TERMINATED" {
+	if c.Status == engine.ClusterTerminated {
 		return nil, nil
 	}
 	var jobID string

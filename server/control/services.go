@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cooprhq/coopr/server/engine"
 )
 
 // Service states: what the last task of a service that finished on a node
@@ -41,7 +43,7 @@ type ServiceState struct {
 // (or INITIALIZE) of a running service leaves it running, of a stopped
 // one stopped.
 func stateOf(action, taskState, lifecycle string) string {
-	if taskState == "FAILED" {
+	if engine.TaskState(taskState) == engine.Failed {
 		return ServiceFailed
 	}
 	switch action {

@@ -271,7 +271,7 @@ func BenchmarkClaimBigCluster(b *testing.B) {
 		}
 		elapsed += time.Since(start)
 		// The next job may start once the scheduler has settled this one.
-		for state := ""; state != JobComplete; time.Sleep(10 * time.Millisecond) {
+		for state := JobState(""); state != JobComplete; time.Sleep(10 * time.Millisecond) {
 			must(b, db.GetContext(ctx, &state, `SELECT state FROM jobs WHERE id = $1`, job))
 		}
 	}

@@ -625,7 +625,7 @@ func (e *Engine) requeue(ctx context.Context, tenant, cluster, job, task string,
 			return err
 		}
 		return insertEvents(ctx, tx, event{tenant: tenant, cluster: cluster, job: job, task: task,
-			kind: "task", state: Queued, attempt: attempt, message: msg})
+			kind: "task", state: string(Queued), attempt: attempt, message: msg})
 	})
 	if err != nil || !ok {
 		return ok, err
@@ -635,4 +635,40 @@ func (e *Engine) requeue(ctx context.Context, tenant, cluster, job, task string,
 		e.log.Warn("engine: publish released task; the reconciler will retry", "task", task, "err", err)
 	}
 	return true, nil
+}
+
+// unclaimable handles an entry whose task cannot be claimed
+// (docs/task-protocol.md#queues-and-claims): a task of a paused job goes back
+// to NOT_SUBMITTED, one of a failed job is DROPPED, and a stale entry
+// (finished task, older attempt) is skipped.
+func (e *Engine) unclaimable(ctx context.Context, tx *sqlx.Tx, tenant string, it queue.Item) (*taskChange, string, error) {
+	var r struct {
+		State    TaskState `db:"state"`
+		Attempt  int       `db:"attempt"`
+		Job      string    `db:"job_id"`
+		JobState JobState  `db:"job_state"`
+		Cluster  string    `db:"cluster_id"`
+	}
+	err := tx.GetContext(ctx, &r, `SELECT t.state, t.attempt, t.job_id, j.state AS job_state, j.cluster_id
+		FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE t.id = $1 AND t.tenant_id = $2 FOR UPDATE OF t`, it.TaskID, tenant)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", nil
+	}
+	if err != nil || r.State != Queued || r.Attempt != it.Attempt {
+		return nil, "", err
+	}
+	var next TaskState
+	switch r.JobState {
+	case JobPaused:
+		next = NotSubmitted
+	case JobFailed, JobComplete:
+		next = Dropped
+	default:
+		return nil, "", nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = $2 WHERE id = $1`, it.TaskID, next); err != nil {
+		return nil, "", err
+	}
+	return &taskChange{id: it.TaskID, state: next}, r.Job, insertEvents(ctx, tx,
+		event{tenant: tenant, cluster: r.Cluster, job: r.Job, task: it.TaskID, kind: "task", state: string(next), attempt: it.Attempt})
 }

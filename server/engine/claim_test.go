@@ -202,7 +202,7 @@ func TestChangedStartsUnknownJob(t *testing.T) {
 	})
 	must(t, err)
 	// No local note: only the relayed job event tells the scheduler.
-	h.engine().Changed("job", jobID, "", JobRunning, 0)
+	h.engine().Changed("job", jobID, "", string(JobRunning), 0)
 	h.agent("a1", 2, succeed)
 	h.waitStatus("ACTIVE", 10*time.Second)
 }

@@ -63,32 +63,6 @@ func decodeEdges(buf []byte, n int) ([][2]int32, error) {
 	return edges, nil
 }
 
-// Task states (docs/operations.md#job-and-task-states).
-const (
-	NotSubmitted = "NOT_SUBMITTED"
-	Queued       = "QUEUED"
-	InProgress   = "IN_PROGRESS"
-	Complete     = "COMPLETE"
-	Failed       = "FAILED"
-	Dropped      = "DROPPED"
-	// Skipped ends a best-effort task whose node was unreachable or gone,
-	// or whose attempts ran out: its successors go on as after COMPLETE.
-	Skipped = "SKIPPED"
-)
-
-// done reports whether a task in state counts as done for its successors
-// and its job.
-func done(state string) bool { return state == Complete || state == Skipped }
-
-// Job states.
-const (
-	JobRunning = "RUNNING"
-	JobPaused  = "PAUSED"
-	// JobComplete and JobFailed end a job; a failed job may be retried.
-	JobComplete = "COMPLETE"
-	JobFailed   = "FAILED"
-)
-
 // taskState is the scheduler's copy of a task row.
 type taskState struct {
 	id        string
@@ -96,7 +70,7 @@ type taskState struct {
 	node      string
 	action    planner.Action
 	service   string
-	state     string
+	state     TaskState
 	attempt   int
 	retryAt   time.Time // a FAILED task waiting to be re-queued; zero: not waiting
 	predsLeft int       // predecessors not done (COMPLETE or SKIPPED)
@@ -110,7 +84,7 @@ type taskState struct {
 // ready tasks without reading Postgres.
 type jobState struct {
 	id, tenant, cluster string
-	state               string
+	state               JobState
 	settled             bool
 	tasks               []*taskState
 	byID                map[string]*taskState
@@ -135,7 +109,7 @@ func (t *taskState) inFlight() bool { return t.state == Queued || t.state == InP
 
 // newJobState builds the DAG of a job from its task rows and edges. Rollback
 // tasks chain after one another (after) and before their CONFIRM (of).
-func newJobState(id, tenant, cluster, state string, settled bool, tasks []*taskState, edges [][2]int32, rollbackOf, after map[int]int) *jobState {
+func newJobState(id, tenant, cluster string, state JobState, settled bool, tasks []*taskState, edges [][2]int32, rollbackOf, after map[int]int) *jobState {
 	js := &jobState{id: id, tenant: tenant, cluster: cluster, state: state, settled: settled,
 		tasks: tasks, byID: make(map[string]*taskState, len(tasks)), busy: map[string]int{}, cand: make([]uint64, (len(tasks)+63)/64)}
 	for _, t := range tasks {
@@ -251,7 +225,7 @@ func (js *jobState) nextRetry() time.Time {
 }
 
 // setState moves a task to state, keeping the counters right.
-func (js *jobState) setState(t *taskState, state string) {
+func (js *jobState) setState(t *taskState, state TaskState) {
 	if t.inFlight() {
 		js.inFlight--
 		if js.busy[t.node] > 0 {

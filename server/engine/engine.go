@@ -19,6 +19,7 @@ import (
 
 	"github.com/cooprhq/coopr/audit"
 	"github.com/cooprhq/coopr/catalog"
+	"github.com/cooprhq/coopr/internal/errkind"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/queue"
 	"github.com/jmoiron/sqlx"
@@ -97,8 +98,11 @@ var (
 	// stops.
 	ErrStopped    = errors.New("engine: stopped (the server is shutting down)")
 	ErrStaleClaim = errors.New("STALE_CLAIM: the claim is no longer current (finished, timed out or reaped)")
-	ErrConflict   = errors.New("CONFLICT")
-	ErrNotFound   = errors.New("NOT_FOUND")
+	// ErrConflict is a job or cluster whose state does not allow the
+	// request; it is errkind.ErrState and keeps the engine's wording.
+	ErrConflict = errkind.Labeled(errkind.ErrState, "CONFLICT")
+	// ErrNotFound is a job or cluster that does not exist.
+	ErrNotFound = errkind.Labeled(errkind.ErrNotFound, "NOT_FOUND")
 )
 
 // Engine runs jobs. Claim, Heartbeat, Finish and the job controls may be
@@ -145,13 +149,14 @@ type note struct {
 }
 
 type externalChange struct {
-	kind, task, state string
-	attempt           int
+	kind, task string
+	state      string // a TaskState or a JobState, as kind says
+	attempt    int
 }
 
 type taskChange struct {
 	id        string
-	state     string
+	state     TaskState
 	retryAt   time.Time
 	jobFailed bool
 }
@@ -246,14 +251,14 @@ type JobSpec struct {
 // statuses gives the cluster status after success and after failure
 // (docs/planner.md#cluster-operations,
 // docs/operations.md#cluster-transitions).
-func statuses(a planner.ClusterAction) (success, failure string) {
+func statuses(a planner.ClusterAction) (success, failure ClusterState) {
 	switch a {
 	case planner.ClusterCreate:
-		return "ACTIVE", "INCOMPLETE"
+		return ClusterActive, ClusterIncomplete
 	case planner.ClusterDelete:
-		return "TERMINATED", "INCOMPLETE"
+		return ClusterTerminated, ClusterIncomplete
 	}
-	return "ACTIVE", "INCONSISTENT"
+	return ClusterActive, ClusterInconsistent
 }
 
 func (e *Engine) limits(t planner.Task, services map[string]*catalog.Service) (attempts int, timeout time.Duration) {
@@ -311,8 +316,8 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 	var jobID string
 	err = func() error {
 		var c struct {
-			Status string `db:"status"`
-			Fresh  bool   `db:"fresh"`
+			Status ClusterState `db:"status"`
+			Fresh  bool         `db:"fresh"`
 		}
 		if err := tx.GetContext(ctx, &c, `SELECT status, latest_job_id IS NULL AS fresh FROM clusters
 			WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, spec.ClusterID, spec.TenantID); err != nil {
@@ -322,7 +327,7 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 			return err
 		}
 		status := c.Status
-		if status == "PENDING" && !c.Fresh {
+		if status == ClusterPending && !c.Fresh {
 			return fmt.Errorf("%w: cluster %s has a job running; wait for it, or abort it", ErrConflict, spec.ClusterID)
 		}
 		state := JobRunning
@@ -370,7 +375,7 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 				return err
 			}
 		}
-		clusterStatus := "PENDING"
+		clusterStatus := ClusterPending
 		if state == JobComplete {
 			clusterStatus = status
 		}
@@ -378,8 +383,8 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 			spec.ClusterID, clusterStatus, jobID); err != nil {
 			return err
 		}
-		return insertEvents(ctx, tx, event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "job", state: state},
-			event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "cluster", state: clusterStatus})
+		return insertEvents(ctx, tx, event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "job", state: string(state)},
+			event{tenant: spec.TenantID, cluster: spec.ClusterID, job: jobID, kind: "cluster", state: string(clusterStatus)})
 	}()
 	if err != nil {
 		return "", fmt.Errorf("engine: submit %s: %w", spec.Action, err)

@@ -349,7 +349,7 @@ func TestCreateTwentyNodes(t *testing.T) {
 	job, p := h.submit(planner.ClusterCreate, h.nodes(20), testServices())
 	h.waitStatus("ACTIVE", 30*time.Second)
 	checkOrder(t, h, ag, p)
-	var state string
+	var state JobState
 	must(t, h.db.Get(&state, `SELECT state FROM jobs WHERE id = $1`, job))
 	if state != JobComplete {
 		t.Errorf("job %s", state)
@@ -394,8 +394,8 @@ func TestRetries(t *testing.T) {
 			}
 			if tc.status != "ACTIVE" {
 				var r struct {
-					State   string `db:"state"`
-					Message string `db:"message"`
+					State   JobState `db:"state"`
+					Message string   `db:"message"`
 				}
 				must(t, h.db.Get(&r, `SELECT state, message FROM jobs WHERE id = $1`, job))
 				if r.State != JobFailed || r.Message == "" {
@@ -610,8 +610,8 @@ func TestEmptyPlanCompletesAtOnce(t *testing.T) {
 	h := newHarness(t, fast)
 	job, _ := h.submit(planner.StartServices, []planner.Node{{ID: "x", Services: []string{"base"}}}, testServices())
 	var r struct {
-		State   string `db:"state"`
-		Settled bool   `db:"settled"`
+		State   JobState `db:"state"`
+		Settled bool     `db:"settled"`
 	}
 	must(t, h.db.Get(&r, `SELECT state, settled FROM jobs WHERE id = $1`, job))
 	if r.State != JobComplete || !r.Settled {

@@ -47,7 +47,7 @@ func TestSmallJobIsNotStarvedByBigJob(t *testing.T) {
 	var bigDone int
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var state string
+		var state JobState
 		must(t, h.db.Get(&state, `SELECT state FROM jobs WHERE id = $1`, smallJob))
 		if state == JobComplete {
 			bigDone = completed(bigJob)

@@ -173,10 +173,10 @@ func TestConcurrentFinishesSettleAtOnceWithoutDeadlock(t *testing.T) {
 	finishes.Wait()
 	// Read before the heartbeats stop: settled by the finishes themselves.
 	var states []struct {
-		ID      string `db:"id"`
-		State   string `db:"state"`
-		Settled bool   `db:"settled"`
-		Status  string `db:"status"`
+		ID      string       `db:"id"`
+		State   JobState     `db:"state"`
+		Settled bool         `db:"settled"`
+		Status  ClusterState `db:"status"`
 	}
 	must(t, h.db.Select(&states, `SELECT j.id, j.state, j.settled, c.status FROM jobs j JOIN clusters c ON c.id = j.cluster_id
 		WHERE j.id = ANY($1) ORDER BY j.id`, pq.Array(jobs)))
@@ -197,7 +197,7 @@ func TestConcurrentFinishesSettleAtOnceWithoutDeadlock(t *testing.T) {
 		t.Fatalf("%d jobs, want %d", len(states), clusters)
 	}
 	for _, s := range states {
-		if s.State != JobComplete || !s.Settled || s.Status != "ACTIVE" {
+		if s.State != JobComplete || !s.Settled || s.Status != ClusterActive {
 			t.Errorf("job %s is %s (settled %v, cluster %s) once its last task finished; want COMPLETE, settled, ACTIVE",
 				s.ID, s.State, s.Settled, s.Status)
 		}

@@ -148,11 +148,11 @@ func (s *scheduler) apply(ctx context.Context, n note) {
 			return
 		}
 		c := n.external
-		if js != nil && c.kind == "task" && rank[c.state] > 0 {
+		if js != nil && c.kind == "task" && rank[TaskState(c.state)] > 0 {
 			if t := js.byID[c.task]; t != nil {
 				// A step of the usual progression: apply it as it is.
 				t.attempt = c.attempt
-				js.setState(t, c.state)
+				js.setState(t, TaskState(c.state))
 				return
 			}
 		}
@@ -193,7 +193,7 @@ func (s *scheduler) apply(ctx context.Context, n note) {
 }
 
 // rank orders the states one attempt of a task passes through.
-var rank = map[string]int{Queued: 1, InProgress: 2, Complete: 3, Skipped: 3}
+var rank = map[TaskState]int{Queued: 1, InProgress: 2, Complete: 3, Skipped: 3}
 
 // stale reports whether a relayed change tells the scheduler something its
 // copy lacks, so that the job must be read again. Changes it made or was
@@ -203,9 +203,9 @@ var rank = map[string]int{Queued: 1, InProgress: 2, Complete: 3, Skipped: 3}
 func (s *scheduler) stale(js *jobState, c *externalChange) bool {
 	if c.kind == "job" {
 		if js == nil {
-			return c.state == JobRunning
+			return JobState(c.state) == JobRunning
 		}
-		return js.state != c.state
+		return js.state != JobState(c.state)
 	}
 	if js == nil {
 		return false
@@ -214,7 +214,7 @@ func (s *scheduler) stale(js *jobState, c *externalChange) bool {
 	if t == nil {
 		return true // added since the job was read (a CONFIRM rollback)
 	}
-	r, known := rank[c.state]
+	r, known := rank[TaskState(c.state)]
 	switch {
 	case c.attempt > t.attempt:
 		return true
@@ -225,7 +225,7 @@ func (s *scheduler) stale(js *jobState, c *externalChange) bool {
 	default:
 		// FAILED, DROPPED, NOT_SUBMITTED: rare, and their details (retry
 		// time) are not in the event.
-		return c.state != t.state
+		return TaskState(c.state) != t.state
 	}
 }
 
@@ -278,7 +278,7 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 		}
 		evs := make([]event, len(rows))
 		for i, r := range rows {
-			evs[i] = event{tenant: js.tenant, cluster: js.cluster, job: js.id, task: r.ID, kind: "task", state: Queued, attempt: r.Attempt}
+			evs[i] = event{tenant: js.tenant, cluster: js.cluster, job: js.id, task: r.ID, kind: "task", state: string(Queued), attempt: r.Attempt}
 		}
 		return insertEvents(ctx, tx, evs...)
 	})
@@ -354,12 +354,12 @@ func (s *scheduler) loadAll(ctx context.Context) error {
 // load reads a job and its tasks into the scheduler.
 func (s *scheduler) load(ctx context.Context, id string) error {
 	var j struct {
-		Tenant  string `db:"tenant_id"`
-		Cluster string `db:"cluster_id"`
-		State   string `db:"state"`
-		Settled bool   `db:"settled"`
-		Edges   []byte `db:"edges"`
-		Workers int    `db:"workers"`
+		Tenant  string   `db:"tenant_id"`
+		Cluster string   `db:"cluster_id"`
+		State   JobState `db:"state"`
+		Settled bool     `db:"settled"`
+		Edges   []byte   `db:"edges"`
+		Workers int      `db:"workers"`
 	}
 	if err := s.db.GetContext(ctx, &j, `SELECT tenant_id, cluster_id, state, settled, edges,
 		(SELECT workers FROM tenants WHERE id = jobs.tenant_id) AS workers FROM jobs WHERE id = $1`, id); err != nil {
@@ -375,7 +375,7 @@ func (s *scheduler) load(ctx context.Context, id string) error {
 		Node       string        `db:"node_id"`
 		Action     string        `db:"action"`
 		Service    string        `db:"service"`
-		State      string        `db:"state"`
+		State      TaskState     `db:"state"`
 		Attempt    int           `db:"attempt"`
 		RetryAt    sql.NullTime  `db:"retry_at"`
 		RollbackOf sql.NullInt64 `db:"rollback_of"`
@@ -464,7 +464,7 @@ func (s *scheduler) refreshShares(ctx context.Context) {
 // engine that is not running the scheduler, whose note went nowhere.
 func (s *scheduler) resyncInFlight(ctx context.Context) {
 	var ids []string
-	want := map[string]string{}
+	want := map[string]TaskState{}
 	owner := map[string]string{}
 	for _, js := range s.jobs {
 		if js.inFlight == 0 {
@@ -481,8 +481,8 @@ func (s *scheduler) resyncInFlight(ctx context.Context) {
 		return
 	}
 	var rows []struct {
-		ID    string `db:"id"`
-		State string `db:"state"`
+		ID    string    `db:"id"`
+		State TaskState `db:"state"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, `SELECT id, state FROM tasks WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
 		s.logError(ctx, "engine: resync", "err", err)

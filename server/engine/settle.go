@@ -55,19 +55,19 @@ func (e *Engine) settleDone(ctx context.Context, jobs []string) []string {
 // commit, and the scheduler when its copy says the job may be done; both
 // may call it for the same job at once, and the row lock makes one of them
 // do it.
-func (e *Engine) settleJob(ctx context.Context, job string) (string, bool, error) {
-	var state string
+func (e *Engine) settleJob(ctx context.Context, job string) (JobState, bool, error) {
+	var state JobState
 	var settled bool
 	err := e.tx(ctx, func(tx *sqlx.Tx) error {
 		var j struct {
-			Tenant  string `db:"tenant_id"`
-			Cluster string `db:"cluster_id"`
-			State   string `db:"state"`
-			Action  string `db:"action"`
-			Message string `db:"message"`
-			Success string `db:"success_status"`
-			Failure string `db:"failure_status"`
-			Settled bool   `db:"settled"`
+			Tenant  string       `db:"tenant_id"`
+			Cluster string       `db:"cluster_id"`
+			State   JobState     `db:"state"`
+			Action  string       `db:"action"`
+			Message string       `db:"message"`
+			Success ClusterState `db:"success_status"`
+			Failure ClusterState `db:"failure_status"`
+			Settled bool         `db:"settled"`
 		}
 		if err := tx.GetContext(ctx, &j, `SELECT tenant_id, cluster_id, state, action, message, success_status,
 			failure_status, settled FROM jobs WHERE id = $1 FOR UPDATE`, job); err != nil {
@@ -91,7 +91,7 @@ func (e *Engine) settleJob(ctx context.Context, job string) (string, bool, error
 				return err
 			}
 			state = JobComplete
-			evs = append(evs, event{tenant: j.Tenant, cluster: j.Cluster, job: job, kind: "job", state: JobComplete})
+			evs = append(evs, event{tenant: j.Tenant, cluster: j.Cluster, job: job, kind: "job", state: string(JobComplete)})
 		}
 		if state != JobComplete && state != JobFailed {
 			return nil
@@ -113,7 +113,7 @@ func (e *Engine) settleJob(ctx context.Context, job string) (string, bool, error
 					return err
 				}
 				if nothing {
-					status = "TERMINATED"
+					status = ClusterTerminated
 					if msg != abortMessage {
 						msg = nothingCreatedMessage
 					}
@@ -136,7 +136,7 @@ func (e *Engine) settleJob(ctx context.Context, job string) (string, bool, error
 			}
 		}
 		settled = true
-		evs = append(evs, event{tenant: j.Tenant, cluster: j.Cluster, job: job, kind: "cluster", state: status, message: msg})
+		evs = append(evs, event{tenant: j.Tenant, cluster: j.Cluster, job: job, kind: "cluster", state: string(status), message: msg})
 		return insertEvents(ctx, tx, evs...)
 	})
 	if err != nil {

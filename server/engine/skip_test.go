@@ -22,10 +22,10 @@ func (h *harness) submitReq(req planner.Request) (string, *planner.Plan) {
 }
 
 type taskRow struct {
-	State    string `db:"state"`
-	Message  string `db:"message"`
-	Attempt  int    `db:"attempt"`
-	Failures int    `db:"failures"`
+	State    TaskState `db:"state"`
+	Message  string    `db:"message"`
+	Attempt  int       `db:"attempt"`
+	Failures int       `db:"failures"`
 }
 
 // task reads the job's task of node and action.
@@ -78,7 +78,7 @@ func TestDeleteSkipsCleanupOfUnreachableNode(t *testing.T) {
 	if d := h.task(job, lost, "DELETE"); d.State != Complete {
 		t.Errorf("DELETE of the lost node: %+v", d)
 	}
-	var jobState string
+	var jobState JobState
 	must(t, h.db.Get(&jobState, `SELECT state FROM jobs WHERE id = $1`, job))
 	if jobState != JobComplete {
 		t.Errorf("job %s", jobState)

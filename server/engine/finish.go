@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"database/sql"
 	"encoding/hex"
@@ -10,79 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cooprhq/coopr/planner"
-	"github.com/cooprhq/coopr/queue"
-	"github.com/cooprhq/coopr/wire"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-)
-
-// ClaimRequest asks for the next task of a tenant for one agent slot.
-type ClaimRequest struct {
-	TenantID string
-	AgentID  string
-	Slot     int
-	// Slots, when set, asks for up to one task per slot listed in the one
-	// claim (an agent claiming for all its free slots of a tenant at once);
-	// Slot is then unused.
-	Slots []int
-	Wait  time.Duration // long poll; at most 20 s is sensible
-}
-
-func (r ClaimRequest) slots() []int {
-	if len(r.Slots) > 0 {
-		return r.Slots
-	}
-	return []int{r.Slot}
-}
-
-// Assignment is a claimed task: the agent runs it and finishes it with the
-// claim token before the lease (renewed by heartbeats) or the timeout ends.
-type Assignment struct {
-	TaskID         string          `json:"taskId"`
-	JobID          string          `json:"jobId"`
-	ClusterID      string          `json:"clusterId"`
-	TenantID       string          `json:"tenantId"`
-	Attempt        int             `json:"attempt"`
-	ClaimToken     string          `json:"claimToken"`
-	Slot           int             `json:"-"` // the requesting slot it is for
-	LeaseExpiresAt time.Time       `json:"leaseExpiresAt"`
-	TimeoutAt      time.Time       `json:"timeoutAt"`
-	TaskName       string          `json:"taskName"` // the action, upper case
-	Action         planner.Action  `json:"-"`
-	Service        *ServicePayload `json:"service"` // nil for node-level tasks
-	Node           *NodePayload    `json:"node"`    // nil for cluster-scoped tasks
-	TimeoutSeconds int             `json:"timeoutSeconds"`
-	// Cluster carries the config, expanded for this node in service tasks
-	// and as written in node-level ones.
-	Cluster ClusterPayload `json:"cluster"`
-	// Nodes is every node of the cluster by id, as the records stand at
-	// claim time.
-	Nodes map[string]*NodePayload `json:"nodes"`
-	// ResourceGeneration is the tenant's plugin resource generation the
-	// job pinned (docs/task-protocol.md#plugin-resources); the API lists the
-	// resources in the payload.
-	ResourceGeneration int `json:"-"`
-}
-
-// ClusterPayload is the cluster a task belongs to.
-type ClusterPayload struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Owner  string `json:"owner"`
-	Config any    `json:"config"`
-}
-
-// ServicePayload and NodePayload are the payload's service and node
-// (docs/task-protocol.md#payload) as the wire package defines them for the
-// agent; the API encodes them as they are.
-type (
-	ServicePayload = wire.Service
-	NodePayload    = wire.Node
 )
 
 // Result is how an attempt ended (docs/task-protocol.md#results).
@@ -108,71 +40,24 @@ type Result struct {
 
 func (r Result) retryable() bool { return r.Retryable == nil || *r.Retryable }
 
-func newToken() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return hex.EncodeToString(b)
-}
-
-func mustHex(s string) []byte {
-	b, _ := hex.DecodeString(s)
-	return b
-}
-
-// unclaimable handles an entry whose task cannot be claimed
-// (docs/task-protocol.md#queues-and-claims): a task of a paused job goes back
-// to NOT_SUBMITTED, one of a failed job is DROPPED, and a stale entry
-// (finished task, older attempt) is skipped.
-func (e *Engine) unclaimable(ctx context.Context, tx *sqlx.Tx, tenant string, it queue.Item) (*taskChange, string, error) {
-	var r struct {
-		State    string `db:"state"`
-		Attempt  int    `db:"attempt"`
-		Job      string `db:"job_id"`
-		JobState string `db:"job_state"`
-		Cluster  string `db:"cluster_id"`
-	}
-	err := tx.GetContext(ctx, &r, `SELECT t.state, t.attempt, t.job_id, j.state AS job_state, j.cluster_id
-		FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE t.id = $1 AND t.tenant_id = $2 FOR UPDATE OF t`, it.TaskID, tenant)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, "", nil
-	}
-	if err != nil || r.State != Queued || r.Attempt != it.Attempt {
-		return nil, "", err
-	}
-	next := ""
-	switch r.JobState {
-	case JobPaused:
-		next = NotSubmitted
-	case JobFailed, JobComplete:
-		next = Dropped
-	default:
-		return nil, "", nil
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = $2 WHERE id = $1`, it.TaskID, next); err != nil {
-		return nil, "", err
-	}
-	return &taskChange{id: it.TaskID, state: next}, r.Job, insertEvents(ctx, tx,
-		event{tenant: tenant, cluster: r.Cluster, job: r.Job, task: it.TaskID, kind: "task", state: next, attempt: it.Attempt})
-}
-
 // attemptRow is a task being finished, locked.
 type attemptRow struct {
-	ID          string `db:"id"`
-	Job         string `db:"job_id"`
-	Tenant      string `db:"tenant_id"`
-	Cluster     string `db:"cluster_id"`
-	Idx         int    `db:"idx"`
-	Node        string `db:"node_id"`
-	Action      string `db:"action"`
-	Service     string `db:"service"`
-	State       string `db:"state"`
-	Attempt     int    `db:"attempt"`
-	Failures    int    `db:"failures"`
-	MaxAttempts int    `db:"max_attempts"`
-	Token       []byte `db:"claim_token"`
-	JobState    string `db:"job_state"`
-	Agent       string `db:"agent_id"`
-	BestEffort  bool   `db:"best_effort"`
+	ID          string    `db:"id"`
+	Job         string    `db:"job_id"`
+	Tenant      string    `db:"tenant_id"`
+	Cluster     string    `db:"cluster_id"`
+	Idx         int       `db:"idx"`
+	Node        string    `db:"node_id"`
+	Action      string    `db:"action"`
+	Service     string    `db:"service"`
+	State       TaskState `db:"state"`
+	Attempt     int       `db:"attempt"`
+	Failures    int       `db:"failures"`
+	MaxAttempts int       `db:"max_attempts"`
+	Token       []byte    `db:"claim_token"`
+	JobState    JobState  `db:"job_state"`
+	Agent       string    `db:"agent_id"`
+	BestEffort  bool      `db:"best_effort"`
 }
 
 // namespace is where the attempt's facts and secrets go: the driver role
@@ -378,8 +263,8 @@ const finishSQL = `WITH i AS (
 // retry after backoff, CONFIRM rollback, or a failed job
 // (docs/operations.md#retries, docs/operations.md#confirm-rollback).
 func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, r Result) (*taskChange, bool, error) {
-	ev := func(kind, state, msg string) event {
-		return event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, task: row.ID, kind: kind, state: state, attempt: row.Attempt, message: msg}
+	ev := func(kind string, state TaskState, msg string) event {
+		return event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, task: row.ID, kind: kind, state: string(state), attempt: row.Attempt, message: msg}
 	}
 	retryable := r.retryable()
 	if _, err := tx.ExecContext(ctx, `UPDATE task_attempts SET finished_at = now(), status = $3, message = $4,
@@ -456,7 +341,7 @@ func (e *Engine) closeAttempt(ctx context.Context, tx *sqlx.Tx, row attemptRow, 
 			return nil, false, err
 		}
 		change.jobFailed = true
-		evs = append(evs, event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, kind: "job", state: JobFailed, message: msg})
+		evs = append(evs, event{tenant: row.Tenant, cluster: row.Cluster, job: row.Job, kind: "job", state: string(JobFailed), message: msg})
 	}
 	return change, false, insertEvents(ctx, tx, evs...)
 }
@@ -571,262 +456,4 @@ func tail(s string) string {
 		cut = cut[1:]
 	}
 	return "[snipped]" + cut
-}
-
-// ClaimRef names a claim an agent holds.
-type ClaimRef struct {
-	TaskID  string
-	Attempt int
-	Token   string
-}
-
-// Heartbeat renews the leases of the agent's claims and returns the task
-// ids it must cancel: claims no longer current (reaped, timed out) or of a
-// job that failed (aborted).
-func (e *Engine) Heartbeat(ctx context.Context, agentID string, claims []ClaimRef) ([]string, error) {
-	if len(claims) == 0 {
-		return nil, nil
-	}
-	ids, attempts, tokens := make([]string, len(claims)), make([]int64, len(claims)), make([][]byte, len(claims))
-	for i, c := range claims {
-		ids[i], attempts[i], tokens[i] = c.TaskID, int64(c.Attempt), mustHex(c.Token)
-	}
-	var renewed []string
-	err := e.db.SelectContext(ctx, &renewed, `WITH l AS MATERIALIZED (
-			SELECT t.id FROM tasks t JOIN unnest($1::text[], $2::int[], $3::bytea[]) AS c(id, attempt, token) ON t.id = c.id
-			WHERE t.attempt = c.attempt AND t.claim_token = c.token AND t.state = 'IN_PROGRESS' AND t.agent_id = $4
-				AND (SELECT j.state FROM jobs j WHERE j.id = t.job_id) <> 'FAILED'
-			ORDER BY t.id FOR UPDATE OF t)
-		UPDATE tasks t SET lease_expires_at = now() + $5 * interval '1 millisecond' FROM l WHERE t.id = l.id
-		RETURNING t.id`, pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), agentID, e.cfg.LeaseTTL.Milliseconds())
-	if err != nil {
-		return nil, fmt.Errorf("engine: heartbeat: %w", err)
-	}
-	ok := map[string]bool{}
-	for _, id := range renewed {
-		ok[id] = true
-	}
-	var cancel []string
-	for _, c := range claims {
-		if !ok[c.TaskID] {
-			cancel = append(cancel, c.TaskID)
-		}
-	}
-	return cancel, nil
-}
-
-// reap fails attempts whose lease expired (lost agent) or whose timeout
-// passed; each counts as an attempt and is retried
-// (docs/operations.md#timeouts, docs/operations.md#lost-agents).
-func (s *scheduler) reap(ctx context.Context) {
-	for {
-		var changed bool
-		err := s.tx(ctx, func(tx *sqlx.Tx) error {
-			var rows []struct {
-				attemptRow
-				Expired  bool `db:"expired"`
-				TimedOut bool `db:"timed_out"`
-				Timeout  int  `db:"timeout_seconds"`
-			}
-			if err := tx.SelectContext(ctx, &rows, `SELECT `+attemptColumns+`, t.lease_expires_at < now() AS expired,
-				t.timeout_at < now() AS timed_out, t.timeout_seconds
-				FROM tasks t JOIN jobs j ON j.id = t.job_id
-				WHERE t.lease_expires_at IS NOT NULL AND t.state = 'IN_PROGRESS' AND (t.lease_expires_at < now() OR t.timeout_at < now())
-				ORDER BY t.lease_expires_at LIMIT 100 FOR UPDATE OF t SKIP LOCKED`); err != nil {
-				return err
-			}
-			for _, r := range rows {
-				msg := fmt.Sprintf("lease expired: agent %s lost", r.Agent)
-				if r.TimedOut {
-					msg = fmt.Sprintf("timed out after %d s", r.Timeout)
-				}
-				change, reload, err := s.closeAttempt(ctx, tx, r.attemptRow, Result{Status: -1, Message: msg})
-				if err != nil {
-					return err
-				}
-				s.pending = append(s.pending, note{job: r.Job, task: change, reload: reload})
-			}
-			changed = len(rows) == 100
-			return nil
-		})
-		if err != nil {
-			s.logError(ctx, "engine: reap", "err", err)
-			s.pending = nil
-			return
-		}
-		if len(s.pending) > 0 {
-			s.roomFreed()
-		}
-		for _, n := range s.pending {
-			s.apply(ctx, n)
-		}
-		s.pending = nil
-		if !changed {
-			return
-		}
-	}
-}
-
-// abortMessage is the message of an aborted job.
-const abortMessage = "Aborted by user"
-
-// Pause stops dispatching the job's tasks; in-flight tasks finish.
-func (e *Engine) Pause(ctx context.Context, jobID string) error {
-	return e.control(ctx, jobID, []string{JobRunning}, JobPaused, "", nil)
-}
-
-// Resume runs a paused job again.
-func (e *Engine) Resume(ctx context.Context, jobID string) error {
-	return e.control(ctx, jobID, []string{JobPaused}, JobRunning, "", nil)
-}
-
-// Abort fails a running or paused job: queued tasks are dropped and
-// in-flight ones are cancelled at their next heartbeat.
-func (e *Engine) Abort(ctx context.Context, jobID string) error {
-	return e.control(ctx, jobID, []string{JobRunning, JobPaused}, JobFailed, abortMessage, func(tx *sqlx.Tx) error {
-		return failJob(ctx, tx, jobID, abortMessage)
-	})
-}
-
-// RetryJob runs a failed job again from its unfinished tasks, with fresh
-// attempt budgets (docs/operations.md#retrying-a-failed-job).
-func (e *Engine) RetryJob(ctx context.Context, jobID string) error {
-	return e.control(ctx, jobID, []string{JobFailed}, JobRunning, "", func(tx *sqlx.Tx) error {
-		var r struct {
-			Settled bool   `db:"settled"`
-			Status  string `db:"status"`
-			Latest  string `db:"latest"`
-		}
-		if err := tx.GetContext(ctx, &r, `SELECT j.settled, c.status, coalesce(c.latest_job_id::text, '') AS latest
-			FROM jobs j JOIN clusters c ON c.id = j.cluster_id WHERE j.id = $1 FOR UPDATE OF c`, jobID); err != nil {
-			return err
-		}
-		if !r.Settled || r.Latest != jobID || (r.Status != "INCOMPLETE" && r.Status != "INCONSISTENT") {
-			return fmt.Errorf("%w: retry needs the cluster's latest job failed with no task in flight and the cluster INCOMPLETE or INCONSISTENT (it is %s)",
-				ErrConflict, r.Status)
-		}
-		if _, err := tx.ExecContext(ctx, `WITH l AS MATERIALIZED (SELECT id FROM tasks
-				WHERE job_id = $1 AND state IN ('FAILED', 'DROPPED', 'NOT_SUBMITTED') ORDER BY id FOR UPDATE)
-			UPDATE tasks t SET state = 'NOT_SUBMITTED', failures = 0, retry_at = NULL FROM l WHERE t.id = l.id`, jobID); err != nil {
-			return err
-		}
-		// A retried job runs with the tenant's current plugin resources.
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET settled = false, message = '',
-			resource_generation = coalesce((SELECT generation FROM resource_generations g WHERE g.tenant_id = jobs.tenant_id), 0)
-			WHERE id = $1`, jobID)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE clusters c SET status = 'PENDING', message = '', updated_at = now()
-			FROM jobs j WHERE j.id = $1 AND c.id = j.cluster_id`, jobID)
-		return err
-	})
-}
-
-func (e *Engine) control(ctx context.Context, jobID string, from []string, to, msg string, more func(*sqlx.Tx) error) error {
-	err := e.tx(ctx, func(tx *sqlx.Tx) error {
-		var j struct {
-			State   string `db:"state"`
-			Tenant  string `db:"tenant_id"`
-			Cluster string `db:"cluster_id"`
-		}
-		err := tx.GetContext(ctx, &j, `SELECT state, tenant_id, cluster_id FROM jobs WHERE id = $1 FOR UPDATE`, jobID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("job %s: %w", jobID, ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		ok := false
-		for _, f := range from {
-			ok = ok || j.State == f
-		}
-		if !ok {
-			return fmt.Errorf("%w: job %s is %s; this needs it %s", ErrConflict, jobID, j.State, strings.Join(from, " or "))
-		}
-		if more != nil {
-			if err := more(tx); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = $2, message = CASE WHEN $3 = '' THEN message ELSE $3 END,
-			updated_at = now() WHERE id = $1`, jobID, to, msg); err != nil {
-			return err
-		}
-		evs := []event{{tenant: j.Tenant, cluster: j.Cluster, job: jobID, kind: "job", state: to, message: msg}}
-		if to == JobRunning && j.State == JobFailed {
-			evs = append(evs, event{tenant: j.Tenant, cluster: j.Cluster, job: jobID, kind: "cluster", state: "PENDING"})
-		}
-		return insertEvents(ctx, tx, evs...)
-	})
-	if err != nil {
-		return fmt.Errorf("engine: job %s -> %s: %w", jobID, to, err)
-	}
-	e.notify(note{job: jobID, reload: true})
-	return nil
-}
-
-// CheckClaim reports whether a claim is current: the attempt IN_PROGRESS
-// under token. It returns the task's cluster.
-func (e *Engine) CheckClaim(ctx context.Context, taskID string, attempt int, token string) (string, error) {
-	tok, err := hex.DecodeString(token)
-	if err != nil || len(tok) == 0 {
-		return "", ErrStaleClaim
-	}
-	var cluster string
-	err = e.db.GetContext(ctx, &cluster, `SELECT j.cluster_id FROM tasks t JOIN jobs j ON j.id = t.job_id
-		WHERE t.id = $1 AND t.attempt = $2 AND t.claim_token = $3 AND t.state = 'IN_PROGRESS'`, taskID, attempt, tok)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrStaleClaim
-	}
-	return cluster, err
-}
-
-// Abandon fails the IN_PROGRESS claims of an agent that it no longer holds:
-// those not in keep and claimed at least olderThan ago (0: all). A heartbeat
-// that omits a claim made long enough before it, and a new incarnation
-// registering, both mean the agent lost it (docs/task-protocol.md#heartbeat).
-// The attempts count and are retried like a lost lease.
-func (e *Engine) Abandon(ctx context.Context, agentID string, keep []string, olderThan time.Duration) (int, error) {
-	if keep == nil {
-		// A nil slice goes to SQL as NULL, and id = ANY(NULL) keeps all.
-		keep = []string{}
-	}
-	var notes []note
-	err := e.tx(ctx, func(tx *sqlx.Tx) error {
-		var rows []attemptRow
-		if err := tx.SelectContext(ctx, &rows, `SELECT `+attemptColumns+` FROM tasks t JOIN jobs j ON j.id = t.job_id
-			JOIN task_attempts a ON a.task_id = t.id AND a.attempt = t.attempt
-			WHERE t.lease_expires_at IS NOT NULL AND t.state = 'IN_PROGRESS' AND t.agent_id = $1
-				AND NOT (t.id = ANY($2::text[])) AND a.claimed_at <= now() - $3 * interval '1 millisecond'
-			ORDER BY t.id FOR UPDATE OF t`, agentID, pq.Array(keep), olderThan.Milliseconds()); err != nil {
-			return err
-		}
-		for _, r := range rows {
-			change, reload, err := e.closeAttempt(ctx, tx, r, Result{Status: -1,
-				Message: fmt.Sprintf("abandoned: agent %s no longer holds the claim", agentID)})
-			if err != nil {
-				return err
-			}
-			notes = append(notes, note{job: r.Job, task: change, reload: reload})
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("engine: abandon claims of %s: %w", agentID, err)
-	}
-	var jobs []string
-	for _, n := range notes {
-		if !slices.Contains(jobs, n.job) {
-			jobs = append(jobs, n.job)
-		}
-	}
-	if len(notes) > 0 {
-		e.roomFreed()
-	}
-	e.settleDone(ctx, jobs)
-	for _, n := range notes {
-		e.notify(n)
-	}
-	return len(notes), nil
 }
