@@ -137,8 +137,11 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 						continue
 					}
 					m := &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, At: time.Now(), Lagged: true}
-					if c, err := r.Control.Get(ctx, p, id); err == nil {
-						m.Cluster, m.State, m.Message = c, string(c.Status), c.Message
+					if seen, err := r.snapshot(ctx); err == nil {
+						if c, err := r.Control.Get(ctx, p, id); err == nil {
+							m.Cluster, m.State, m.Message = c, string(c.Status), c.Message
+							before = seen
+						}
 					}
 					return m, true
 				}
@@ -151,8 +154,11 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 			if sub.Lagged() {
 				m.Lagged = true
 				gqlws.Idle(ctx) // not holding writes through a database read
-				if c, err := r.Control.Get(ctx, p, id); err == nil {
-					m.Cluster = c
+				if seen, err := r.snapshot(ctx); err == nil {
+					if c, err := r.Control.Get(ctx, p, id); err == nil {
+						// Waiting events the read saw are stale now.
+						m.Cluster, before = c, seen
+					}
 				}
 			}
 			if len(sub.C) > 0 {
@@ -315,11 +321,18 @@ func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string
 				if len(sub.C) > 0 || !sub.Lagged() {
 					continue // the next event carries the lag
 				}
+				// Events already waiting that the re-read saw are dropped
+				// from here on, as after the first snapshot: a stale one
+				// must not undo the fresh state.
+				seen, err := r.snapshot(ctx)
+				if err != nil {
+					continue
+				}
 				fresh, at, err := r.readProgress(ctx, p, id)
 				if err != nil {
 					continue
 				}
-				pr = fresh
+				pr, before = fresh, seen
 				m := pr.model(model.EventKindSnapshot)
 				m.Seq, m.State, m.At, m.Lagged = "0", pr.state, at, true
 				if !send(m) {
@@ -331,9 +344,22 @@ func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string
 				}
 				lagged := sub.Lagged()
 				if lagged {
-					if fresh, _, err := r.readProgress(ctx, p, id); err == nil {
-						pr = fresh
+					if seen, err := r.snapshot(ctx); err == nil {
+						if fresh, _, err := r.readProgress(ctx, p, id); err == nil {
+							pr, before = fresh, seen
+						}
 					}
+				}
+				if lagged && before.Saw(ev) {
+					// The re-read holds this change already: the counts
+					// go out as a lagged snapshot, so the client re-reads
+					// too, and no stale task state follows the fresh one.
+					m := pr.model(model.EventKindSnapshot)
+					m.Seq, m.State, m.At, m.Lagged = "0", pr.state, ev.At, true
+					if !send(m) {
+						return
+					}
+					continue
 				}
 				switch ev.Kind {
 				case "job":

@@ -208,8 +208,28 @@ const terminal: readonly string[] = ['COMPLETE', 'FAILED'];
 export function Component() {
   const { id = '', jobId = '' } = useParams();
   const { api } = useSession();
-  const [{ data, fetching, error }, reexecute] = useQuery({ query: JobDetailDocument, variables: { id: jobId } });
-  const refetch = useCallback(() => reexecute({ requestPolicy: 'network-only' }), [reexecute]);
+  const [{ data, fetching, stale, error }, reexecute] = useQuery({
+    query: JobDetailDocument,
+    variables: { id: jobId },
+  });
+  // A re-read asked for while one is on its way would be merged into it
+  // (urql dedupes identical requests), and that one may have left before
+  // the last lost change: it is read again once the first answer is in.
+  const inFlight = fetching || stale;
+  const again = useRef(false);
+  const refetch = useCallback(() => {
+    if (inFlight) {
+      again.current = true;
+      return;
+    }
+    reexecute({ requestPolicy: 'network-only' });
+  }, [inFlight, reexecute]);
+  useEffect(() => {
+    if (!inFlight && again.current) {
+      again.current = false;
+      reexecute({ requestPolicy: 'network-only' });
+    }
+  }, [inFlight, reexecute]);
   useOnReconnect(api.status, refetch);
   const job = data?.job;
   // Task states live here, outside React state: a thousand changes a second
