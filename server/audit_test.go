@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -107,4 +109,77 @@ func keysOf[V any](m map[string]V) []string {
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+// Every user mutation of the schema leaves an entry, whether it succeeds
+// or is refused; a mutation added to the schema without a case here fails
+// the test, so none goes unaudited unnoticed.
+func TestAuditEveryMutationKind(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	const bogus = "00000000-0000-0000-0000-000000000000"
+	const pub = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDOv5RJk+H7txT4Dy+60F8/OVqd8/V/JUBUSFg+WHEFR audit"
+	res := `{pluginType: AUTOMATORTYPES, plugin: "shell", resourceType: "scripts", name: "x", version: 1}`
+	calls := []struct{ op, token, doc string }{
+		{"createTenant", s.Super, `mutation { createTenant(input: {name: "audit-t"}) { id } }`},
+		{"updateTenant", s.Super, `mutation { updateTenant(name: "audit-t", input: {name: "audit-t", workers: 3}) { id } }`},
+		{"deleteTenant", s.Super, `mutation { deleteTenant(name: "audit-t") }`},
+		{"createUser", w.admin, `mutation { createUser(name: "dave") { name } }`},
+		{"createAPIToken", w.admin, `mutation { createAPIToken(input: {name: "t", user: "dave"}) { secret } }`},
+		{"revokeAPIToken", w.admin, `mutation { revokeAPIToken(id: "` + bogus + `") }`},
+		{"addSSHKey", w.alice, `mutation { addSSHKey(publicKey: "` + pub + `") { id } }`},
+		{"removeSSHKey", w.alice, `mutation { removeSSHKey(id: "` + bogus + `") }`},
+		{"createWebhook", w.admin, `mutation { createWebhook(input: {url: "https://h.example/x", events: [JOB_FAILED]}) { secret } }`},
+		{"deleteWebhook", w.admin, `mutation { deleteWebhook(id: "` + bogus + `") }`},
+		{"importCatalog", w.alice, `mutation { importCatalog(document: {}) { created } }`},
+		{"putCatalogEntity", w.admin, `mutation { putCatalogEntity(kind: SERVICES, entity: {name: "extra", description: "x"}) { entity { version } } }`},
+		{"deleteCatalogEntity", w.admin, `mutation { deleteCatalogEntity(kind: SERVICES, name: "extra") }`},
+		{"createCluster", w.alice, `mutation { createCluster(input: {name: "au", clusterTemplate: "lamp", numMachines: 2}) { id } }`},
+		{"setClusterExpireTime", w.alice, `mutation { setClusterExpireTime(id: "99999999", expireTime: "2030-01-01T00:00:00Z") { id } }`},
+		{"runOperation", w.alice, `mutation { runOperation(clusterId: "99999999", input: {operation: SCALE, numMachines: 3}) { id } }`},
+		{"deleteCluster", w.alice, `mutation { deleteCluster(id: "99999999") { id } }`},
+		{"pauseJob", w.alice, `mutation { pauseJob(id: "99999999-001") { id } }`},
+		{"resumeJob", w.alice, `mutation { resumeJob(id: "99999999-001") { id } }`},
+		{"abortJob", w.alice, `mutation { abortJob(id: "99999999-001") { id } }`},
+		{"retryJob", w.alice, `mutation { retryJob(id: "99999999-001") { id } }`},
+		{"uploadResource", w.admin, `mutation { uploadResource(input: {pluginType: AUTOMATORTYPES, plugin: "shell", resourceType: "scripts", name: "x", content: "ZWNobw=="}) { version } }`},
+		{"stageResource", w.admin, `mutation { stageResource(input: ` + res + `) { version } }`},
+		{"recallResource", w.admin, `mutation { recallResource(input: ` + res + `) { version } }`},
+		{"deleteResource", w.admin, `mutation { deleteResource(input: ` + res + `) }`},
+	}
+	called := map[string]bool{}
+	for _, c := range calls {
+		if r := s.Do(c.token, c.doc, nil); len(r.Errors) > 0 && r.Code() == "GRAPHQL_VALIDATION_FAILED" {
+			t.Fatalf("%s: the case's document is not valid: %v", c.op, r.Errors)
+		}
+		called[c.op] = true
+	}
+
+	var out struct {
+		AuditLog []struct{ Operation, Outcome string }
+	}
+	s.Must(s.Super, `{ auditLog(first: 1000) { operation outcome } }`, nil, &out)
+	logged := map[string]bool{}
+	for _, e := range out.AuditLog {
+		logged[e.Operation] = true
+	}
+	schema, err := os.ReadFile("../schema.graphqls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(schema)
+	body = body[strings.Index(body, "type Mutation {"):]
+	body = body[:strings.Index(body, "\n}")]
+	notAudited := map[string]bool{"previewCluster": true, "previewOperation": true, "registerAgent": true, "agentHeartbeat": true,
+		"claimTask": true, "claimTasks": true, "finishTask": true, "releaseTask": true, "reportProgress": true}
+	for _, m := range regexp.MustCompile(`(?m)^  ([a-zA-Z]+)\(`).FindAllStringSubmatch(body, -1) {
+		op := m[1]
+		switch {
+		case notAudited[op]:
+		case !called[op]:
+			t.Errorf("mutation %s has no case here: add one, so that its audit entry is checked", op)
+		case !logged[op]:
+			t.Errorf("mutation %s left no audit entry", op)
+		}
+	}
 }
