@@ -43,7 +43,8 @@ dev: build
 # test-prereqs installs and starts what is missing first (as root), or
 # stops with the command that would. The Coopr compatibility tests read
 # COOPR_COMPAT_DIR (make test COOPR_COMPAT_DIR=DIR, or from the
-# environment; default ../shared) and skip where it does not exist.
+# environment; unset, internal/cooprcompat's default) and skip where it
+# does not exist.
 test: test-prereqs
 	@if scripts/node-ok; then $(MAKE) --no-print-directory ui && cd ui && npm test; \
 	else echo "ui: skipping the web UI's build, unit and browser tests"; fi

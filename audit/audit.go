@@ -70,6 +70,21 @@ func Write(ctx context.Context, tx *sqlx.Tx) error {
 	return insert(ctx, tx, p.e, "ok", "")
 }
 
+// Commit writes ctx's entry into tx (Write), commits tx and notes that the
+// entry is in (Committed): what every transaction helper does instead of
+// tx.Commit. tx is rolled back when the entry cannot be written.
+func Commit(ctx context.Context, tx *sqlx.Tx) error {
+	if err := Write(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	Committed(ctx)
+	return nil
+}
+
 // Committed says the transaction that Write wrote to committed.
 func Committed(ctx context.Context) {
 	if p := from(ctx); p != nil {

@@ -124,14 +124,9 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return err
 	}
 	// A mutation's audit entry commits with its change (docs/audit.md).
-	if err := audit.Write(ctx, tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
+	if err := audit.Commit(ctx, tx); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
-	audit.Committed(ctx)
 	return nil
 }
 

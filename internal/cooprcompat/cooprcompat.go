@@ -4,7 +4,7 @@
 // cases must come out as Coopr had them. That material is not part of this
 // repository. COOPR_COMPAT_DIR names a directory holding catalogs/ and
 // acceptance/; a relative path is taken from the repository root, and unset
-// it is ../shared beside the repository. Where that directory does not
+// it is defaultDir. Where that directory does not
 // exist the compatibility tests skip, so that a clone alone passes its
 // tests; every other test uses the repository's own catalogs.
 package cooprcompat

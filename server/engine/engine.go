@@ -441,15 +441,7 @@ func (e *Engine) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {
 		return err
 	}
 	// A mutation's audit entry commits with its change (docs/audit.md).
-	if err := audit.Write(ctx, tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	audit.Committed(ctx)
-	return nil
+	return audit.Commit(ctx, tx)
 }
 
 // backoff is min(base·2^(n−1), max) ± 20% (docs/operations.md#retries), n the

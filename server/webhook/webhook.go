@@ -21,8 +21,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/cooprhq/coopr/audit"
 )
 
 // Event names a state change a webhook may ask for.
@@ -270,22 +273,9 @@ func (s *Service) Deliveries(ctx context.Context, tenantID, webhookID string, li
 	return ds, err
 }
 
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return false
-			}
-		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
-			return false
-		}
-	}
-	return true
-}
+// isUUID is an id in the form the database gives them; anything else
+// names no webhook (and must not reach a uuid column as an error).
+func isUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }
 
 func inTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) error {
 	tx, err := db.BeginTxx(ctx, nil)
@@ -296,5 +286,6 @@ func inTx(ctx context.Context, db *sqlx.DB, fn func(*sqlx.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	// A mutation's audit entry commits with its change (docs/audit.md).
+	return audit.Commit(ctx, tx)
 }
