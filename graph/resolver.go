@@ -36,6 +36,10 @@ type Resolver struct {
 	DriverGrace time.Duration
 	// SessionGrace: see DefaultSessionGrace.
 	SessionGrace time.Duration
+	// TokenRevoked, if set, hears of each token revoked through this
+	// server, so that its cached authentication ends before the
+	// database's notification comes round.
+	TokenRevoked func(tokenID string)
 
 	// missing remembers since when tasks have waited for a driver no live
 	// agent offers (task/role/name -> time.Time).

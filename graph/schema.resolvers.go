@@ -389,6 +389,9 @@ func (r *mutationResolver) RevokeAPIToken(ctx context.Context, id string) (bool,
 	if err := r.Store.RevokeToken(ctx, p.TenantID, user, id); err != nil {
 		return false, err
 	}
+	if r.TokenRevoked != nil {
+		r.TokenRevoked(id)
+	}
 	return true, nil
 }
 

@@ -44,7 +44,9 @@ func (s *Server) watchAuth(ctx context.Context) error {
 			return nil
 		case n := <-l.Notify:
 			if n == nil {
-				// The connection was lost and made again.
+				// The connection was lost and made again: revocations
+				// may have been missed.
+				s.agentAuth.ForgetAll()
 				s.recheckAuth(ctx)
 				continue
 			}
@@ -57,9 +59,12 @@ func (s *Server) watchAuth(ctx context.Context) error {
 
 // authEnded ends the websockets of a notification's token or session.
 func (s *Server) authEnded(payload string) {
-	kind, _, _ := strings.Cut(payload, ":")
+	kind, id, _ := strings.Cut(payload, ":")
 	if kind != "token" && kind != "session" {
 		return
+	}
+	if kind == "token" {
+		s.agentAuth.Forget(id)
 	}
 	if n := s.sockets.end(payload); n > 0 {
 		s.log.Info("websockets ended: their "+kind+" is no longer valid", "websockets", n)

@@ -59,9 +59,11 @@ type Server struct {
 	sockets *tokenSockets
 	// auth looks tokens up, remembering refusals for a while; addrs
 	// limits, per client address, requests that bring no valid token.
-	auth  *auth.RefusalCache
-	addrs *addressLimiter
-	reg   *prometheus.Registry
+	auth *auth.RefusalCache
+	// agentAuth remembers agent tokens' principals (docs/security.md#ending-access).
+	agentAuth *auth.AgentCache
+	addrs     *addressLimiter
+	reg       *prometheus.Registry
 	// sessions authenticates the web UI's cookie requests.
 	sessions *auth.Sessions
 	// streams ends long-lived requests (websockets) when shutdown begins;
@@ -134,7 +136,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return p.TenantID
 	}}
 	s.sockets = newTokenSockets(cfg.WebsocketsPerToken, cfg.AgentWebsocketsPerToken)
-	s.auth = &auth.RefusalCache{Authenticator: st, TTL: refusalTTL}
+	s.agentAuth = &auth.AgentCache{Authenticator: st, TTL: cfg.AuthRecheckInterval}
+	s.auth = &auth.RefusalCache{Authenticator: s.agentAuth, TTL: refusalTTL}
 	s.addrs = &addressLimiter{rate: rate{cfg.UnauthenticatedRateLimit, cfg.UnauthenticatedRateBurst}}
 	s.hooks = webhook.New(st.DB(), creds, log)
 	s.hooks.Backoff, s.hooks.MaxAttempts = webhook.Doubling(cfg.WebhookRetryWait), cfg.WebhookAttempts
@@ -217,7 +220,8 @@ func (s *Server) Engine() *engine.Engine { return s.engine }
 func (s *Server) Handler() http.Handler {
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Store: s.store,
 		Control: s.control, Hub: s.hub, Engine: s.engine, Fleet: s.fleet, Hooks: s.hooks,
-		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace}}))
+		Streams: s.streams, Log: s.log, DriverGrace: s.cfg.DriverGrace, SessionGrace: s.cfg.AgentSessionGrace,
+		TokenRevoked: s.agentAuth.Forget}}))
 	limiter := newRateLimiter(rate{s.cfg.RateLimit, s.cfg.RateBurst}, rate{s.cfg.AgentRateLimit, s.cfg.AgentRateBurst})
 	accept := coderws.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins}
 	const keepAlive = 10 * time.Second

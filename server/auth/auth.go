@@ -105,3 +105,81 @@ func (c *RefusalCache) Authenticate(ctx context.Context, secret string) (store.P
 	}
 	return p, err
 }
+
+// AgentCache is an Authenticator that remembers, for at most TTL, the
+// principals of agent tokens: an agent makes a request or more per task,
+// and each would otherwise cost a database query. It keys entries by the
+// secret's SHA-256 only. Revocation stays immediate: Forget drops a
+// token's entry at once (the server calls it on the database's
+// revoke/delete notification, and on a revoke it serves itself), ForgetAll
+// drops everything (the notification channel was lost), and a lookup that
+// began before a Forget is not remembered, so a revocation committed while
+// it read the row cannot be undone by it. Tokens of other kinds are never
+// remembered: a user's role lives in another table, which tells no one
+// when it changes.
+type AgentCache struct {
+	Authenticator
+	TTL time.Duration
+	// Lookups counts the questions put to the wrapped Authenticator.
+	Lookups atomic.Int64
+
+	mu    sync.Mutex
+	gen   uint64 // counts Forget and ForgetAll calls
+	byID  map[string][sha256.Size]byte
+	known map[[sha256.Size]byte]agentEntry
+}
+
+type agentEntry struct {
+	p     store.Principal
+	until time.Time
+}
+
+const agentCacheMax = 10_000
+
+// Authenticate answers from the principals remembered, else asks.
+func (c *AgentCache) Authenticate(ctx context.Context, secret string) (store.Principal, error) {
+	key := sha256.Sum256([]byte(secret))
+	now := time.Now()
+	c.mu.Lock()
+	e, ok := c.known[key]
+	gen := c.gen
+	c.mu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.p, nil
+	}
+	c.Lookups.Add(1)
+	p, err := c.Authenticator.Authenticate(ctx, secret)
+	if err != nil || p.Kind != store.TokenAgent || c.TTL <= 0 {
+		return p, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return p, nil // something was forgotten meanwhile: maybe this
+	}
+	if c.known == nil || len(c.known) >= agentCacheMax {
+		c.known, c.byID = map[[sha256.Size]byte]agentEntry{}, map[string][sha256.Size]byte{}
+	}
+	c.known[key] = agentEntry{p: p, until: now.Add(c.TTL)}
+	c.byID[p.TokenID] = key
+	return p, nil
+}
+
+// Forget drops what is remembered of the token with this id.
+func (c *AgentCache) Forget(tokenID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	if key, ok := c.byID[tokenID]; ok {
+		delete(c.known, key)
+		delete(c.byID, tokenID)
+	}
+}
+
+// ForgetAll drops everything remembered.
+func (c *AgentCache) ForgetAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.known, c.byID = nil, nil
+}
