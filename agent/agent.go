@@ -66,14 +66,19 @@ type Agent struct {
 // slots, and stop waits for them, if the tenant comes back or the agent
 // stops.
 type tenantLoop struct {
-	stop  context.CancelFunc // ends claiming; running tasks finish
-	done  chan struct{}      // closed once the loop and its tasks ended
-	slots int                // the server assigns slots 0..slots-1
-	busy  map[int]bool       // slot -> running a task
-	freed chan struct{}      // (buffered 1) a slot came free
-	// cancelPoll ends the claim in flight, if any: when slots are taken
-	// away it must not bring back tasks for them.
-	cancelPoll context.CancelFunc
+	stop     context.CancelFunc // ends claiming; running tasks finish
+	done     chan struct{}      // closed once the loop and its tasks ended
+	slots    int                // the server assigns slots 0..slots-1
+	busy     map[int]bool       // slot -> running a task
+	claiming map[int]bool       // slot -> in a request's claim
+	// ended are the finishes of tasks that ended, not yet sent.
+	ended []wire.Finish
+	// requests counts the exchanges in flight.
+	requests int
+	freed    chan struct{} // (buffered 1) a slot came free or a task ended
+	// polls end the claims in flight: when slots are taken away they must
+	// not bring back tasks for them.
+	polls map[*context.CancelFunc]bool
 }
 
 // wake tells the loop a slot may have come free.
@@ -281,8 +286,10 @@ func (a *Agent) assign(work, claimCtx context.Context, s setup) {
 		if k == tl.slots {
 			continue
 		}
-		if k < tl.slots && tl.cancelPoll != nil {
-			tl.cancelPoll()
+		if k < tl.slots {
+			for cancel := range tl.polls {
+				(*cancel)()
+			}
 		}
 		// Slots beyond a smaller assignment finish their task and are not
 		// claimed for again.
@@ -294,7 +301,8 @@ func (a *Agent) assign(work, claimCtx context.Context, s setup) {
 			continue
 		}
 		ctx, stop := context.WithCancel(claimCtx)
-		tl := &tenantLoop{stop: stop, done: make(chan struct{}), slots: k, busy: map[int]bool{}, freed: make(chan struct{}, 1)}
+		tl := &tenantLoop{stop: stop, done: make(chan struct{}), slots: k, busy: map[int]bool{}, claiming: map[int]bool{},
+			freed: make(chan struct{}, 1), polls: map[*context.CancelFunc]bool{}}
 		a.loops[tenant] = tl
 		go func() {
 			defer close(tl.done)
@@ -327,115 +335,221 @@ func (a *Agent) load() (busy, total int) {
 // maxClaimSlots is the most slots the server takes in one claim.
 const maxClaimSlots = 256
 
-// freeSlots lists the loop's assigned slots not running a task, no more
-// than the agent's capacity has room for: tasks still running in slots an
-// assignment took away count against it until they end.
+// freeSlots lists the loop's assigned slots neither running a task nor
+// being claimed for, no more than the agent's capacity has room for:
+// tasks still running in slots an assignment took away count against it
+// until they end. The caller holds a.mu.
 func (a *Agent) freeSlots(tl *tenantLoop) []int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	room := a.cfg.Capacity
 	for _, o := range a.loops {
-		room -= len(o.busy)
+		room -= len(o.busy) + len(o.claiming)
 	}
 	var free []int
 	for i := 0; i < tl.slots && len(free) < min(room, maxClaimSlots); i++ {
-		if !tl.busy[i] {
+		if !tl.busy[i] && !tl.claiming[i] {
 			free = append(free, i)
 		}
 	}
 	return free
 }
 
-// loop claims for the tenant's free slots, all of them in one request, and
-// runs each task it gets in its slot, until ctx ends and the tasks it
-// started have finished.
+// wakeAll wakes every loop: one held back by the agent's capacity may have
+// room now. The caller holds a.mu.
+func (a *Agent) wakeAll() {
+	for _, o := range a.loops {
+		o.wake()
+	}
+}
+
+// loop sends the tenant's finished tasks and claims for its free slots, in
+// one exchange (docs/task-protocol.md#exchange), as soon as either is
+// there, and runs each task it gets in its slot, until ctx ends and the
+// tasks it started have finished and been reported. A task's end frees
+// its slot, so that a steady slot costs one round trip per task: its
+// finish and the claim of its next task travel together. Exchanges run
+// side by side: one waiting for tasks never holds back a finish.
 func (a *Agent) loop(ctx, work context.Context, tenant string, tl *tenantLoop) {
-	var tasks sync.WaitGroup
-	defer tasks.Wait()
-	for ctx.Err() == nil {
-		free := a.freeSlots(tl)
-		if len(free) == 0 {
+	for {
+		a.mu.Lock()
+		stopping := ctx.Err() != nil
+		fins := tl.ended
+		tl.ended = nil
+		var free []int
+		if !stopping {
+			free = a.freeSlots(tl)
+		}
+		for _, sl := range free {
+			tl.claiming[sl] = true
+		}
+		idle := len(tl.busy) == 0 && tl.requests == 0
+		if len(fins) > 0 || len(free) > 0 {
+			tl.requests++
+		}
+		a.mu.Unlock()
+		if len(fins) == 0 && len(free) == 0 {
+			if stopping {
+				if idle {
+					return
+				}
+				<-tl.freed // a task or an exchange ended
+				continue
+			}
 			select {
 			case <-tl.freed:
 			case <-ctx.Done():
 			}
 			continue
 		}
-		var out struct{ ClaimTasks []wire.Assignment }
-		poll, cancelPoll := context.WithCancel(ctx)
-		a.mu.Lock()
-		tl.cancelPoll = cancelPoll
-		a.mu.Unlock()
-		err := a.do(poll, `mutation($in: ClaimTasksInput!) { claimTasks(input: $in) { taskId slot attempt claimToken payload } }`,
-			map[string]any{"in": wire.ClaimTasks{AgentID: a.cfg.ID, Incarnation: a.incarnation, TenantID: tenant,
-				Slots: free, WaitSeconds: 20}}, &out)
-		a.mu.Lock()
-		tl.cancelPoll = nil
-		a.mu.Unlock()
-		cancelPoll()
-		if err != nil && poll.Err() != nil && ctx.Err() == nil {
-			// Slots were taken away: claim again for those left. (The
-			// server hands back what it claimed for the abandoned poll.)
-			continue
-		}
-		var ce *codeError
-		if errors.As(err, &ce) && ce.code == wire.CodeSlotNotAssigned {
-			// The assignment moved (an agent joined or left) since the
-			// last heartbeat, whose answer will resize or stop this loop.
-			a.log.Debug("slots no longer assigned; waiting for the next heartbeat", "tenant", tenant, "slots", free)
-			sleep(ctx, 5*time.Second+rand.N(time.Second))
-			continue
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				a.log.Warn("claim failed", "tenant", tenant, "slots", len(free), "err", err)
-				sleep(ctx, time.Second+rand.N(time.Second))
-			}
-			continue
-		}
-		a.mu.Lock()
-		for _, c := range out.ClaimTasks {
-			tl.busy[c.Slot] = true
-		}
-		a.mu.Unlock()
-		for _, c := range out.ClaimTasks {
-			tasks.Add(1)
-			go func() {
-				defer tasks.Done()
-				defer func() {
-					a.mu.Lock()
-					delete(tl.busy, c.Slot)
-					// Every loop: one held back by the agent's capacity
-					// has room now too.
-					for _, o := range a.loops {
-						o.wake()
-					}
-					a.mu.Unlock()
-				}()
-				defer func() {
-					// A bug here must not take down the agent and every
-					// other task it runs; the claim's lease lapses.
-					if r := recover(); r != nil {
-						a.log.Error("task runner crashed", "task", c.TaskID, "panic", r)
-					}
-				}()
-				a.runTask(work, c.TaskID, c.Attempt, c.ClaimToken, c.Payload)
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					a.log.Error("exchange crashed", "tenant", tenant, "panic", r)
+				}
 			}()
-		}
+			a.exchange(ctx, work, tenant, tl, fins, free)
+		}()
 	}
 }
 
-func (a *Agent) runTask(work context.Context, id string, attempt int, token string, payload json.RawMessage) {
-	ctx, cancel := context.WithCancelCause(work)
-	defer cancel(nil)
-	r := &running{taskID: id, token: token, attempt: attempt, cancel: cancel}
-	a.mu.Lock()
-	a.held[id] = r
-	a.mu.Unlock()
-	defer func() {
+// exchange sends finishes and claims for free slots, and starts the tasks
+// it gets. A claim cut short (slots taken away, the agent stopping) or a
+// request that failed is sent again with its finishes alone, which the
+// server answers as recorded where they already were.
+func (a *Agent) exchange(ctx, work context.Context, tenant string, tl *tenantLoop, fins []wire.Finish, slots []int) {
+	in := wire.Exchange{AgentID: a.cfg.ID, Incarnation: a.incarnation, TenantID: tenant, Finishes: fins, Slots: slots, WaitSeconds: 20}
+	if in.Finishes == nil {
+		in.Finishes = []wire.Finish{}
+	}
+	var out struct{ ExchangeTasks wire.Exchanged }
+	var err error
+	pause := time.Duration(0) // before the slots are claimed for again
+	if len(slots) > 0 {
+		poll, cancel := context.WithCancel(ctx)
 		a.mu.Lock()
-		delete(a.held, id)
+		tl.polls[&cancel] = true
 		a.mu.Unlock()
+		err = a.do(poll, wire.ExchangeQuery, map[string]any{"in": in}, &out)
+		a.mu.Lock()
+		delete(tl.polls, &cancel)
+		a.mu.Unlock()
+		cancel()
+		var ce *codeError
+		switch {
+		case err == nil:
+		case poll.Err() != nil:
+			// Slots taken away or the agent stopping: the server hands back
+			// what it claimed for this request.
+		case errors.As(err, &ce) && ce.code != wire.CodeRateLimited && ce.code != wire.CodeInternal:
+			a.log.Warn("exchange refused", "tenant", tenant, "code", ce.code, "err", err)
+			pause = time.Second + rand.N(time.Second)
+		default:
+			a.log.Warn("claim failed", "tenant", tenant, "slots", len(slots), "err", err)
+			pause = time.Second + rand.N(time.Second)
+		}
+		if err == nil {
+			switch out.ExchangeTasks.ClaimRefused {
+			case wire.CodeSlotNotAssigned:
+				// The assignment moved (an agent joined or left) since the
+				// last heartbeat, whose answer will resize or stop this loop.
+				a.log.Debug("slots no longer assigned; waiting for the next heartbeat", "tenant", tenant, "slots", slots)
+				pause = 5*time.Second + rand.N(time.Second)
+			case "":
+			default:
+				a.log.Warn("claim refused", "tenant", tenant, "code", out.ExchangeTasks.ClaimRefused)
+				pause = time.Second + rand.N(time.Second)
+			}
+		}
+	}
+	if len(fins) > 0 && (len(slots) == 0 || err != nil) {
+		// Reporting outlives the claim context: a result is worth delivering.
+		in.Slots, in.WaitSeconds = []int{}, 0
+		fctx, done := context.WithTimeout(context.WithoutCancel(work), 30*time.Second)
+		err = a.retry(fctx, "finish", func(ctx context.Context) error {
+			return a.do(ctx, wire.ExchangeQuery, map[string]any{"in": in}, &out)
+		})
+		done()
+		if err != nil {
+			a.log.Warn("finish failed; the leases will lapse and the tasks be retried", "tasks", len(fins), "err", err)
+		}
+	}
+	got := out.ExchangeTasks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, f := range fins {
+		delete(a.held, f.TaskID)
+	}
+	for _, o := range got.Finished {
+		switch o.Code {
+		case "":
+		case wire.CodeStaleClaim:
+			a.log.Info("finish refused: the claim was no longer current", "task", o.TaskID)
+		default:
+			a.log.Warn("finish refused", "task", o.TaskID, "code", o.Code, "err", o.Message)
+		}
+	}
+	for _, c := range got.Assignments {
+		delete(tl.claiming, c.Slot)
+		tl.busy[c.Slot] = true
+		rctx, cancel := context.WithCancelCause(work)
+		a.held[c.TaskID] = &running{taskID: c.TaskID, token: c.ClaimToken, attempt: c.Attempt, cancel: cancel}
+		go a.runTask(rctx, work, tl, c)
+	}
+	if pause > 0 {
+		// The slots wait out the pause before they are claimed for again;
+		// the exchange counts as in flight until then.
+		go func() {
+			sleep(ctx, pause)
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.release(tl, slots)
+		}()
+		return
+	}
+	a.release(tl, slots)
+}
+
+// release ends an exchange: the slots it claimed for and got nothing for
+// are free again. The caller holds a.mu.
+func (a *Agent) release(tl *tenantLoop, slots []int) {
+	for _, sl := range slots {
+		if !tl.busy[sl] {
+			delete(tl.claiming, sl)
+		}
+	}
+	tl.requests--
+	a.wakeAll()
+}
+
+// runTask runs a claimed task in its slot and queues its finish for the
+// loop to send; the slot is free from then on.
+func (a *Agent) runTask(ctx, work context.Context, tl *tenantLoop, c wire.Assignment) {
+	var fin *wire.Finish
+	defer func() {
+		// A bug here must not take down the agent and every other task it
+		// runs; the claim's lease lapses.
+		if r := recover(); r != nil {
+			a.log.Error("task runner crashed", "task", c.TaskID, "panic", r)
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		delete(tl.busy, c.Slot)
+		if fin != nil {
+			tl.ended = append(tl.ended, *fin)
+		} else {
+			delete(a.held, c.TaskID)
+		}
+		a.wakeAll()
+	}()
+	fin = a.run(ctx, work, c.TaskID, c.Attempt, c.ClaimToken, c.Payload)
+}
+
+// run runs a task and returns its finish, or nil when there is none to
+// send (the server cancelled the attempt, or it was handed back).
+func (a *Agent) run(ctx, work context.Context, id string, attempt int, token string, payload json.RawMessage) *wire.Finish {
+	defer func() {
+		if r := a.heldRun(id); r != nil {
+			r.cancel(nil)
+		}
 	}()
 	res, tails := a.execute(ctx, id, attempt, token, payload)
 	if cause := context.Cause(ctx); cause != nil {
@@ -444,30 +558,24 @@ func (a *Agent) runTask(work context.Context, id string, attempt int, token stri
 		res = drivers.Result{Status: 1, Message: cause.Error()}
 	}
 	if errors.Is(context.Cause(ctx), errCancelled) {
-		return // the server no longer wants this attempt's result
+		return nil // the server no longer wants this attempt's result
 	}
 	if errors.Is(context.Cause(ctx), errHandBack) {
 		a.handBack(work, id, attempt, token)
-		return
+		return nil
 	}
 	// The attempt's last output stays with it (Task.attempts), so a failed
 	// attempt's error can be read after the live stream is gone.
-	fin := wire.Finish{Claim: wire.Claim{TaskID: id, Attempt: attempt, ClaimToken: token}, Result: wire.Result{
+	return &wire.Finish{Claim: wire.Claim{TaskID: id, Attempt: attempt, ClaimToken: token}, Result: wire.Result{
 		Status: res.Status, Message: res.Message, Retryable: res.Retryable, Hostname: res.Hostname,
 		IPAddresses: res.IPAddresses, Facts: res.Facts, Secrets: res.Secrets, Unreachable: res.Unreachable,
 		StdoutTail: tails.stdout, StderrTail: tails.stderr}}
-	// Reporting outlives the work context: a result is worth delivering.
-	fctx, done := context.WithTimeout(context.WithoutCancel(work), 30*time.Second)
-	defer done()
-	err := a.retry(fctx, "finish", func(ctx context.Context) error {
-		return a.do(ctx, `mutation($in: FinishInput!) { finishTask(input: $in) }`, map[string]any{"in": fin}, &struct{}{})
-	})
-	var ce *codeError
-	if errors.As(err, &ce) && ce.code == wire.CodeStaleClaim {
-		a.log.Info("finish refused: the claim was no longer current", "task", id)
-	} else if err != nil {
-		a.log.Warn("finish failed; the lease will lapse and the task be retried", "task", id, "err", err)
-	}
+}
+
+func (a *Agent) heldRun(id string) *running {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.held[id]
 }
 
 // handBack returns an unfinished claim to the queue so that another agent

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -78,6 +79,37 @@ type rate struct {
 	work, wall  time.Duration
 	tasksPerSec float64
 	cpu         time.Duration // this process's (server and agent), over the wall time
+	requests    float64       // GraphQL requests over HTTP, over the wall time (the client's polls included)
+}
+
+// requests is the server's count of GraphQL requests over HTTP so far.
+func requests(b *testing.B, s *servertest.Server) float64 {
+	resp, err := http.Get(s.URL + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "coopr_http_requests_total{") && strings.Contains(line, `endpoint="graphql"`) {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			n += v
+		}
+	}
+	return n
+}
+
+// perTask is the requests per task.
+func (r rate) perTask() float64 {
+	if r.tasks == 0 {
+		return 0
+	}
+	return r.requests / float64(r.tasks)
 }
 
 // cpuTime is the CPU time this process has used, user and system.
@@ -151,17 +183,17 @@ func BenchmarkThroughput(b *testing.B) {
 		rows = rows[:0]
 		for _, n := range ns {
 			var cr struct{ CreateCluster struct{ ID string } }
-			start, cpu := time.Now(), cpuTime()
+			start, cpu, reqs := time.Now(), cpuTime(), requests(b, s)
 			s.Must(admin, `mutation($n: Int!) { createCluster(input: {name: "bench", clusterTemplate: "bench", numMachines: $n}) { id } }`,
 				map[string]any{"n": n}, &cr)
 			id := cr.CreateCluster.ID
 			create := follow(b, s, admin, id, "ACTIVE", start)
-			create.cpu = cpuTime() - cpu
-			start, cpu = time.Now(), cpuTime()
+			create.cpu, create.requests = cpuTime()-cpu, requests(b, s)-reqs
+			start, cpu, reqs = time.Now(), cpuTime(), requests(b, s)
 			var del struct{ DeleteCluster struct{ ID string } }
 			s.Must(admin, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`, map[string]any{"id": id}, &del)
 			deleted := follow(b, s, admin, id, "TERMINATED", start)
-			deleted.cpu = cpuTime() - cpu
+			deleted.cpu, deleted.requests = cpuTime()-cpu, requests(b, s)-reqs
 			create.fill(b, s, firstJob(b, s, id))
 			deleted.fill(b, s, del.DeleteCluster.ID)
 			rows = append(rows, row{nodes: n, create: create, del: deleted})
@@ -169,12 +201,14 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 	b.StopTimer()
 	fmt.Printf("\nno-op tasks through the server and one agent over GraphQL (%d slots), Postgres and Redis\n", slots)
-	fmt.Printf("(cpu: this process's, server and agent, in ms per task; Postgres and Redis not counted)\n")
-	fmt.Printf("%8s | %8s %10s %10s %8s | %8s %10s %10s %8s\n", "nodes", "create", "tasks/s", "wall", "cpu", "delete", "tasks/s", "wall", "cpu")
+	fmt.Printf("(cpu: this process's, server and agent, in ms per task; Postgres and Redis not counted;\n")
+	fmt.Printf(" req: GraphQL requests per task, the client's polls every 20 ms included)\n")
+	fmt.Printf("%8s | %8s %10s %10s %8s %6s | %8s %10s %10s %8s %6s\n", "nodes", "create", "tasks/s", "wall", "cpu", "req",
+		"delete", "tasks/s", "wall", "cpu", "req")
 	for _, r := range rows {
-		fmt.Printf("%8d | %8d %10.0f %9.1fs %8.2f | %8d %10.0f %9.1fs %8.2f\n", r.nodes,
-			r.create.tasks, r.create.tasksPerSec, r.create.wall.Seconds(), r.create.cpuPerTask(),
-			r.del.tasks, r.del.tasksPerSec, r.del.wall.Seconds(), r.del.cpuPerTask())
+		fmt.Printf("%8d | %8d %10.0f %9.1fs %8.2f %6.2f | %8d %10.0f %9.1fs %8.2f %6.2f\n", r.nodes,
+			r.create.tasks, r.create.tasksPerSec, r.create.wall.Seconds(), r.create.cpuPerTask(), r.create.perTask(),
+			r.del.tasks, r.del.tasksPerSec, r.del.wall.Seconds(), r.del.cpuPerTask(), r.del.perTask())
 		b.ReportMetric(r.create.tasksPerSec, fmt.Sprintf("create-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.del.tasksPerSec, fmt.Sprintf("delete-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.create.cpuPerTask(), fmt.Sprintf("create-%d-cpu-ms/task", r.nodes))

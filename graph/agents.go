@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cooprhq/coopr/graph/model"
@@ -387,6 +388,14 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	if _, err := agentCaller(ctx); err != nil {
 		return false, err
 	}
+	if err := r.finishOne(ctx, in); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// finishOne scrubs and checks a result and finishes its attempt.
+func (r *Resolver) finishOne(ctx context.Context, in model.FinishInput) error {
 	res := engine.Result{Status: in.Result.Status, Retryable: in.Result.Retryable,
 		Unreachable: in.Result.Unreachable != nil && *in.Result.Unreachable}
 	if in.Result.Hostname != nil {
@@ -395,7 +404,7 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	if hasText(in.Result.Message) || hasText(in.Result.StdoutTail) || hasText(in.Result.StderrTail) {
 		set, err := r.endingSecrets(ctx, in.TaskID, in.Attempt)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if in.Result.Secrets != nil {
 			set = set.Add(in.Result.Secrets) // the result's own, sealed below
@@ -416,13 +425,13 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	if in.Result.Ipaddresses != nil {
 		ips, ok := in.Result.Ipaddresses.(map[string]any)
 		if !ok {
-			return false, invalid("input.result.ipaddresses", "must be an object of address type to address")
+			return invalid("input.result.ipaddresses", "must be an object of address type to address")
 		}
 		res.IPAddresses = map[string]string{}
 		for k, v := range ips {
 			s, ok := v.(string)
 			if !ok {
-				return false, invalid("input.result.ipaddresses."+k, "must be a string")
+				return invalid("input.result.ipaddresses."+k, "must be a string")
 			}
 			res.IPAddresses[k] = s
 		}
@@ -430,21 +439,18 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	if in.Result.Facts != nil {
 		facts, ok := in.Result.Facts.(map[string]any)
 		if !ok {
-			return false, invalid("input.result.facts", "must be an object")
+			return invalid("input.result.facts", "must be an object")
 		}
 		res.Facts = facts
 	}
 	if in.Result.Secrets != nil {
 		secrets, ok := in.Result.Secrets.(map[string]any)
 		if !ok {
-			return false, invalid("input.result.secrets", "must be an object")
+			return invalid("input.result.secrets", "must be an object")
 		}
 		res.Secrets = secrets
 	}
-	if err := r.Engine.Finish(ctx, in.TaskID, in.Attempt, in.ClaimToken, res); err != nil {
-		return false, err
-	}
-	return true, nil
+	return r.Engine.Finish(ctx, in.TaskID, in.Attempt, in.ClaimToken, res)
 }
 
 func (r *Resolver) reportProgress(ctx context.Context, in model.ProgressInput) (bool, error) {
@@ -660,5 +666,91 @@ func (r *Resolver) agentSession(ctx context.Context, agentID, incarnation string
 				"claims", n, "grace", grace)
 		}
 	}()
+	return out, nil
+}
+
+// maxExchangeFinishes bounds the finishes of one exchangeTasks.
+const maxExchangeFinishes = 256
+
+// exchangeTasks finishes attempts and then claims for the agent's free
+// slots, in one round trip (docs/task-protocol.md#exchange). The finishes
+// run at once, so that the successful ones share the engine's finish
+// statement and commit; every one is committed (or refused) before the
+// claim starts, so no task that waited for one of them can be claimed
+// before it is durable. A finish retried after its answer was lost is
+// answered as recorded.
+func (r *Resolver) exchangeTasks(ctx context.Context, in model.ExchangeInput) (*model.Exchange, error) {
+	if _, err := agentAs(ctx, in.AgentID); err != nil {
+		return nil, err
+	}
+	if len(in.Finishes) > maxExchangeFinishes {
+		return nil, invalid("input.finishes", "lists %d finishes; send at most %d at once", len(in.Finishes), maxExchangeFinishes)
+	}
+	seen := make(map[string]bool, len(in.Finishes))
+	for _, f := range in.Finishes {
+		if seen[f.TaskID] {
+			return nil, invalid("input.finishes", "finishes task %s twice; an attempt ends once", f.TaskID)
+		}
+		seen[f.TaskID] = true
+	}
+	if len(in.Slots) > maxClaimSlots {
+		return nil, invalid("input.slots", "lists %d slots; claim for at most %d at once", len(in.Slots), maxClaimSlots)
+	}
+	slotSeen := make(map[int]bool, len(in.Slots))
+	for _, s := range in.Slots {
+		if slotSeen[s] {
+			return nil, invalid("input.slots", "lists slot %d twice; a slot runs one task at a time", s)
+		}
+		slotSeen[s] = true
+	}
+	out := &model.Exchange{Finished: make([]*model.FinishOutcome, len(in.Finishes)), Assignments: []*model.TaskAssignment{}}
+	errs := make([]error, len(in.Finishes))
+	var wg sync.WaitGroup
+	for i, f := range in.Finishes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.finishOne(ctx, *f)
+			if errors.Is(errs[i], engine.ErrStaleClaim) {
+				// The same finish tried again after its answer was lost.
+				done, err := r.Engine.Finished(ctx, f.TaskID, f.Attempt, in.AgentID, f.Result.Status)
+				if err != nil {
+					errs[i] = err
+				} else if done {
+					errs[i] = nil
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, f := range in.Finishes {
+		o := &model.FinishOutcome{TaskID: f.TaskID, Attempt: f.Attempt}
+		if err := errs[i]; err != nil {
+			code, _ := classify(err)
+			if code == "" {
+				// Not the agent's doing: the answer is an error, and the
+				// agent sends the finishes again (those done are answered
+				// as recorded).
+				return nil, err
+			}
+			msg := err.Error()
+			o.Code, o.Message = &code, &msg
+		}
+		out.Finished[i] = o
+	}
+	if len(in.Slots) == 0 {
+		return out, nil
+	}
+	as, err := r.claim(ctx, in.AgentID, in.Incarnation, in.TenantID, in.Slots, in.WaitSeconds)
+	if code, _ := classify(err); code == wire.CodeSlotNotAssigned || code == wire.CodeAgentUnknown {
+		out.ClaimRefused = &code
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if as != nil {
+		out.Assignments = as
+	}
 	return out, nil
 }

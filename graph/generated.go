@@ -188,6 +188,19 @@ type ComplexityRoot struct {
 		Path func(childComplexity int) int
 	}
 
+	Exchange struct {
+		Assignments  func(childComplexity int) int
+		ClaimRefused func(childComplexity int) int
+		Finished     func(childComplexity int) int
+	}
+
+	FinishOutcome struct {
+		Attempt func(childComplexity int) int
+		Code    func(childComplexity int) int
+		Message func(childComplexity int) int
+		TaskID  func(childComplexity int) int
+	}
+
 	HostKey struct {
 		Fingerprint func(childComplexity int) int
 		Key         func(childComplexity int) int
@@ -260,6 +273,7 @@ type ComplexityRoot struct {
 		DeleteResource       func(childComplexity int, input model.ResourceVersionInput) int
 		DeleteTenant         func(childComplexity int, name string) int
 		DeleteWebhook        func(childComplexity int, id string) int
+		ExchangeTasks        func(childComplexity int, input model.ExchangeInput) int
 		FinishTask           func(childComplexity int, input model.FinishInput) int
 		ImportCatalog        func(childComplexity int, document any) int
 		PauseJob             func(childComplexity int, id string) int
@@ -649,6 +663,7 @@ type MutationResolver interface {
 	ClaimTask(ctx context.Context, input model.ClaimInput) (*model.TaskAssignment, error)
 	ClaimTasks(ctx context.Context, input model.ClaimTasksInput) ([]*model.TaskAssignment, error)
 	FinishTask(ctx context.Context, input model.FinishInput) (bool, error)
+	ExchangeTasks(ctx context.Context, input model.ExchangeInput) (*model.Exchange, error)
 	ReleaseTask(ctx context.Context, input model.ReleaseInput) (bool, error)
 	ReportProgress(ctx context.Context, input model.ProgressInput) (bool, error)
 }
@@ -1324,6 +1339,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConfigChange.Path(childComplexity), true
 
+	case "Exchange.assignments":
+		if e.ComplexityRoot.Exchange.Assignments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exchange.Assignments(childComplexity), true
+	case "Exchange.claimRefused":
+		if e.ComplexityRoot.Exchange.ClaimRefused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exchange.ClaimRefused(childComplexity), true
+	case "Exchange.finished":
+		if e.ComplexityRoot.Exchange.Finished == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Exchange.Finished(childComplexity), true
+
+	case "FinishOutcome.attempt":
+		if e.ComplexityRoot.FinishOutcome.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinishOutcome.Attempt(childComplexity), true
+	case "FinishOutcome.code":
+		if e.ComplexityRoot.FinishOutcome.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinishOutcome.Code(childComplexity), true
+	case "FinishOutcome.message":
+		if e.ComplexityRoot.FinishOutcome.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinishOutcome.Message(childComplexity), true
+	case "FinishOutcome.taskId":
+		if e.ComplexityRoot.FinishOutcome.TaskID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinishOutcome.TaskID(childComplexity), true
+
 	case "HostKey.fingerprint":
 		if e.ComplexityRoot.HostKey.Fingerprint == nil {
 			break
@@ -1723,6 +1782,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["id"].(string)), true
+	case "Mutation.exchangeTasks":
+		if e.ComplexityRoot.Mutation.ExchangeTasks == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_exchangeTasks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ExchangeTasks(childComplexity, args["input"].(model.ExchangeInput)), true
 	case "Mutation.finishTask":
 		if e.ComplexityRoot.Mutation.FinishTask == nil {
 			break
@@ -3240,6 +3310,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ClaimTasksInput", ec.unmarshalInputClaimTasksInput),
 			graphql.NewInputUnmarshaler("ClusterInput", ec.unmarshalInputClusterInput),
 			graphql.NewInputUnmarshaler("DriverInput", ec.unmarshalInputDriverInput),
+			graphql.NewInputUnmarshaler("ExchangeInput", ec.unmarshalInputExchangeInput),
 			graphql.NewInputUnmarshaler("FinishInput", ec.unmarshalInputFinishInput),
 			graphql.NewInputUnmarshaler("OperationInput", ec.unmarshalInputOperationInput),
 			graphql.NewInputUnmarshaler("ProgressInput", ec.unmarshalInputProgressInput),
@@ -3507,6 +3578,11 @@ type Mutation {
   claimTasks(input: ClaimTasksInput!): [TaskAssignment!]!
   "Agent API: report how an attempt ended. A claim no longer current is refused with STALE_CLAIM."
   finishTask(input: FinishInput!): Boolean!
+  """
+  Agent API: report how attempts ended and claim for free slots, in one round trip (docs/task-protocol.md#exchange).
+  Every finish is committed before the claim begins and before the answer; the claim is claimTasks's.
+  """
+  exchangeTasks(input: ExchangeInput!): Exchange!
   "Agent API: hand back a claim unrun (the agent is stopping): the task is queued again at once, not counted as a failure."
   releaseTask(input: ReleaseInput!): Boolean!
   "Agent API: stream a running attempt's output; known secrets are scrubbed before anyone sees it."
@@ -3573,6 +3649,38 @@ input ClaimTasksInput {
   "The agent's free slots for this tenant, each one the server assigned it: at most 256, none twice."
   slots: [Int!]!
   waitSeconds: Int
+}
+
+input ExchangeInput {
+  agentId: String!
+  incarnation: String!
+  tenantId: ID!
+  "Attempts that ended: at most 256, none twice."
+  finishes: [FinishInput!]!
+  "Free slots to claim for once the finishes are committed, as claimTasks's slots; may be empty."
+  slots: [Int!]!
+  "How long the claim may wait for a first task, as claimTasks's; unused without slots."
+  waitSeconds: Int
+}
+
+type Exchange {
+  "One for each finish, in the order sent."
+  finished: [FinishOutcome!]!
+  "The tasks claimed, at most one a slot."
+  assignments: [TaskAssignment!]!
+  "Why the claim was refused (SLOT_NOT_ASSIGNED, AGENT_UNKNOWN), with no assignments; the finishes stand. Null otherwise."
+  claimRefused: String
+}
+
+type FinishOutcome {
+  taskId: ID!
+  attempt: Int!
+  """
+  Null: the result is recorded, now or by an earlier try of the same finish whose answer was lost.
+  Otherwise the refusal's code (STALE_CLAIM, INVALID_INPUT) and message; nothing changed.
+  """
+  code: String
+  message: String
 }
 
 type TaskAssignment {
@@ -4761,6 +4869,32 @@ func (ec *executionContext) childFields_ConfigChange(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ConfigChange", field.Name)
 }
 
+func (ec *executionContext) childFields_Exchange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "finished":
+		return ec.fieldContext_Exchange_finished(ctx, field)
+	case "assignments":
+		return ec.fieldContext_Exchange_assignments(ctx, field)
+	case "claimRefused":
+		return ec.fieldContext_Exchange_claimRefused(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Exchange", field.Name)
+}
+
+func (ec *executionContext) childFields_FinishOutcome(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskId":
+		return ec.fieldContext_FinishOutcome_taskId(ctx, field)
+	case "attempt":
+		return ec.fieldContext_FinishOutcome_attempt(ctx, field)
+	case "code":
+		return ec.fieldContext_FinishOutcome_code(ctx, field)
+	case "message":
+		return ec.fieldContext_FinishOutcome_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FinishOutcome", field.Name)
+}
+
 func (ec *executionContext) childFields_HostKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -5834,6 +5968,20 @@ func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_exchangeTasks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ExchangeInput, error) {
+			return ec.unmarshalNExchangeInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐExchangeInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -8938,6 +9086,185 @@ func (ec *executionContext) fieldContext_ConfigChange_new(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "JSON")
 }
 
+func (ec *executionContext) _Exchange_finished(ctx context.Context, field graphql.CollectedField, obj *model.Exchange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exchange_finished(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Finished, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FinishOutcome) graphql.Marshaler {
+			return ec.marshalNFinishOutcome2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishOutcomeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exchange_finished(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Exchange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FinishOutcome(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Exchange_assignments(ctx context.Context, field graphql.CollectedField, obj *model.Exchange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exchange_assignments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Assignments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TaskAssignment) graphql.Marshaler {
+			return ec.marshalNTaskAssignment2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskAssignmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Exchange_assignments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Exchange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAssignment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Exchange_claimRefused(ctx context.Context, field graphql.CollectedField, obj *model.Exchange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Exchange_claimRefused(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClaimRefused, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Exchange_claimRefused(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Exchange", field, false, false, "String")
+}
+
+func (ec *executionContext) _FinishOutcome_taskId(ctx context.Context, field graphql.CollectedField, obj *model.FinishOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinishOutcome_taskId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FinishOutcome_taskId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FinishOutcome", field, false, false, "ID")
+}
+
+func (ec *executionContext) _FinishOutcome_attempt(ctx context.Context, field graphql.CollectedField, obj *model.FinishOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinishOutcome_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FinishOutcome_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FinishOutcome", field, false, false, "Int")
+}
+
+func (ec *executionContext) _FinishOutcome_code(ctx context.Context, field graphql.CollectedField, obj *model.FinishOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinishOutcome_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FinishOutcome_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FinishOutcome", field, false, false, "String")
+}
+
+func (ec *executionContext) _FinishOutcome_message(ctx context.Context, field graphql.CollectedField, obj *model.FinishOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinishOutcome_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FinishOutcome_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FinishOutcome", field, false, false, "String")
+}
+
 func (ec *executionContext) _HostKey_type(ctx context.Context, field graphql.CollectedField, obj *model.HostKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11282,6 +11609,50 @@ func (ec *executionContext) fieldContext_Mutation_finishTask(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_finishTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_exchangeTasks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_exchangeTasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ExchangeTasks(ctx, fc.Args["input"].(model.ExchangeInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Exchange) graphql.Marshaler {
+			return ec.marshalNExchange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐExchange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_exchangeTasks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Exchange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_exchangeTasks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18177,6 +18548,83 @@ func UnmarshalDriverInput(ctx context.Context, raw any) (model.DriverInput, erro
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputExchangeInput(ctx context.Context, obj any) (model.ExchangeInput, error) {
+	var it model.ExchangeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "incarnation", "tenantId", "finishes", "slots", "waitSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "incarnation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("incarnation"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Incarnation = data
+		case "tenantId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "finishes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("finishes"))
+			data, err := ec.unmarshalNFinishInput2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Finishes = data
+		case "slots":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slots"))
+			data, err := ec.unmarshalNInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slots = data
+		case "waitSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitSeconds = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalExchangeInput unmarshals raw into the ExchangeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalExchangeInput(ctx context.Context, raw any) (model.ExchangeInput, error) {
+	var out model.ExchangeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ExchangeInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputFinishInput(ctx context.Context, obj any) (model.FinishInput, error) {
 	var it model.FinishInput
 	if obj == nil {
@@ -19709,6 +20157,97 @@ func (ec *executionContext) _ConfigChange(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var exchangeImplementors = []string{"Exchange"}
+
+func (ec *executionContext) _Exchange(ctx context.Context, sel ast.SelectionSet, obj *model.Exchange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exchangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Exchange")
+		case "finished":
+			out.Values[i] = ec._Exchange_finished(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assignments":
+			out.Values[i] = ec._Exchange_assignments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claimRefused":
+			out.Values[i] = ec._Exchange_claimRefused(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var finishOutcomeImplementors = []string{"FinishOutcome"}
+
+func (ec *executionContext) _FinishOutcome(ctx context.Context, sel ast.SelectionSet, obj *model.FinishOutcome) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, finishOutcomeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FinishOutcome")
+		case "taskId":
+			out.Values[i] = ec._FinishOutcome_taskId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempt":
+			out.Values[i] = ec._FinishOutcome_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._FinishOutcome_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._FinishOutcome_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var hostKeyImplementors = []string{"HostKey"}
 
 func (ec *executionContext) _HostKey(ctx context.Context, sel ast.SelectionSet, obj *model.HostKey) graphql.Marshaler {
@@ -20316,6 +20855,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "finishTask":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_finishTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exchangeTasks":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_exchangeTasks(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -22918,9 +23464,65 @@ func (ec *executionContext) marshalNEventKind2githubᚗcomᚋcooprhqᚋcooprᚋg
 	return v
 }
 
+func (ec *executionContext) marshalNExchange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐExchange(ctx context.Context, sel ast.SelectionSet, v *model.Exchange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Exchange!")
+		return graphql.Null
+	}
+	return ec._Exchange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNExchangeInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐExchangeInput(ctx context.Context, v any) (model.ExchangeInput, error) {
+	res, err := ec.unmarshalInputExchangeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNFinishInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishInput(ctx context.Context, v any) (model.FinishInput, error) {
 	res, err := ec.unmarshalInputFinishInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNFinishInput2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishInputᚄ(ctx context.Context, v any) ([]*model.FinishInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.FinishInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNFinishInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNFinishInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishInput(ctx context.Context, v any) (*model.FinishInput, error) {
+	res, err := ec.unmarshalInputFinishInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFinishOutcome2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishOutcomeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FinishOutcome) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFinishOutcome2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishOutcome(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFinishOutcome2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐFinishOutcome(ctx context.Context, sel ast.SelectionSet, v *model.FinishOutcome) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "FinishOutcome!")
+		return graphql.Null
+	}
+	return ec._FinishOutcome(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {

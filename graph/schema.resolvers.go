@@ -668,6 +668,11 @@ func (r *mutationResolver) FinishTask(ctx context.Context, input model.FinishInp
 	return r.finishTask(ctx, input)
 }
 
+// ExchangeTasks is the resolver for the exchangeTasks field.
+func (r *mutationResolver) ExchangeTasks(ctx context.Context, input model.ExchangeInput) (*model.Exchange, error) {
+	return r.exchangeTasks(ctx, input)
+}
+
 // ReleaseTask is the resolver for the releaseTask field.
 func (r *mutationResolver) ReleaseTask(ctx context.Context, input model.ReleaseInput) (bool, error) {
 	return r.releaseTask(ctx, input)

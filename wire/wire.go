@@ -281,6 +281,41 @@ type Assignment struct {
 	Payload    json.RawMessage `json:"payload"`
 }
 
+// Exchange is the input of exchangeTasks: attempts that ended, then a
+// claim for free slots, in one round trip (docs/task-protocol.md#exchange).
+type Exchange struct {
+	AgentID     string   `json:"agentId"`
+	Incarnation string   `json:"incarnation"`
+	TenantID    string   `json:"tenantId"`
+	Finishes    []Finish `json:"finishes"`
+	Slots       []int    `json:"slots"`
+	WaitSeconds int      `json:"waitSeconds"`
+}
+
+// Exchanged is the answer of exchangeTasks.
+type Exchanged struct {
+	// Finished has one outcome for each finish, in order.
+	Finished    []FinishOutcome `json:"finished"`
+	Assignments []Assignment    `json:"assignments"`
+	// ClaimRefused is the code of a claim refused (CodeSlotNotAssigned,
+	// CodeAgentUnknown); "" when it was not. The finishes stand.
+	ClaimRefused string `json:"claimRefused"`
+}
+
+// FinishOutcome is how the server took one finish of an exchange: Code ""
+// is recorded (now, or by an earlier try whose answer was lost); anything
+// else a refusal that changed nothing, e.g. CodeStaleClaim.
+type FinishOutcome struct {
+	TaskID  string `json:"taskId"`
+	Attempt int    `json:"attempt"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ExchangeQuery is the agent's exchangeTasks request.
+const ExchangeQuery = `mutation($in: ExchangeInput!) { exchangeTasks(input: $in) {
+	finished { taskId attempt code message } assignments { taskId slot attempt claimToken payload } claimRefused } }`
+
 // Heartbeat is the input of agentHeartbeat: the claims the agent holds.
 type Heartbeat struct {
 	AgentID     string  `json:"agentId"`

@@ -179,11 +179,41 @@ type DriverInput struct {
 	Version *string `json:"version,omitempty"`
 }
 
+type Exchange struct {
+	// One for each finish, in the order sent.
+	Finished []*FinishOutcome `json:"finished"`
+	// The tasks claimed, at most one a slot.
+	Assignments []*TaskAssignment `json:"assignments"`
+	// Why the claim was refused (SLOT_NOT_ASSIGNED, AGENT_UNKNOWN), with no assignments; the finishes stand. Null otherwise.
+	ClaimRefused *string `json:"claimRefused,omitempty"`
+}
+
+type ExchangeInput struct {
+	AgentID     string `json:"agentId"`
+	Incarnation string `json:"incarnation"`
+	TenantID    string `json:"tenantId"`
+	// Attempts that ended: at most 256, none twice.
+	Finishes []*FinishInput `json:"finishes"`
+	// Free slots to claim for once the finishes are committed, as claimTasks's slots; may be empty.
+	Slots []int `json:"slots"`
+	// How long the claim may wait for a first task, as claimTasks's; unused without slots.
+	WaitSeconds *int `json:"waitSeconds,omitempty"`
+}
+
 type FinishInput struct {
 	TaskID     string           `json:"taskId"`
 	Attempt    int              `json:"attempt"`
 	ClaimToken string           `json:"claimToken"`
 	Result     *TaskResultInput `json:"result"`
+}
+
+type FinishOutcome struct {
+	TaskID  string `json:"taskId"`
+	Attempt int    `json:"attempt"`
+	// Null: the result is recorded, now or by an earlier try of the same finish whose answer was lost.
+	// Otherwise the refusal's code (STALE_CLAIM, INVALID_INPUT) and message; nothing changed.
+	Code    *string `json:"code,omitempty"`
+	Message *string `json:"message,omitempty"`
 }
 
 // An SSH host key coopr pinned.

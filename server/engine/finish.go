@@ -457,3 +457,18 @@ func tail(s string) string {
 	}
 	return "[snipped]" + cut
 }
+
+// Finished reports whether the attempt was already finished by agentID with
+// this status: a finish the agent sends again after its answer was lost,
+// which is then answered as recorded rather than as stale. An attempt the
+// server ended (reaped, abandoned, timed out) carries a status of its own.
+func (e *Engine) Finished(ctx context.Context, taskID string, attempt int, agentID string, status int) (bool, error) {
+	var ok bool
+	err := e.db.GetContext(ctx, &ok, `SELECT EXISTS (SELECT 1 FROM task_attempts
+		WHERE task_id = $1 AND attempt = $2 AND agent_id = $3 AND finished_at IS NOT NULL AND status = $4)`,
+		taskID, attempt, agentID, status)
+	if err != nil {
+		return false, fmt.Errorf("engine: finish task %s: %w", taskID, err)
+	}
+	return ok, nil
+}
