@@ -191,16 +191,9 @@ func (r *Resolver) claim(ctx context.Context, agentID, incarnation, tenantID str
 	if _, err := agentAs(ctx, agentID); err != nil {
 		return nil, err
 	}
-	carried, err := r.Fleet.Drivers(ctx, agentID, incarnation)
+	carried, err := r.Fleet.Check(ctx, agentID, incarnation, tenantID, slots)
 	if err != nil {
 		return nil, err
-	}
-	ok, err := r.Fleet.Assigned(ctx, agentID, tenantID, slots...)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fleet.ErrSlotNotAssigned
 	}
 	wait := maxClaimWait
 	if waitSeconds != nil {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -68,6 +69,9 @@ type Service struct {
 	// (drivers/builtin.Capacities): creates and scale-outs that do not fit
 	// are refused. Providers of other types are not checked.
 	Capacity map[string]drivers.CapacityFunc
+
+	claimMu       sync.Mutex
+	claimContexts map[string]claimContext // by cluster id
 }
 
 // New returns the control plane over a migrated store, an engine and the
@@ -93,7 +97,47 @@ const (
 // ClaimContext is what a claimed task's payload adds from the control
 // plane: the cluster's provider with its accepted and sensitive fields,
 // and the driver secrets by namespace. Only the claim path may call it.
+//
+// It is kept per cluster, under a key read in one query (the versions of
+// the cluster's row and of each of its credential rows), so that a claim
+// reads and decrypts them only when one changed: an agent claims a round
+// trip or more per task. Callers must not change what it returns.
 func (s *Service) ClaimContext(ctx context.Context, clusterID string) (wire.Provider, map[string]map[string]any, error) {
+	var key string
+	err := s.db.GetContext(ctx, &key, `SELECT cl.xmin::text || '/' || coalesce((SELECT string_agg(c.namespace || ':' || c.xmin::text, ','
+			ORDER BY c.namespace) FROM credentials c WHERE c.cluster_id = cl.id), '') FROM clusters cl WHERE cl.id = $1`, clusterID)
+	if err != nil {
+		return wire.Provider{}, nil, err
+	}
+	s.claimMu.Lock()
+	c, ok := s.claimContexts[clusterID]
+	s.claimMu.Unlock()
+	if ok && c.key == key {
+		return c.provider, c.secrets, nil
+	}
+	provider, secrets, err := s.claimContext(ctx, clusterID)
+	if err != nil {
+		return provider, secrets, err
+	}
+	s.claimMu.Lock()
+	if s.claimContexts == nil || len(s.claimContexts) >= maxClaimContexts {
+		s.claimContexts = map[string]claimContext{} // forget rather than grow without bound
+	}
+	s.claimContexts[clusterID] = claimContext{key: key, provider: provider, secrets: secrets}
+	s.claimMu.Unlock()
+	return provider, secrets, nil
+}
+
+// claimContext is a cluster's ClaimContext as kept.
+type claimContext struct {
+	key      string
+	provider wire.Provider
+	secrets  map[string]map[string]any
+}
+
+const maxClaimContexts = 1000
+
+func (s *Service) claimContext(ctx context.Context, clusterID string) (wire.Provider, map[string]map[string]any, error) {
 	var provider wire.Provider
 	var raw []byte
 	if err := s.db.GetContext(ctx, &raw, `SELECT snapshot FROM clusters WHERE id = $1`, clusterID); err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -59,6 +60,9 @@ type Agent struct {
 // Fleet is the agent registry.
 type Fleet struct {
 	db *sqlx.DB
+
+	mu   sync.Mutex
+	last *view // the latest read, for Check
 }
 
 // New returns the registry over a migrated database.
@@ -83,6 +87,10 @@ func (f *Fleet) Register(ctx context.Context, r Registration) error {
 			capacity = excluded.capacity, drivers = excluded.drivers, registered_at = now(), last_seen = now(), lost = false,
 			sessions = 0, disconnected_at = NULL`,
 		r.AgentID, r.Incarnation, r.Version, r.Host, r.Capacity, drivers)
+	// The incarnation before no longer claims here, not even for checkFor.
+	f.mu.Lock()
+	f.last = nil
+	f.mu.Unlock()
 	return err
 }
 
@@ -143,11 +151,35 @@ func (f *Fleet) Agents(ctx context.Context) ([]Agent, error) {
 // id), tenants in id order. Every server computes the same answer from the
 // same rows, so agents asking different servers agree.
 func (f *Fleet) Assignments(ctx context.Context) (map[string]map[string]int, error) {
-	var agents []struct {
-		ID       string `db:"id"`
-		Capacity int    `db:"capacity"`
+	v, err := f.load(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if err := f.db.SelectContext(ctx, &agents, `SELECT id, capacity FROM agents
+	return v.assign, nil
+}
+
+// view is the live agents and their assignments as read at one moment.
+type view struct {
+	at     time.Time
+	assign map[string]map[string]int
+	agents map[string]liveAgent
+}
+
+type liveAgent struct {
+	incarnation string
+	drivers     []byte
+}
+
+// load reads the live agents and the tenants' workers and computes the
+// assignments; the view is kept for claims (Check).
+func (f *Fleet) load(ctx context.Context) (*view, error) {
+	var agents []struct {
+		ID          string `db:"id"`
+		Capacity    int    `db:"capacity"`
+		Incarnation string `db:"incarnation"`
+		Drivers     []byte `db:"drivers"`
+	}
+	if err := f.db.SelectContext(ctx, &agents, `SELECT id, capacity, incarnation, drivers FROM agents
 		WHERE last_seen > now() - $1 * interval '1 millisecond' ORDER BY id`, liveFor.Milliseconds()); err != nil {
 		return nil, err
 	}
@@ -158,11 +190,13 @@ func (f *Fleet) Assignments(ctx context.Context) (map[string]map[string]int, err
 	if err := f.db.SelectContext(ctx, &tenants, `SELECT id::text, workers FROM tenants WHERE workers > 0 ORDER BY id`); err != nil {
 		return nil, err
 	}
+	v := &view{at: time.Now(), agents: make(map[string]liveAgent, len(agents))}
 	free := make(map[string]int, len(agents))
 	out := make(map[string]map[string]int, len(agents))
 	for _, a := range agents {
 		free[a.ID] = a.Capacity
 		out[a.ID] = map[string]int{}
+		v.agents[a.ID] = liveAgent{incarnation: a.Incarnation, drivers: a.Drivers}
 	}
 	ids := make([]string, len(agents))
 	for i, a := range agents {
@@ -183,7 +217,69 @@ func (f *Fleet) Assignments(ctx context.Context) (map[string]map[string]int, err
 			out[ids[0]][t.ID]++
 		}
 	}
-	return out, nil
+	v.assign = out
+	f.mu.Lock()
+	if f.last == nil || f.last.at.Before(v.at) {
+		f.last = v
+	}
+	f.mu.Unlock()
+	return v, nil
+}
+
+// checkFor is how long a claim may go by the fleet as last read: an agent
+// claims a round trip or more per task, and reading the fleet each time
+// cost three queries. Anything a claim would be refused for is read
+// again before refusing, so a new registration or a slot just assigned
+// counts at once; an incarnation registered over, or a slot taken away,
+// still counts for at most this long (the engine bounds a tenant's claims
+// by its workers in any case).
+const checkFor = time.Second
+
+// Check is Drivers and Assigned for a claim in one look: the drivers the
+// agent's current incarnation registered, as "role/name", or
+// ErrUnknownAgent, or ErrSlotNotAssigned when it does not hold every slot
+// listed of the tenant.
+func (f *Fleet) Check(ctx context.Context, agentID, incarnation, tenantID string, slots []int) (map[string]bool, error) {
+	f.mu.Lock()
+	v := f.last
+	f.mu.Unlock()
+	for fresh := false; ; fresh = true {
+		if v == nil || time.Since(v.at) > checkFor {
+			var err error
+			if v, err = f.load(ctx); err != nil {
+				return nil, err
+			}
+			fresh = true
+		}
+		a, live := v.agents[agentID]
+		assigned := live && a.incarnation == incarnation
+		for _, s := range slots {
+			assigned = assigned && s >= 0 && s < v.assign[agentID][tenantID]
+		}
+		if !assigned && !fresh {
+			v = nil // read again before refusing
+			continue
+		}
+		if !live || a.incarnation != incarnation {
+			// Not live: an agent registers (and is live) before it claims.
+			if _, err := f.Drivers(ctx, agentID, incarnation); err != nil {
+				return nil, err
+			}
+			return nil, ErrSlotNotAssigned
+		}
+		if !assigned {
+			return nil, ErrSlotNotAssigned
+		}
+		var ds []Driver
+		if err := json.Unmarshal(a.drivers, &ds); err != nil {
+			return nil, err
+		}
+		out := make(map[string]bool, len(ds))
+		for _, d := range ds {
+			out[d.Role+"/"+d.Name] = true
+		}
+		return out, nil
+	}
 }
 
 // Assigned reports whether the agent holds every slot listed (numbered
