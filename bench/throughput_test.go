@@ -80,6 +80,7 @@ type rate struct {
 	tasksPerSec float64
 	cpu         time.Duration // this process's (server and agent), over the wall time
 	requests    float64       // GraphQL requests over HTTP, over the wall time (the client's polls included)
+	held, gap   float64       // ms a task is held by the agent; ms from a node's finish to its next claim
 }
 
 // requests is the server's count of GraphQL requests over HTTP so far.
@@ -202,13 +203,14 @@ func BenchmarkThroughput(b *testing.B) {
 	b.StopTimer()
 	fmt.Printf("\nno-op tasks through the server and one agent over GraphQL (%d slots), Postgres and Redis\n", slots)
 	fmt.Printf("(cpu: this process's, server and agent, in ms per task; Postgres and Redis not counted;\n")
-	fmt.Printf(" req: GraphQL requests per task, the client's polls every 20 ms included)\n")
-	fmt.Printf("%8s | %8s %10s %10s %8s %6s | %8s %10s %10s %8s %6s\n", "nodes", "create", "tasks/s", "wall", "cpu", "req",
-		"delete", "tasks/s", "wall", "cpu", "req")
+	fmt.Printf(" req: GraphQL requests per task, the client's polls every 20 ms included;\n")
+	fmt.Printf(" held: ms from a task's claim to its finish; gap: ms from a node's finish to the claim of its next task)\n")
+	fmt.Printf("%8s | %8s %10s %10s %8s %6s %6s %6s | %8s %10s %10s %8s %6s %6s\n", "nodes", "create", "tasks/s", "wall", "cpu", "req",
+		"held", "gap", "delete", "tasks/s", "wall", "cpu", "req", "held")
 	for _, r := range rows {
-		fmt.Printf("%8d | %8d %10.0f %9.1fs %8.2f %6.2f | %8d %10.0f %9.1fs %8.2f %6.2f\n", r.nodes,
-			r.create.tasks, r.create.tasksPerSec, r.create.wall.Seconds(), r.create.cpuPerTask(), r.create.perTask(),
-			r.del.tasks, r.del.tasksPerSec, r.del.wall.Seconds(), r.del.cpuPerTask(), r.del.perTask())
+		fmt.Printf("%8d | %8d %10.0f %9.1fs %8.2f %6.2f %6.1f %6.1f | %8d %10.0f %9.1fs %8.2f %6.2f %6.1f\n", r.nodes,
+			r.create.tasks, r.create.tasksPerSec, r.create.wall.Seconds(), r.create.cpuPerTask(), r.create.perTask(), r.create.held, r.create.gap,
+			r.del.tasks, r.del.tasksPerSec, r.del.wall.Seconds(), r.del.cpuPerTask(), r.del.perTask(), r.del.held)
 		b.ReportMetric(r.create.tasksPerSec, fmt.Sprintf("create-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.del.tasksPerSec, fmt.Sprintf("delete-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.create.cpuPerTask(), fmt.Sprintf("create-%d-cpu-ms/task", r.nodes))
@@ -266,6 +268,22 @@ func (r *rate) fill(b *testing.B, s *servertest.Server, job string) {
 		b.Fatalf("job %s: %v", job, err)
 	}
 	r.tasks, r.work = span.Tasks, time.Duration(span.Secs*float64(time.Second))
+	// Where a node's tasks spend their time: held by the agent (claim to
+	// finish: the claim's answer, the run, the finish's request), and
+	// waiting between one task's finish and the claim of the node's next
+	// (the commit, the scheduler, the queue, the claim).
+	var lat struct {
+		Held float64 `db:"held"`
+		Gap  float64 `db:"gap"`
+	}
+	if err := s.Srv.Store().DB().Get(&lat, `WITH a AS (SELECT t.node_id, a.claimed_at, a.finished_at,
+			lag(a.finished_at) OVER (PARTITION BY t.node_id ORDER BY a.claimed_at) AS prev
+			FROM task_attempts a JOIN tasks t ON t.id = a.task_id WHERE t.job_id = $1 AND t.node_id <> '')
+		SELECT coalesce(avg(extract(epoch FROM finished_at - claimed_at)), 0)::float8 * 1000 AS held,
+			coalesce(avg(extract(epoch FROM claimed_at - prev)), 0)::float8 * 1000 AS gap FROM a`, job); err != nil {
+		b.Fatalf("job %s: %v", job, err)
+	}
+	r.held, r.gap = lat.Held, lat.Gap
 	if span.Secs > 0 {
 		r.tasksPerSec = float64(span.Tasks) / span.Secs
 	}
