@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -370,6 +371,9 @@ func (a *Agent) wakeAll() {
 // side by side: one waiting for tasks never holds back a finish.
 func (a *Agent) loop(ctx, work context.Context, tenant string, tl *tenantLoop) {
 	for {
+		// Tasks that end together (claimed together, run alike) finish
+		// in one exchange: let the others that are ending append theirs.
+		runtime.Gosched()
 		a.mu.Lock()
 		stopping := ctx.Err() != nil
 		fins := tl.ended
