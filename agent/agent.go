@@ -625,7 +625,14 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 		defer cancel()
 	}
 	out := &progress{a: a, ctx: ctx, id: id, attempt: attempt, token: token, redact: newRedactor(t)}
-	defer func() { tails = out.tails() }()
+	defer func() {
+		// The last lines go out before the finish, after which the server
+		// refuses them; a run that timed out still sends its end.
+		fctx, done := context.WithTimeout(context.WithoutCancel(ctx), progressFlushTimeout)
+		defer done()
+		out.close(fctx)
+		tails = out.tails()
+	}()
 	res = drv.Run(ctx, t, out)
 	res.Message = out.redact.line(res.Message)
 	return res, tails
@@ -687,10 +694,15 @@ func (a *Agent) stop(work context.Context, endWork context.CancelFunc) error {
 	return nil
 }
 
-// progress reports a task's output lines to the server.
+// progress reports a task's output lines to the server. The driver's
+// calls only queue a line: one goroutine per task sends what has queued, up
+// to maxBatchLines lines in one request, so a driver reading a command's
+// output never waits for the network and a chatty command costs one
+// request per batch rather than per line. close sends what is left before
+// the task's finish, which would make its claim stale.
 type progress struct {
 	a       *Agent
-	ctx     context.Context
+	ctx     context.Context // the task's run: ends with it
 	id      string
 	attempt int
 	token   string
@@ -699,7 +711,41 @@ type progress struct {
 	seq     int
 	stdout  []byte // the last maxTail bytes of each stream, redacted
 	stderr  []byte
+	// The lines not sent yet, in order, and their bytes. more wakes the
+	// sender (buffered 1); room, closed and replaced under mu, wakes a
+	// driver held back by a full queue; closed ends the sender's linger.
+	queue   []wire.Progress
+	queued  int
+	more    chan struct{}
+	room    chan struct{}
+	closed  chan struct{}
+	closing bool
+	done    chan struct{} // closed when the sender has ended; nil until it starts
+	// flush is the context close sends the last lines under: it outlives
+	// the run, which may have ended for a timeout.
+	flush context.Context
 }
+
+const (
+	// maxBatchLines bounds the lines of one request: each is a mutation,
+	// which the server's cost limit weighs at 1,000 of its default 60,000.
+	maxBatchLines = 32
+	// maxBatchBytes bounds the output of one request.
+	maxBatchBytes = 256 << 10
+	// maxQueuedBytes is how much output may wait for the server before
+	// the driver is held back: lines are never dropped to keep up.
+	maxQueuedBytes = 4 << 20
+	// batchLinger is how long the sender waits for more lines after the
+	// first of a batch: a command printing fast fills batches, a command
+	// printing now and then gets each line out at once.
+	batchLinger = 20 * time.Millisecond
+	// progressFlushTimeout bounds how long a task's last lines may hold up
+	// its finish.
+	progressFlushTimeout = 10 * time.Second
+	// codeComplexityLimit is the server's answer to a request over its
+	// cost limit.
+	codeComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
+)
 
 // maxTail is how much of each stream an attempt keeps: the server keeps
 // the last 2,048 characters (docs/operations.md#task-states).
@@ -732,20 +778,151 @@ func (p *progress) tails() outputTails {
 func (p *progress) send(stream, line string, percent float64) {
 	line = p.redact.line(line)
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return // the driver's goroutines outlived its Run: too late
+	}
 	p.seq++
-	seq := p.seq
 	switch stream {
 	case "STDOUT":
 		p.stdout = keepTail(p.stdout, line)
 	case "STDERR":
 		p.stderr = keepTail(p.stderr, line)
 	}
+	for p.queued > maxQueuedBytes && !p.closing && p.ctx.Err() == nil {
+		room := p.room
+		p.mu.Unlock()
+		select {
+		case <-room:
+		case <-p.ctx.Done():
+		}
+		p.mu.Lock()
+	}
+	if p.closing {
+		return
+	}
+	p.queue = append(p.queue, wire.Progress{Claim: wire.Claim{TaskID: p.id, Attempt: p.attempt, ClaimToken: p.token},
+		Seq: p.seq, Stream: stream, Chunk: line, Percent: percent})
+	p.queued += len(line)
+	if p.done == nil {
+		p.more = make(chan struct{}, 1)
+		p.room = make(chan struct{})
+		p.closed = make(chan struct{})
+		p.done = make(chan struct{})
+		go p.sender()
+	}
+	select {
+	case p.more <- struct{}{}:
+	default:
+	}
+}
+
+// sender sends the queued lines in order until close has been called and
+// the queue is empty.
+func (p *progress) sender() {
+	defer close(p.done)
+	for {
+		<-p.more
+		// Let a burst gather; close cuts the wait short.
+		t := time.NewTimer(batchLinger)
+		select {
+		case <-t.C:
+		case <-p.closed:
+			t.Stop()
+		}
+		for {
+			p.mu.Lock()
+			n, size := 0, 0
+			for n < len(p.queue) && n < maxBatchLines && (n == 0 || size+len(p.queue[n].Chunk) <= maxBatchBytes) {
+				size += len(p.queue[n].Chunk)
+				n++
+			}
+			batch := p.queue[:n:n]
+			p.queue = p.queue[n:]
+			p.queued -= size
+			closing := p.closing
+			if n > 0 {
+				close(p.room)
+				p.room = make(chan struct{})
+			}
+			p.mu.Unlock()
+			if n == 0 {
+				if closing {
+					return
+				}
+				break
+			}
+			ctx := p.ctx
+			if closing {
+				ctx = p.flush
+			}
+			if err := p.post(ctx, batch); err != nil {
+				// Output is best effort: a lost line must not fail the task.
+				p.a.log.Debug("progress not reported", "task", p.id, "lines", len(batch), "err", err)
+			}
+		}
+	}
+}
+
+// post sends lines in one request: one reportProgress per line under an
+// alias, which the server runs in order. A server whose cost limit is
+// lower than its default gets the lines in smaller requests.
+func (p *progress) post(ctx context.Context, lines []wire.Progress) error {
+	err := p.postOnce(ctx, lines)
+	var ce *codeError
+	if len(lines) > 1 && errors.As(err, &ce) && ce.code == codeComplexityLimit {
+		half := len(lines) / 2
+		return errors.Join(p.post(ctx, lines[:half]), p.post(ctx, lines[half:]))
+	}
+	return err
+}
+
+func (p *progress) postOnce(ctx context.Context, lines []wire.Progress) error {
+	var q strings.Builder
+	q.WriteString("mutation(")
+	vars := make(map[string]any, len(lines))
+	for i := range lines {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		fmt.Fprintf(&q, "$p%d: ProgressInput!", i)
+		vars[fmt.Sprintf("p%d", i)] = lines[i]
+	}
+	q.WriteString(") {")
+	for i := range lines {
+		fmt.Fprintf(&q, " p%d: reportProgress(input: $p%d)", i, i)
+	}
+	q.WriteString(" }")
+	return p.a.do(ctx, q.String(), vars, &struct{}{})
+}
+
+// close sends the lines still queued, under ctx, and returns when they are
+// sent or ctx ends. Lines reported after close are dropped.
+func (p *progress) close(ctx context.Context) {
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		return
+	}
+	p.closing = true
+	p.flush = ctx
+	done, more := p.done, p.more
+	if done != nil {
+		close(p.closed)
+		close(p.room) // a driver held back by a full queue gives up its line
+		p.room = make(chan struct{})
+	}
 	p.mu.Unlock()
-	in := wire.Progress{Claim: wire.Claim{TaskID: p.id, Attempt: p.attempt, ClaimToken: p.token}, Seq: seq, Stream: stream,
-		Chunk: line, Percent: percent}
-	// Output is best effort: a lost line must not fail the task.
-	if err := p.a.do(p.ctx, `mutation($in: ProgressInput!) { reportProgress(input: $in) }`, map[string]any{"in": in}, &struct{}{}); err != nil {
-		p.a.log.Debug("progress not reported", "task", p.id, "err", err)
+	if done == nil {
+		return
+	}
+	select {
+	case more <- struct{}{}:
+	default:
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 

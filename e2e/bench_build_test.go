@@ -4,64 +4,251 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // the timeline reads the server's database
+	"golang.org/x/crypto/ssh"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/vm/local"
 	"github.com/cooprhq/coopr/remote/sshdtest"
 )
 
 // BenchmarkBuildVsAnsible builds N nodes of base + web from the example
-// catalog with coopr, then the same steps with one Ansible playbook
-// (forks = N) on the same kind of nodes, and prints both wall times.
+// catalog four ways, each on fresh nodes made the same way (local nspawn
+// machines): with coopr; with one Ansible playbook (forks = N); with
+// Terraform (terraform_data resources whose remote-exec provisioners run
+// the same steps, -parallelism=N, no provider to download); and the floor,
+// every node's steps as one script over one raw SSH session, all nodes at
+// once. It prints one table: each tool's machines, services and total
+// time, its ratio to coopr, and its services' overhead over the floor.
 //
-//	go test -run '^$' -bench BuildVsAnsible -benchtime 1x ./e2e/   (COOPR_BENCH_NODES, default 50)
+//	go test -run '^$' -bench BuildVsAnsible -benchtime 1x ./e2e/
+//
+// COOPR_BENCH_NODES is N (default 50); COOPR_BENCH_LEGS names the legs to
+// run (default "coopr,ansible,terraform,floor"). A leg whose tool is missing
+// is skipped with a line saying how to get it. COOPR_BENCH_TIMELINE=1
+// prints one node's tasks (queued, claimed, finished);
+// COOPR_BENCH_CPUPROFILE=file writes a CPU profile of the server and agent
+// during coopr's build.
 func BenchmarkBuildVsAnsible(b *testing.B) {
 	n := 50
 	if v := os.Getenv("COOPR_BENCH_NODES"); v != "" {
 		fmt.Sscan(v, &n)
 	}
-	if _, err := exec.LookPath("ansible-playbook"); err != nil {
-		b.Fatal("ansible-playbook not found: apt-get install ansible")
+	legs := map[string]bool{"coopr": true, "ansible": true, "terraform": true, "floor": true}
+	if v := os.Getenv("COOPR_BENCH_LEGS"); v != "" {
+		clear(legs)
+		for _, l := range strings.Split(v, ",") {
+			legs[strings.TrimSpace(l)] = true
+		}
+	}
+	var notes []string
+	if _, err := exec.LookPath("ansible-playbook"); legs["ansible"] && err != nil {
+		legs["ansible"] = false
+		notes = append(notes, "ansible: skipped, ansible-playbook not found (apt-get install ansible)")
+	}
+	if _, err := exec.LookPath("terraform"); legs["terraform"] && err != nil {
+		legs["terraform"] = false
+		notes = append(notes, "terraform: skipped, not found; Debian has no package: "+
+			"go install github.com/hashicorp/terraform@v1.5.7 (or a release from releases.hashicorp.com) and put it on PATH")
 	}
 	for range b.N {
 		w := newWorld(b, n)
-		w.startAgent(b, "bench", n)
-		w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: CLUSTERTEMPLATES, entity: $e) { entity { version } } }`,
-			map[string]any{"e": map[string]any{"name": "web-farm", "description": "N web servers",
-				"defaults": map[string]any{"services": []string{"base", "web"}, "provider": "local", "hardwaretype": "small",
-					"imagetype": "debian12", "config": map[string]any{"web": map[string]any{"greeting": "hello from coopr"}}},
-				"compatibility": map[string]any{"services": []string{"base", "web"}}}}, &struct{}{})
-
-		start := time.Now()
-		id := w.create(b, "web-farm", "", n)
-		w.follow(b, id, "ACTIVE", 20*time.Minute)
-		coopr := phases{total: time.Since(start)}
-		coopr.machines, coopr.services = w.phaseTimes(b, id)
-		w.delete(b, id)
-		w.follow(b, id, "TERMINATED", 10*time.Minute)
-
-		ans := ansibleBuild(b, w, n)
-		fmt.Printf("\n%d nodes of base + web (local nspawn nodes, 2 cores)\n", n)
-		fmt.Printf("%-44s %10s %10s %8s\n", "phase", "coopr", "ansible", "ratio")
-		for _, r := range []struct {
+		type leg struct {
 			name string
-			c, a time.Duration
-		}{
-			{"machines (create + confirm)", coopr.machines, ans.machines},
-			{"services (bootstrap, hosts, base, web)", coopr.services, ans.services},
-			{"total", coopr.total, ans.total},
-		} {
-			fmt.Printf("%-44s %9.1fs %9.1fs %8.2f\n", r.name, r.c.Seconds(), r.a.Seconds(), r.c.Seconds()/r.a.Seconds())
+			p    phases
 		}
-		b.ReportMetric(coopr.services.Seconds(), "coopr-services-s")
-		b.ReportMetric(ans.services.Seconds(), "ansible-services-s")
-		b.ReportMetric(coopr.total.Seconds(), "coopr-total-s")
-		b.ReportMetric(ans.total.Seconds(), "ansible-total-s")
+		var got []leg
+		if legs["coopr"] {
+			got = append(got, leg{"coopr", cooprBuild(b, w, n)})
+		}
+		if legs["ansible"] {
+			got = append(got, leg{"ansible", onFleet(b, w, n, ansibleBuild)})
+		}
+		if legs["terraform"] {
+			got = append(got, leg{"terraform", onFleet(b, w, n, terraformBuild)})
+		}
+		var floor time.Duration
+		if legs["floor"] {
+			p := onFleet(b, w, n, floorBuild)
+			floor = p.services
+			got = append(got, leg{"raw SSH floor", p})
+		}
+		fmt.Printf("\n%d nodes of base + web (local nspawn nodes; services: bootstrap, hosts, config, base, web)\n", n)
+		fmt.Printf("%-14s %10s %10s %10s %12s %14s\n", "tool", "machines", "services", "total", "services/coopr", "over floor")
+		var coopr time.Duration
+		if len(got) > 0 && got[0].name == "coopr" {
+			coopr = got[0].p.services
+		}
+		for _, l := range got {
+			ratio, over := "", ""
+			if coopr > 0 {
+				ratio = fmt.Sprintf("%.2f", l.p.services.Seconds()/coopr.Seconds())
+			}
+			if floor > 0 {
+				over = fmt.Sprintf("%+.1fs (%.2fx)", (l.p.services - floor).Seconds(), l.p.services.Seconds()/floor.Seconds())
+			}
+			fmt.Printf("%-14s %9.1fs %9.1fs %9.1fs %12s %14s\n", l.name, l.p.machines.Seconds(), l.p.services.Seconds(),
+				l.p.total.Seconds(), ratio, over)
+			metric := strings.ReplaceAll(strings.Fields(l.name)[0], " ", "-")
+			b.ReportMetric(l.p.services.Seconds(), metric+"-services-s")
+			b.ReportMetric(l.p.total.Seconds(), metric+"-total-s")
+		}
+		if floor > 0 && coopr > 0 {
+			for _, l := range got {
+				if l.name == "terraform" && l.p.services > floor {
+					fmt.Printf("coopr's overhead over the floor is %.2fx terraform's\n",
+						(coopr-floor).Seconds()/(l.p.services-floor).Seconds())
+				}
+			}
+		}
+		for _, s := range notes {
+			fmt.Println(s)
+		}
 	}
+}
+
+// cooprBuild creates the cluster with coopr's own agent (capacity n),
+// reads the phases from its tasks, and deletes it.
+func cooprBuild(b *testing.B, w *world, n int) phases {
+	w.startAgent(b, "bench", n)
+	w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: CLUSTERTEMPLATES, entity: $e) { entity { version } } }`,
+		map[string]any{"e": map[string]any{"name": "web-farm", "description": "N web servers",
+			"defaults": map[string]any{"services": []string{"base", "web"}, "provider": "local", "hardwaretype": "small",
+				"imagetype": "debian12", "config": map[string]any{"web": map[string]any{"greeting": "hello from coopr"}}},
+			"compatibility": map[string]any{"services": []string{"base", "web"}}}}, &struct{}{})
+	if f := os.Getenv("COOPR_BENCH_CPUPROFILE"); f != "" {
+		// The server and the agent share this process: one profile of both.
+		out, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			out.Close()
+		}()
+	}
+	start := time.Now()
+	id := w.create(b, "web-farm", "", n)
+	w.follow(b, id, "ACTIVE", 20*time.Minute)
+	p := phases{total: time.Since(start)}
+	p.machines, p.services = w.phaseTimes(b, id)
+	if os.Getenv("COOPR_BENCH_TIMELINE") != "" {
+		w.timeline(b, id)
+	}
+	w.delete(b, id)
+	w.follow(b, id, "TERMINATED", 10*time.Minute)
+	return p
+}
+
+// benchHost is one machine of a fleet made outside coopr for the other
+// tools.
+type benchHost struct {
+	addr, name string
+	num        int
+}
+
+// onFleet boots n fresh machines with the local driver (the machines
+// phase), runs build on them (which returns its services time), checks
+// that node 0 serves the page, and deletes the machines.
+func onFleet(t testing.TB, w *world, n int, build func(testing.TB, []benchHost, *sshdtest.Key, string) time.Duration) phases {
+	t.Helper()
+	key := sshdtest.NewKey(t)
+	start := time.Now()
+	addrs, remove := benchFleet(t, w, n, key.AuthorizedKey)
+	defer remove()
+	var p phases
+	p.machines = time.Since(start)
+	hosts := make([]benchHost, n)
+	for i, a := range addrs {
+		hosts[i] = benchHost{addr: a, name: fmt.Sprintf("bench-%d.local", i), num: 1000 + i}
+	}
+	const greeting = "hello from the bench"
+	p.services = build(t, hosts, key, greeting)
+	got := answers(t, "http://"+hosts[0].addr+"/", []string{hosts[0].name}, 10*time.Second)
+	if want := hosts[0].name + " " + greeting; got[hosts[0].name] != want {
+		t.Fatalf("node 0 answers %q, want %q", got[hosts[0].name], want)
+	}
+	p.total = p.machines + p.services
+	return p
+}
+
+// benchFleet is poolHosts that also returns a function deleting the
+// machines, so that every leg starts on as many machines as the first.
+func benchFleet(t testing.TB, w *world, n int, pub string) ([]string, func()) {
+	t.Helper()
+	drv := local.New(w.localCfg, w.log)
+	addrs := make([]string, n)
+	facts := make([]map[string]any, n)
+	errs := make([]error, n)
+	task := func(i int, action string) *drivers.Task {
+		tk := &drivers.Task{TaskID: fmt.Sprintf("fleet-%d-%s", i, action), ClusterID: "fleet", TaskName: action,
+			Node:    &drivers.Node{ID: fmt.Sprintf("fleet-%d", i), Hostname: fmt.Sprintf("fleet%d.example", i), Facts: map[string]any{"vm": facts[i]}},
+			Secrets: map[string]map[string]any{"ssh": {"publicKey": pub}}}
+		tk.Cluster.ID = "fleet"
+		tk.Provider.ProviderType = "local"
+		return tk
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			r := drv.Run(ctx, task(i, "CREATE"), nopOutput{})
+			facts[i] = r.Facts
+			if r.Status != 0 {
+				errs[i] = fmt.Errorf("CREATE fleet host %d: %s", i, r.Message)
+				return
+			}
+			r = drv.Run(ctx, task(i, "CONFIRM"), nopOutput{})
+			if r.Status != 0 {
+				errs[i] = fmt.Errorf("CONFIRM fleet host %d: %s", i, r.Message)
+				return
+			}
+			addrs[i] = r.IPAddresses["access_v4"]
+		}()
+	}
+	wg.Wait()
+	remove := func() {
+		var wg sync.WaitGroup
+		for i := range n {
+			if facts[i] == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				defer cancel()
+				if r := drv.Run(ctx, task(i, "DELETE"), nopOutput{}); r.Status != 0 {
+					t.Errorf("DELETE fleet host %d: %s", i, r.Message)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for _, err := range errs {
+		if err != nil {
+			remove()
+			t.Fatal(err)
+		}
+	}
+	return addrs, remove
 }
 
 type phases struct{ machines, services, total time.Duration }
@@ -116,18 +303,12 @@ func (w *world) phaseTimes(t testing.TB, id string) (machines, services time.Dur
 	return confirmEnd.Sub(createStart), lastEnd.Sub(bootStart)
 }
 
-// ansibleBuild makes n nodes with the local driver and runs the catalog's
-// own scripts on them with ansible-playbook, forks = n: the hostname and
-// facts (coopr's BOOTSTRAP), every node's name in /etc/hosts (NETWORK_
-// CONFIGURE), then base and web's install, configure and start.
-func ansibleBuild(t testing.TB, w *world, n int) phases {
+// ansibleBuild runs the catalog's own scripts on the hosts with
+// ansible-playbook, forks = n: the hostname and facts (coopr's BOOTSTRAP),
+// every node's name in /etc/hosts (NETWORK_CONFIGURE), the cluster config,
+// then base and web's install, configure and start.
+func ansibleBuild(t testing.TB, hosts []benchHost, key *sshdtest.Key, greeting string) time.Duration {
 	t.Helper()
-	key := sshdtest.NewKey(t)
-	start := time.Now()
-	hosts := poolHosts(t, w, n, key.AuthorizedKey)
-	var p phases
-	p.machines = time.Since(start)
-
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key")
 	if err := os.WriteFile(keyFile, key.PEM, 0o600); err != nil {
@@ -136,29 +317,27 @@ func ansibleBuild(t testing.TB, w *world, n int) phases {
 	var inv strings.Builder
 	inv.WriteString("[web]\n")
 	for i, h := range hosts {
-		fmt.Fprintf(&inv, "node%d ansible_host=%s coopr_hostname=bench-%d.local coopr_nodenum=%d\n", i, h, i, 1000+i)
+		fmt.Fprintf(&inv, "node%d ansible_host=%s coopr_hostname=%s coopr_nodenum=%d\n", i, h.addr, h.name, h.num)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "inventory"), []byte(inv.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	config, _ := json.Marshal(map[string]any{"web": map[string]any{"greeting": "hello from ansible"}})
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), config, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), benchConfig(greeting), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	play := playbook(t, []step{{"base", "install"}, {"base", "configure"}, {"web", "install"}, {"web", "configure"}, {"web", "start"}})
-	if err := os.WriteFile(filepath.Join(dir, "play.yml"), []byte(play), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "play.yml"), []byte(playbook(t, benchSteps)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "ansible-playbook", "-i", "inventory", "-f", fmt.Sprint(n), "play.yml")
+	cmd := exec.CommandContext(ctx, "ansible-playbook", "-i", "inventory", "-f", fmt.Sprint(len(hosts)), "play.yml")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "ANSIBLE_HOST_KEY_CHECKING=False", "ANSIBLE_PIPELINING=True", "ANSIBLE_REMOTE_USER=root",
 		"ANSIBLE_PRIVATE_KEY_FILE="+keyFile, "ANSIBLE_NOCOLOR=1", "ANSIBLE_RETRY_FILES_ENABLED=0", "HOME="+dir,
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(dir, "tmp"), "ANSIBLE_PYTHON_INTERPRETER=/usr/bin/python3")
-	start = time.Now()
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
-	p.services = time.Since(start)
+	took := time.Since(start)
 	if testing.Verbose() {
 		t.Logf("ansible-playbook:\n%s", tail(string(out), 40))
 	}
@@ -168,12 +347,160 @@ func ansibleBuild(t testing.TB, w *world, n int) phases {
 	if !strings.Contains(string(out), "failed=0") {
 		t.Fatalf("ansible-playbook reported failures:\n%s", tail(string(out), 40))
 	}
-	got := answers(t, "http://"+hosts[0]+"/", []string{"bench-0.local"}, 10*time.Second)
-	if got["bench-0.local"] != "bench-0.local hello from ansible" {
-		t.Fatalf("an ansible-built node answers %q", got["bench-0.local"])
+	return took
+}
+
+// benchSteps are the service actions every leg runs, in order.
+var benchSteps = []step{{"base", "install"}, {"base", "configure"}, {"web", "install"}, {"web", "configure"}, {"web", "start"}}
+
+func benchConfig(greeting string) []byte {
+	b, _ := json.Marshal(map[string]any{"web": map[string]any{"greeting": greeting}})
+	return b
+}
+
+// benchConfigPath is where the other tools put the cluster config
+// ($COOPR_CONFIG).
+const benchConfigPath = "/var/lib/coopr-bench.json"
+
+// nodeScripts are the steps of one node as shell scripts with the
+// environment the shell automator gives them: the hostname, the cluster's
+// names in /etc/hosts (rewritten in place: in a container it may be a
+// mount), the config, and each service action.
+func nodeScripts(t testing.TB, hosts []benchHost, h benchHost, greeting string) []string {
+	t.Helper()
+	var etc strings.Builder
+	for _, o := range hosts {
+		fmt.Fprintf(&etc, "%s %s # coopr bench\n", o.addr, o.name)
 	}
-	p.total = p.machines + p.services
-	return p
+	out := []string{
+		fmt.Sprintf("set -e\nhostname %[1]s\necho %[1]s > /etc/hostname\n", h.name),
+		"set -e\nkeep=$(grep -v ' # coopr bench$' /etc/hosts || true)\nprintf '%s\\n' \"$keep\" > /etc/hosts\ncat >> /etc/hosts <<'HOSTS'\n" +
+			etc.String() + "HOSTS\n",
+		fmt.Sprintf("set -e\numask 077\ncat > %s <<'CONFIG'\n%s\nCONFIG\n", benchConfigPath, benchConfig(greeting)),
+	}
+	for _, s := range benchSteps {
+		out = append(out, fmt.Sprintf("export COOPR_CONFIG=%s COOPR_SERVICE=%s COOPR_ACTION=%s COOPR_HOSTNAME=%s COOPR_NODENUM=%d COOPR_CLUSTER_ID=bench\n%s",
+			benchConfigPath, s.service, strings.ToUpper(s.action), h.name, h.num, catalogScript(t, s)))
+	}
+	return out
+}
+
+// terraformBuild runs the same steps with terraform apply: one
+// terraform_data resource per node, whose remote-exec provisioners run
+// each step over SSH, -parallelism = n. terraform_data is built in, so
+// init downloads nothing; init is not timed.
+func terraformBuild(t testing.TB, hosts []benchHost, key *sshdtest.Key, greeting string) time.Duration {
+	t.Helper()
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key")
+	if err := os.WriteFile(keyFile, key.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var tf strings.Builder
+	for i, h := range hosts {
+		fmt.Fprintf(&tf, `resource "terraform_data" "node%d" {
+  connection {
+    type        = "ssh"
+    host        = %q
+    user        = "root"
+    agent       = false
+    private_key = file(%q)
+    timeout     = "2m"
+  }
+`, i, h.addr, keyFile)
+		for _, sc := range nodeScripts(t, hosts, h, greeting) {
+			// HCL heredocs interpolate ${ and %{; the scripts mean them literally.
+			sc = strings.NewReplacer("${", "$${", "%{", "%%{").Replace(sc)
+			fmt.Fprintf(&tf, "  provisioner \"remote-exec\" {\n    inline = [<<-EOT\n#!/bin/sh\n%sEOT\n    ]\n  }\n", sc)
+		}
+		tf.WriteString("}\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(tf.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	run := func(args ...string) {
+		cmd := exec.CommandContext(ctx, "terraform", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+dir, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_INPUT=0",
+			"TF_CLI_CONFIG_FILE="+filepath.Join(dir, "terraformrc"))
+		out, err := cmd.CombinedOutput()
+		if testing.Verbose() {
+			t.Logf("terraform %s:\n%s", args[0], tail(string(out), 20))
+		}
+		if err != nil {
+			t.Fatalf("terraform %s: %v\n%s", args[0], err, tail(string(out), 40))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "terraformrc"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run("init", "-input=false", "-no-color")
+	start := time.Now()
+	run("apply", "-auto-approve", "-input=false", "-no-color", fmt.Sprintf("-parallelism=%d", len(hosts)))
+	return time.Since(start)
+}
+
+// floorBuild is the least any tool can take: each node's steps as one
+// script over one SSH session, every node at once.
+func floorBuild(t testing.TB, hosts []benchHost, key *sshdtest.Key, greeting string) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	scripts := make([]string, len(hosts))
+	for i, h := range hosts {
+		var b strings.Builder
+		for _, sc := range nodeScripts(t, hosts, h, greeting) {
+			b.WriteString("(\n" + sc + "\n) || exit 1\n")
+		}
+		scripts[i] = b.String()
+	}
+	errs := make([]error, len(hosts))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = rawSSH(ctx, h.addr, key.Signer, scripts[i])
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("floor on %s: %v", hosts[i].addr, err)
+		}
+	}
+	return took
+}
+
+// rawSSH dials addr and runs script through sh on one session.
+func rawSSH(ctx context.Context, addr string, key ssh.Signer, script string) error {
+	d := net.Dialer{Timeout: 30 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, "22"))
+	if err != nil {
+		return err
+	}
+	sc, chans, reqs, err := ssh.NewClientConn(nc, addr, &ssh.ClientConfig{User: "root", Auth: []ssh.AuthMethod{ssh.PublicKeys(key)},
+		HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	if err != nil {
+		nc.Close()
+		return err
+	}
+	c := ssh.NewClient(sc, chans, reqs)
+	defer c.Close()
+	s, err := c.NewSession()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	s.Stdin = strings.NewReader(script)
+	if out, err := s.CombinedOutput("/bin/sh -s"); err != nil {
+		return fmt.Errorf("%w: %s", err, tail(string(out), 10))
+	}
+	return nil
 }
 
 type step struct{ service, action string }
@@ -204,24 +531,7 @@ func playbook(t testing.TB, steps []step) string {
         mode: "0600"
 `)
 	for _, s := range steps {
-		raw, err := os.ReadFile(filepath.Join("../examples/catalog/services", s.service+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var svc struct {
-			Provisioner struct {
-				Actions map[string]struct {
-					Fields map[string]string
-				}
-			}
-		}
-		if err := json.Unmarshal(raw, &svc); err != nil {
-			t.Fatal(err)
-		}
-		script := svc.Provisioner.Actions[s.action].Fields["script"]
-		if script == "" {
-			t.Fatalf("%s has no %s script", s.service, s.action)
-		}
+		script := catalogScript(t, s)
 		fmt.Fprintf(&b, "    - name: %s %s\n      ansible.builtin.shell: |\n", s.service, s.action)
 		for _, line := range strings.Split(strings.TrimRight(script, "\n"), "\n") {
 			fmt.Fprintf(&b, "        %s\n", line)
@@ -240,10 +550,84 @@ func playbook(t testing.TB, steps []step) string {
 	return b.String()
 }
 
+// catalogScript is the example catalog's script for a service action.
+func catalogScript(t testing.TB, s step) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("../examples/catalog/services", s.service+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svc struct {
+		Provisioner struct {
+			Actions map[string]struct {
+				Fields map[string]string
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &svc); err != nil {
+		t.Fatal(err)
+	}
+	script := svc.Provisioner.Actions[s.action].Fields["script"]
+	if script == "" {
+		t.Fatalf("%s has no %s script", s.service, s.action)
+	}
+	return script
+}
+
 func tail(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// timeline prints, for the cluster's first node, when each task of the
+// create was queued (ready), claimed, and finished, from the events and
+// attempts the server wrote (COOPR_BENCH_TIMELINE=1), relative to the
+// first BOOTSTRAP's claim, and the gaps between one task's finish and the
+// next one's claim.
+func (w *world) timeline(t testing.TB, clusterID string) {
+	t.Helper()
+	db, err := sqlx.Open("postgres", w.s.Config.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rows []struct {
+		Action, Service string
+		Queued          time.Time
+		Claimed         time.Time
+		Finished        time.Time
+	}
+	err = db.Select(&rows, `
+		WITH n AS (SELECT node_id FROM tasks t JOIN jobs j ON j.id = t.job_id
+			WHERE j.cluster_id = $1 AND t.node_id <> '' ORDER BY t.node_id LIMIT 1)
+		SELECT t.action, t.service,
+			(SELECT max(e.created_at) FROM events e WHERE e.task_id = t.id AND e.state = 'QUEUED') AS queued,
+			a.claimed_at AS claimed, a.finished_at AS finished
+		FROM tasks t JOIN jobs j ON j.id = t.job_id JOIN task_attempts a ON a.task_id = t.id AND a.attempt = t.attempt
+		WHERE j.cluster_id = $1 AND t.node_id = (SELECT node_id FROM n) AND a.finished_at IS NOT NULL
+		ORDER BY a.claimed_at`, clusterID)
+	if err != nil {
+		t.Fatalf("timeline: %v", err)
+	}
+	var zero time.Time
+	for _, r := range rows {
+		if r.Action == "BOOTSTRAP" {
+			zero = r.Claimed
+		}
+	}
+	ms := func(x time.Time) string { return fmt.Sprintf("%7.0f", float64(x.Sub(zero).Microseconds())/1000) }
+	fmt.Printf("\none node's tasks, ms from its BOOTSTRAP's claim: queued, claimed, finished; run = finished-claimed; wait = claimed - previous finished\n")
+	var prev time.Time
+	for _, r := range rows {
+		wait := ""
+		if !prev.IsZero() {
+			wait = fmt.Sprintf("%6.0f", float64(r.Claimed.Sub(prev).Microseconds())/1000)
+		}
+		fmt.Printf("%-18s %-5s %s %s %s run %6.0f wait %s\n", r.Action, r.Service, ms(r.Queued), ms(r.Claimed), ms(r.Finished),
+			float64(r.Finished.Sub(r.Claimed).Microseconds())/1000, wait)
+		prev = r.Finished
+	}
 }

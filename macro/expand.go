@@ -315,3 +315,49 @@ func ServiceOf(name string) string {
 	}
 	return ""
 }
+
+// NeedsPeers reports whether expanding v (a decoded JSON value, such as a
+// cluster config) for a node may read other nodes' host names or
+// addresses: it holds a macro that names a service (%ip.service.web%,
+// %num.service.web%, ...) or one this package does not know, or text that
+// does not parse. Macros of the node itself (%host.self%, %ip.self%,
+// %ip.T.self%) and %cluster.owner% do not.
+func NeedsPeers(v any) bool {
+	switch v := v.(type) {
+	case string:
+		segs, err := Parse(v)
+		if err != nil {
+			return true
+		}
+		for _, sg := range segs {
+			if sg.Macro != nil && !ownMacro(sg.Macro.Name) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, x := range v {
+			if NeedsPeers(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if NeedsPeers(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ownMacro reports whether a macro name reads only the node's own record
+// or the cluster's owner.
+func ownMacro(name string) bool {
+	switch name {
+	case "host.self", "ip.self", "cluster.owner":
+		return true
+	}
+	typ, ok := strings.CutPrefix(name, "ip.")
+	typ, self := strings.CutSuffix(typ, ".self")
+	return ok && self && typ != "" && typ != "service" && !strings.Contains(typ, ".")
+}

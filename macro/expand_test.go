@@ -161,3 +161,29 @@ func TestEnvAt(t *testing.T) {
 		t.Errorf("the shared index expanded a self form to %q", got)
 	}
 }
+
+func TestNeedsPeers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    any
+		want bool
+	}{
+		{"no macros", map[string]any{"web": map[string]any{"greeting": "hello", "n": 3.0, "pct": "50% of 60%"}}, false},
+		{"own", map[string]any{"a": "%host.self%", "b": []any{"%ip.self%", "%ip.access_v4.self%:80"}, "c": "%cluster.owner%"}, false},
+		{"escaped", "100%% sure", false},
+		{"nil", nil, false},
+		{"peers' hosts", map[string]any{"lb": map[string]any{"backends": "%join(host.service.web, ',')%"}}, true},
+		{"peers' addresses deep", map[string]any{"a": []any{map[string]any{"b": "x %ip.bind_v4.service.db[0]%"}}}, true},
+		{"count", "%num.service.web%", true},
+		{"instance", "%instance.self.service.web%", true},
+		{"ip of a service named self", "%ip.service.self%", true},
+		{"unknown macro", "%who.knows%", true},
+		{"syntax error", "%join(host.service.web)%", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NeedsPeers(tc.v); got != tc.want {
+				t.Errorf("NeedsPeers(%v) = %v, want %v", tc.v, got, tc.want)
+			}
+		})
+	}
+}

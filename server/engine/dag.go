@@ -90,9 +90,13 @@ type jobState struct {
 	byID                map[string]*taskState
 	busy                map[string]int // node -> tasks QUEUED or IN_PROGRESS
 	bringUpLeft         int            // bring-up tasks not done (the address gate)
-	doneCount           int
-	inFlight            int
-	share               int // most tasks in flight at once; 0: no bound (see jobShare)
+	// noGate: the cluster's config reads no other node's names or
+	// addresses, so a service task waits only for its own node's bring-up
+	// (its DAG chain), not for every node's.
+	noGate    bool
+	doneCount int
+	inFlight  int
+	share     int // most tasks in flight at once; 0: no bound (see jobShare)
 	// cand holds the indexes of tasks whose predecessors are done and
 	// that wait to be queued (NOT_SUBMITTED, or FAILED awaiting a retry), so
 	// that a wake-up looks at those, not at every task of a large job. A
@@ -190,7 +194,7 @@ func (js *jobState) ready(now time.Time, limit int) []*taskState {
 			if t.node != "" && (js.busy[t.node] > 0 || taken[t.node]) {
 				continue
 			}
-			if t.service != "" && js.bringUpLeft > 0 {
+			if t.service != "" && js.bringUpLeft > 0 && !js.noGate {
 				continue
 			}
 			if t.node != "" {

@@ -45,3 +45,40 @@ func TestReadyLimitAndRetries(t *testing.T) {
 		t.Errorf("a retry waits after the FAILED task was queued again (failedCand %d)", js.failedCand)
 	}
 }
+
+// A service task waits for every node's bring-up while the config may
+// read other nodes' addresses, and only for its own node's otherwise.
+func TestAddressGate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		config string
+		ready  bool
+	}{
+		{"no macros", `{"web": {"greeting": "hello"}}`, true},
+		{"own macros", `{"web": {"listen": "%ip.self%:80", "name": "%host.self%"}}`, true},
+		{"peers' addresses", `{"lb": {"backends": "%join(ip.service.web, ',')%"}}`, false},
+		{"unreadable", `not json`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tasks := []*taskState{
+				{id: "0", idx: 0, node: "a", action: planner.Bootstrap, state: NotSubmitted},
+				{id: "1", idx: 1, node: "b", action: planner.Bootstrap, state: NotSubmitted},
+				{id: "2", idx: 2, node: "a", action: planner.Install, service: "web", state: NotSubmitted},
+			}
+			js := newJobState("j", "t", "c", JobRunning, false, tasks, [][2]int32{{0, 2}}, nil, nil)
+			js.noGate = !configNeedsPeers([]byte(tc.config))
+			js.setState(tasks[0], Queued)
+			js.setState(tasks[0], Complete)
+			r := js.ready(time.Now(), 0)
+			got := len(r) == 2 && r[1] == tasks[2]
+			if got != tc.ready {
+				t.Fatalf("INSTALL on a ready with b not bootstrapped: %v, want %v", got, tc.ready)
+			}
+			js.setState(tasks[1], Queued)
+			js.setState(tasks[1], Complete)
+			if r := js.ready(time.Now(), 0); len(r) != 1 || r[0] != tasks[2] {
+				t.Fatalf("INSTALL not ready once every node is up: %v", r)
+			}
+		})
+	}
+}

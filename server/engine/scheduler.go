@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/cooprhq/coopr/macro"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/queue"
 	"github.com/cooprhq/coopr/server/leader"
@@ -369,9 +371,11 @@ func (s *scheduler) load(ctx context.Context, id string) error {
 		Settled bool     `db:"settled"`
 		Edges   []byte   `db:"edges"`
 		Workers int      `db:"workers"`
+		Config  []byte   `db:"config"`
 	}
 	if err := s.db.GetContext(ctx, &j, `SELECT tenant_id, cluster_id, state, settled, edges,
-		(SELECT workers FROM tenants WHERE id = jobs.tenant_id) AS workers FROM jobs WHERE id = $1`, id); err != nil {
+		(SELECT workers FROM tenants WHERE id = jobs.tenant_id) AS workers,
+		(SELECT config FROM clusters WHERE id = jobs.cluster_id) AS config FROM jobs WHERE id = $1`, id); err != nil {
 		return err
 	}
 	if j.Settled {
@@ -421,8 +425,20 @@ func (s *scheduler) load(ctx context.Context, id string) error {
 	}
 	js := newJobState(id, j.Tenant, j.Cluster, j.State, j.Settled, tasks, edges, rollbackOf, after)
 	js.share = jobShare(j.Workers)
+	js.noGate = !configNeedsPeers(j.Config)
 	s.jobs[id] = js
 	return nil
+}
+
+// configNeedsPeers reports whether a cluster config, expanded for a node,
+// may read other nodes' names or addresses (docs/planner.md#address-gate);
+// a config that cannot be read is taken to.
+func configNeedsPeers(raw []byte) bool {
+	var cfg any
+	if len(raw) > 0 && json.Unmarshal(raw, &cfg) != nil {
+		return true
+	}
+	return macro.NeedsPeers(cfg)
 }
 
 // minJobShare is the fewest tasks a job may have in flight once its

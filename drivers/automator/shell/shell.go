@@ -19,7 +19,11 @@
 //	COOPR_HOSTNAME    the node's hostname
 //	COOPR_CLUSTER_ID  the cluster's id
 //	COOPR_NODENUM     the node's number
+//	COOPR_TASK_DIR    the task's directory
 //
+// Writing the files, running the script and removing the directory take
+// one SSH session, the files travelling in the command itself; files too
+// large for a command line are written in sessions of their own.
 // Its stdout and stderr stream to the task's output line by line. Exit 0 is
 // success. Exit 100 (TerminalExitCode) is a failure a retry cannot fix
 // (Retryable false): a script uses it for, say, an unsupported OS. Any other
@@ -31,6 +35,8 @@ package shell
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,53 +134,56 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	dir := TaskDir + "/" + taskID
 	log := d.log.With("task", t.TaskID, "service", t.Service.Name, "action", t.TaskName, "target", tg.String())
 
-	reached := false
-	defer func() {
-		if !reached {
-			return // nothing was written: spare a node that is gone a second wait
-		}
-		// Remove the task's files even when ctx has ended.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := d.pool.Run(cctx, tg, `rm -rf -- "$COOPR_TASK_DIR"`, remote.RunOptions{
-			Sudo: true, Env: map[string]string{"COOPR_TASK_DIR": dir},
-		}); err != nil {
-			log.Warn("shell: could not remove the task directory", "dir", dir, "err", err)
-		}
-	}()
-
-	out.Status(fmt.Sprintf("%s %s on %s", t.Service.Name, t.TaskName, t.Node.Hostname), 0)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"config.json", configJSON}, {"script.sh", []byte(script)}} {
-		err := d.writeFile(ctx, tg, dir+"/"+f.name, f.data)
-		reached = reached || err == nil || !remote.Unreachable(err)
-		if err != nil {
-			return failure(fmt.Errorf("write %s/%s: %w", dir, f.name, err), !remote.Terminal(err))
-		}
+	env := map[string]string{
+		"COOPR_CONFIG":     dir + "/config.json",
+		"COOPR_SERVICE":    t.Service.Name,
+		"COOPR_ACTION":     t.TaskName,
+		"COOPR_NODE_ID":    t.Node.ID,
+		"COOPR_HOSTNAME":   t.Node.Hostname,
+		"COOPR_CLUSTER_ID": t.ClusterID,
+		"COOPR_NODENUM":    strconv.Itoa(t.Node.NodeNum),
+		"COOPR_TASK_DIR":   dir,
 	}
-
-	cmd := "exec /bin/sh " + remote.Quote(dir+"/script.sh")
-	if args := strings.TrimSpace(fields["args"]); args != "" {
-		cmd += " " + args
+	out.Status(fmt.Sprintf("%s %s on %s", t.Service.Name, t.TaskName, t.Node.Hostname), 0)
+	// One session writes the task's files, runs the script and removes
+	// the files: on a loaded host each session costs a fork of sshd, a
+	// login shell and a round trip. The files travel in the command as
+	// here-documents, when they fit in one argument of the remote shell.
+	cmd, inline := oneSession(configJSON, script, fields["args"])
+	if !inline {
+		cmd = "exec /bin/sh \"$COOPR_TASK_DIR/script.sh\""
+		if args := strings.TrimSpace(fields["args"]); args != "" {
+			cmd += " " + args
+		}
+		for _, f := range []struct {
+			name string
+			data []byte
+		}{{"config.json", configJSON}, {"script.sh", []byte(script)}} {
+			if err := d.writeFile(ctx, tg, dir+"/"+f.name, f.data); err != nil {
+				if !remote.Unreachable(err) {
+					d.cleanup(ctx, tg, dir, log)
+				}
+				return failure(fmt.Errorf("write %s/%s: %w", dir, f.name, err), !remote.Terminal(err))
+			}
+		}
 	}
 	err = d.pool.Run(ctx, tg, cmd, remote.RunOptions{
-		Sudo: true,
-		Env: map[string]string{
-			"COOPR_CONFIG":     dir + "/config.json",
-			"COOPR_SERVICE":    t.Service.Name,
-			"COOPR_ACTION":     t.TaskName,
-			"COOPR_NODE_ID":    t.Node.ID,
-			"COOPR_HOSTNAME":   t.Node.Hostname,
-			"COOPR_CLUSTER_ID": t.ClusterID,
-			"COOPR_NODENUM":    strconv.Itoa(t.Node.NodeNum),
-		},
+		Sudo:   true,
+		Env:    env,
 		Stdout: out.Stdout,
 		Stderr: out.Stderr,
 	})
+	// The command removes the files when the script ends; when it was
+	// stopped or killed, or the connection failed, a session of its own
+	// does.
+	var exit *remote.ExitError
+	if !inline || err != nil && !remote.Unreachable(err) && (!errors.As(err, &exit) || exit.Signal != "") {
+		d.cleanup(ctx, tg, dir, log)
+	}
 	var ee *remote.ExitError
 	switch {
+	case errors.As(err, &ee) && ee.Code == setupFailed && ee.Signal == "" && inline:
+		return failure(fmt.Errorf("write %s: %s", dir, ee.Stderr), true)
 	case err == nil:
 		out.Status(fmt.Sprintf("%s %s done", t.Service.Name, t.TaskName), 100)
 		log.Info("script succeeded")
@@ -194,6 +203,65 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		return result(msg, ee.Code != TerminalExitCode || ee.Signal != "")
 	default:
 		return failure(fmt.Errorf("%s %s: %w", t.Service.Name, t.TaskName, err), !remote.Terminal(err))
+	}
+}
+
+// setupFailed is the exit status of the one-session command when it could
+// not write the task's files (the script never ran).
+const setupFailed = 222
+
+// maxInline bounds the command that carries the task's files: Linux takes
+// at most 128 KiB for one argument, and the command is one, to sh -c.
+const maxInline = 100 << 10
+
+// oneSession returns the command that writes config.json and script.sh
+// into $COOPR_TASK_DIR (mode 0600 under umask 077), runs the script with
+// args, removes the directory and exits with the script's status; false
+// when the files do not fit in a command line or contain the
+// here-document's end marker.
+func oneSession(config []byte, script, args string) (string, bool) {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	marker := "COOPR_EOF_" + hex.EncodeToString(r[:])
+	if bytes.Contains(config, []byte(marker)) || strings.Contains(script, marker) {
+		return "", false
+	}
+	var b strings.Builder
+	// A here-document ends with a newline; the files get one each, which
+	// neither JSON nor a script minds.
+	fmt.Fprintf(&b, `if ! (umask 077 && mkdir -p "$COOPR_TASK_DIR" &&
+cat > "$COOPR_TASK_DIR/config.json" <<'%[1]s'
+%[2]s
+%[1]s
+cat > "$COOPR_TASK_DIR/script.sh" <<'%[1]s'
+%[3]s
+%[1]s
+); then
+  echo "coopr: cannot write the task's files in $COOPR_TASK_DIR" >&2
+  rm -rf -- "$COOPR_TASK_DIR"
+  exit %[4]d
+fi
+/bin/sh "$COOPR_TASK_DIR/script.sh" %[5]s </dev/null
+rc=$?
+rm -rf -- "$COOPR_TASK_DIR"
+# A script killed by a signal is reported as killed, as if it had run alone.
+if [ $rc -gt 128 ] && [ $rc -lt 160 ]; then trap - $((rc - 128)) 2>/dev/null; kill -$((rc - 128)) $$; fi
+exit $rc
+`, marker, bytes.TrimSuffix(config, []byte("\n")), strings.TrimSuffix(script, "\n"), setupFailed, strings.TrimSpace(args))
+	if b.Len() > maxInline {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// cleanup removes the task's files, even when ctx has ended.
+func (d *Driver) cleanup(ctx context.Context, tg remote.Target, dir string, log *slog.Logger) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := d.pool.Run(cctx, tg, `rm -rf -- "$COOPR_TASK_DIR"`, remote.RunOptions{
+		Sudo: true, Env: map[string]string{"COOPR_TASK_DIR": dir},
+	}); err != nil {
+		log.Warn("shell: could not remove the task directory", "dir", dir, "err", err)
 	}
 }
 

@@ -241,3 +241,66 @@ func TestScriptResource(t *testing.T) {
 		t.Fatalf("failed fetch: status %d retryable %v: %s", r.Status, r.Retryable, r.Message)
 	}
 }
+
+// A task is one SSH session (files, script, cleanup), unless its files are
+// too large for a command line; either way the script sees its files and
+// the task directory is gone afterwards, also when the task is cancelled.
+func TestSessionsPerTask(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: true})
+	drv := newDriver(t)
+	h := c.Hosts[0]
+	sessions := func() int { return strings.Count(h.Log(), "Starting session:") }
+	big := strings.Repeat("# padding that makes the script too long for one command line\n", 3000)
+	for _, tc := range []struct {
+		name     string
+		script   string
+		sessions int
+	}{
+		{"small", `test -s "$COOPR_CONFIG" && echo ok`, 1},
+		{"too large for a command line", big + `test -s "$COOPR_CONFIG" && echo ok`, 4},
+		{"end marker in the script", "cat > /dev/null <<'COOPR_EOF_x'\nCOOPR_EOF_x\necho ok", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := sessions()
+			r, out := run(t, drv, c, map[string]string{"script": tc.script})
+			if r.Status != 0 {
+				t.Fatalf("status %d: %s", r.Status, r.Message)
+			}
+			if got := out.Lines("stdout"); !slices.Equal(got, []string{"ok"}) {
+				t.Errorf("stdout %q", got)
+			}
+			// sshd may log a session's start a moment after it ran.
+			deadline := time.Now().Add(2 * time.Second)
+			for sessions()-before < tc.sessions && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := sessions() - before; got != tc.sessions {
+				t.Errorf("%d sessions, want %d", got, tc.sessions)
+			}
+			if got := h.Exec(t, "sudo ls -A "+shell.TaskDir); strings.TrimSpace(got) != "" {
+				t.Errorf("task directories left: %q", got)
+			}
+		})
+	}
+	t.Run("cancelled", func(t *testing.T) {
+		task := c.Task("INSTALL", 0)
+		task.Service = &drivers.Service{Name: "web"}
+		task.Service.Action.Type = "shell"
+		task.Service.Action.Fields = map[string]string{"script": "echo started; sleep 120"}
+		ctx, cancel := context.WithCancel(context.Background())
+		out := &drivertest.Recorder{}
+		go func() {
+			for !slices.Contains(out.Lines("stdout"), "started") {
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+		}()
+		if r := drv.Run(ctx, task, out); r.Status == 0 {
+			t.Fatal("a cancelled task succeeded")
+		}
+		if got := h.Exec(t, "sudo ls -A "+shell.TaskDir); strings.TrimSpace(got) != "" {
+			t.Errorf("task directories left: %q", got)
+		}
+	})
+}
