@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/cooprhq/coopr/server"
@@ -21,31 +20,8 @@ func TestJobTasksPagesDefaultLimits(t *testing.T) {
 	if err := db.GetContext(ctx, &job, `SELECT latest_job_id FROM clusters WHERE id = $1`, w.clusters[0]); err != nil {
 		t.Fatal(err)
 	}
-	// The job's tasks, copied after its last until it holds 15,000 (the
-	// store holds what it is given; no provider here has 1,000 nodes).
 	const want = 15_000
-	var cols []string
-	if err := db.SelectContext(ctx, &cols, `SELECT column_name FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = 'tasks' AND is_generated = 'NEVER' ORDER BY ordinal_position`); err != nil {
-		t.Fatal(err)
-	}
-	c := strings.Join(cols, ", ")
-	if _, err := db.ExecContext(ctx, `
-		WITH src AS (SELECT t.*, row_number() OVER (ORDER BY idx) - 1 AS k, count(*) OVER () AS n FROM tasks t WHERE job_id = $1),
-		top AS (SELECT max(idx) AS idx, count(*) AS n FROM tasks WHERE job_id = $1)
-		INSERT INTO tasks (`+c+`)
-		SELECT `+c+` FROM (SELECT (jsonb_populate_record(NULL::tasks, to_jsonb(src) || jsonb_build_object(
-			'id', gen_random_uuid(), 'idx', top.idx + 1 + g))).*
-			FROM top, generate_series(0, $2 - 1 - top.n) AS g JOIN src ON src.k = g % src.n) AS r`, job, want); err != nil {
-		t.Fatalf("copying tasks: %v", err)
-	}
-	var all []string
-	if err := db.SelectContext(ctx, &all, `SELECT id::text FROM tasks WHERE job_id = $1 ORDER BY idx`, job); err != nil {
-		t.Fatal(err)
-	}
-	if len(all) != want {
-		t.Fatalf("the job has %d tasks, want %d", len(all), want)
-	}
+	all := cloneTasks(t, db, job, want)
 
 	// The job view's fields (ui/src/views/cluster/JobView.tsx).
 	const fields = "id nodeId hostname action service stage state attempt failures maxAttempts message"
