@@ -44,7 +44,7 @@ const (
 var dbFields = map[string]bool{
 	"Agent.slots": true, "Catalog.entities": true, "Catalog.entity": true, "Catalog.export": true,
 	"CatalogEntity.versions": true, "Cluster.config": true, "Cluster.nodes": true, "Cluster.latestJob": true, "Cluster.jobs": true,
-	"Job.counts": true, "Job.tasks": true, "Task.attempts": true,
+	"Job.counts": true, "Job.tasks": true, "Job.task": true, "Task.attempts": true,
 }
 
 // listEstimates are the sizes the estimate assumes for lists without a
@@ -64,7 +64,8 @@ var listEstimates = map[string]int{
 
 // multiplier is how many times the estimate counts f's selection: a
 // list's estimated size, clusters' first (default 50, at most MaxPage),
-// claimTasks' number of slots; 1 for anything else.
+// Job.tasks' first (at most MaxTaskPage), claimTasks' number of slots; 1
+// for anything else.
 func multiplier(f *ast.Field, vars map[string]any) int {
 	key := f.ObjectDefinition.Name + "." + f.Name
 	switch key {
@@ -74,6 +75,12 @@ func multiplier(f *ast.Field, vars map[string]any) int {
 			n = v
 		}
 		return min(max(n, 1), MaxPage)
+	case "Job.tasks":
+		// A page weighs its first; every task, the estimate below (and
+		// what the list holds once read).
+		if v, ok := intArg(f.ArgumentMap(vars)["first"]); ok {
+			return min(max(v, 1), MaxTaskPage)
+		}
 	case "Mutation.claimTasks":
 		if in, ok := f.ArgumentMap(vars)["input"].(map[string]any); ok {
 			if slots, ok := in["slots"].([]any); ok {

@@ -230,7 +230,8 @@ type ComplexityRoot struct {
 		Message   func(childComplexity int) int
 		PlanHash  func(childComplexity int) int
 		State     func(childComplexity int) int
-		Tasks     func(childComplexity int) int
+		Task      func(childComplexity int, id string) int
+		Tasks     func(childComplexity int, first *int, after *string) int
 		UpdatedAt func(childComplexity int) int
 	}
 
@@ -627,7 +628,8 @@ type JobResolver interface {
 	State(ctx context.Context, obj *control.Job) (model.JobState, error)
 
 	Counts(ctx context.Context, obj *control.Job) (*model.TaskCounts, error)
-	Tasks(ctx context.Context, obj *control.Job) ([]*control.Task, error)
+	Tasks(ctx context.Context, obj *control.Job, first *int, after *string) ([]*control.Task, error)
+	Task(ctx context.Context, obj *control.Job, id string) (*control.Task, error)
 }
 type MutationResolver interface {
 	CreateTenant(ctx context.Context, input model.TenantInput, bootstrap *bool) (*store.Tenant, error)
@@ -1500,12 +1502,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Job.State(childComplexity), true
+	case "Job.task":
+		if e.ComplexityRoot.Job.Task == nil {
+			break
+		}
+
+		args, err := ec.field_Job_task_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Job.Task(childComplexity, args["id"].(string)), true
 	case "Job.tasks":
 		if e.ComplexityRoot.Job.Tasks == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Job.Tasks(childComplexity), true
+		args, err := ec.field_Job_tasks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Job.Tasks(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Job.updatedAt":
 		if e.ComplexityRoot.Job.UpdatedAt == nil {
 			break
@@ -3986,8 +4004,15 @@ type Job {
   updatedAt: Time!
   "Tasks by state."
   counts: TaskCounts!
-  "In plan order."
-  tasks: [Task!]!
+  """
+  In plan order. Without first, every task (a 1,000-node job has some
+  15,000, more than the default complexity limit lets one request read:
+  page through them). With first (at most 2,000), that many; after is the
+  id of the last task of the previous page. Fewer than first: the last page.
+  """
+  tasks(first: Int, after: ID): [Task!]!
+  "One of the job's tasks; null when the job has none by that id."
+  task(id: ID!): Task
 }
 
 type TaskCounts {
@@ -4957,6 +4982,8 @@ func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.C
 		return ec.fieldContext_Job_counts(ctx, field)
 	case "tasks":
 		return ec.fieldContext_Job_tasks(ctx, field)
+	case "task":
+		return ec.fieldContext_Job_task(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Job", field.Name)
 }
@@ -5686,6 +5713,42 @@ func (ec *executionContext) field_Catalog_entity_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["version"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Job_task_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Job_tasks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -9752,7 +9815,8 @@ func (ec *executionContext) _Job_tasks(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Job_tasks(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Job().Tasks(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Job().Tasks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*control.Task) graphql.Marshaler {
@@ -9762,7 +9826,7 @@ func (ec *executionContext) _Job_tasks(ctx context.Context, field graphql.Collec
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Job_tasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Job_tasks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Job",
 		Field:      field,
@@ -9771,6 +9835,61 @@ func (ec *executionContext) fieldContext_Job_tasks(_ context.Context, field grap
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Task(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Job_tasks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Job_task(ctx context.Context, field graphql.CollectedField, obj *control.Job) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Job_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Job().Task(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Job_task(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Job",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Job_task_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -20451,6 +20570,12 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Job_tasks(ctx, field, obj)
 				})
+		case "task":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Job_task(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24930,6 +25055,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTask2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐTask(ctx context.Context, sel ast.SelectionSet, v *control.Task) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Task(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOTaskAssignment2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTaskAssignment(ctx context.Context, sel ast.SelectionSet, v *model.TaskAssignment) graphql.Marshaler {

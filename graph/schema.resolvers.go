@@ -211,16 +211,13 @@ func (r *jobResolver) Counts(ctx context.Context, obj *control.Job) (*model.Task
 }
 
 // Tasks is the resolver for the tasks field.
-func (r *jobResolver) Tasks(ctx context.Context, obj *control.Job) ([]*control.Task, error) {
-	ts, err := r.Control.Tasks(ctx, obj.ID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*control.Task, len(ts))
-	for i := range ts {
-		out[i] = &ts[i]
-	}
-	return out, nil
+func (r *jobResolver) Tasks(ctx context.Context, obj *control.Job, first *int, after *string) ([]*control.Task, error) {
+	return r.jobTasks(ctx, obj, first, after)
+}
+
+// Task is the resolver for the task field.
+func (r *jobResolver) Task(ctx context.Context, obj *control.Job, id string) (*control.Task, error) {
+	return r.jobTask(ctx, obj, id)
 }
 
 // CreateTenant is the resolver for the createTenant field.

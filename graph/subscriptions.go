@@ -147,6 +147,20 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 				}
 			}
 			if !dedup.first(ev.Seq) || before.Saw(ev) {
+				if len(sub.C) == 0 && sub.Lagged() {
+					// The last waiting event is one the re-read holds,
+					// and events after it were dropped: nothing else
+					// will carry the lag (see jobProgress).
+					m := &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, At: time.Now(), Lagged: true}
+					gqlws.Idle(ctx)
+					if seen, err := r.snapshot(ctx); err == nil {
+						if c, err := r.Control.Get(ctx, p, id); err == nil {
+							m.Cluster, m.State, m.Message = c, string(c.Status), c.Message
+							before = seen
+						}
+					}
+					return m, true
+				}
 				continue
 			}
 			m := &model.ClusterEvent{Kind: kindOfEvent(ev.Kind), Seq: strconv.FormatInt(ev.Seq, 10), ClusterID: id,
@@ -310,7 +324,14 @@ func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string
 		if !send(first) {
 			return
 		}
-		var dedup recent
+		js := &jobStream{pr: pr, before: before, reread: func() (*progress, events.Snapshot, error) {
+			seen, err := r.snapshot(ctx)
+			if err != nil {
+				return nil, events.Snapshot{}, err
+			}
+			re, _, err := r.readProgress(ctx, p, id)
+			return re, seen, err
+		}}
 		for {
 			select {
 			case <-ctx.Done():
@@ -332,49 +353,67 @@ func (r *Resolver) jobProgress(ctx context.Context, p store.Principal, id string
 				if err != nil {
 					continue
 				}
-				pr, before = fresh, seen
-				m := pr.model(model.EventKindSnapshot)
-				m.Seq, m.State, m.At, m.Lagged = "0", pr.state, at, true
+				js.pr, js.before = fresh, seen
+				m := js.pr.model(model.EventKindSnapshot)
+				m.Seq, m.State, m.At, m.Lagged = "0", js.pr.state, at, true
 				if !send(m) {
 					return
 				}
 			case ev := <-sub.C:
-				if !dedup.first(ev.Seq) || ev.Kind == "cluster" || before.Saw(ev) {
-					continue
-				}
-				lagged := sub.Lagged()
-				if lagged {
-					if seen, err := r.snapshot(ctx); err == nil {
-						if fresh, _, err := r.readProgress(ctx, p, id); err == nil {
-							pr, before = fresh, seen
-						}
-					}
-				}
-				if lagged && before.Saw(ev) {
-					// The re-read holds this change already: the counts
-					// go out as a lagged snapshot, so the client re-reads
-					// too, and no stale task state follows the fresh one.
-					m := pr.model(model.EventKindSnapshot)
-					m.Seq, m.State, m.At, m.Lagged = "0", pr.state, ev.At, true
-					if !send(m) {
-						return
-					}
-					continue
-				}
-				switch ev.Kind {
-				case "job":
-					pr.state = ev.State
-				case "task":
-					pr.tasks[ev.Task] = ev.State
-				}
-				m := pr.model(kindOfEvent(ev.Kind))
-				m.Seq, m.TaskID, m.State, m.Attempt = strconv.FormatInt(ev.Seq, 10), opt(ev.Task), ev.State, optInt(ev.Attempt)
-				m.Message, m.At, m.Lagged = ev.Message, ev.At, lagged
-				if !send(m) {
+				// The lag is taken with every event, sent or not (see
+				// jobStream.event).
+				m := js.event(ev, sub.Lagged())
+				if m != nil && !send(m) {
 					return
 				}
 			}
 		}
 	}()
 	return out, nil
+}
+
+// jobStream is what jobProgress keeps between a job's events.
+type jobStream struct {
+	pr *progress
+	// before is the snapshot of the last read: events it saw are not sent.
+	before events.Snapshot
+	dedup  recent
+	// reread reads the job's progress again, with the snapshot before.
+	reread func() (*progress, events.Snapshot, error)
+}
+
+// event is what ev sends (nil for nothing), lagged saying events were
+// dropped before it. A lag is acted on whether or not ev itself goes out:
+// a burst can end with the buffer full of events the last re-read holds
+// and the dropped ones after them; skipping those and leaving the lag for
+// an event that never comes lost the drop for good (Lost had fired
+// already, with events still waiting).
+func (js *jobStream) event(ev events.Event, lagged bool) *model.JobProgress {
+	fresh := js.dedup.first(ev.Seq) && ev.Kind != "cluster" && !js.before.Saw(ev)
+	if !fresh && !lagged {
+		return nil
+	}
+	if lagged {
+		if pr, seen, err := js.reread(); err == nil {
+			js.pr, js.before = pr, seen
+		}
+	}
+	if !fresh || js.before.Saw(ev) {
+		// The re-read holds this change already (or it is not one to
+		// send): the counts go out as a lagged snapshot, so the client
+		// re-reads too, and no stale task state follows the fresh one.
+		m := js.pr.model(model.EventKindSnapshot)
+		m.Seq, m.State, m.At, m.Lagged = "0", js.pr.state, ev.At, true
+		return m
+	}
+	switch ev.Kind {
+	case "job":
+		js.pr.state = ev.State
+	case "task":
+		js.pr.tasks[ev.Task] = ev.State
+	}
+	m := js.pr.model(kindOfEvent(ev.Kind))
+	m.Seq, m.TaskID, m.State, m.Attempt = strconv.FormatInt(ev.Seq, 10), opt(ev.Task), ev.State, optInt(ev.Attempt)
+	m.Message, m.At, m.Lagged = ev.Message, ev.At, lagged
+	return m
 }

@@ -1,6 +1,11 @@
 package graph
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/server/events"
+)
 
 func TestRecent(t *testing.T) {
 	for _, tc := range []struct {
@@ -33,5 +38,65 @@ func TestRecent(t *testing.T) {
 	}
 	if r.first(2000) {
 		t.Error("the latest number was taken as new")
+	}
+}
+
+// What jobProgress sends for one event, by whether the last read saw it
+// and whether events were dropped before it.
+func TestJobStreamEvent(t *testing.T) {
+	snap := func(s string) events.Snapshot {
+		sn, err := events.ParseSnapshot(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sn
+	}
+	cases := []struct {
+		name   string
+		ev     events.Event
+		lagged bool
+		// want: "" nothing, else the kind sent; done its count; lag its flag.
+		want    model.EventKind
+		done    int
+		lag     bool
+		rereads int
+	}{
+		{"a new change", events.Event{Seq: 5, Kind: "task", Task: "a", State: "COMPLETE", Txid: 150}, false, model.EventKindTask, 1, false, 0},
+		{"a change the last read saw", events.Event{Seq: 5, Kind: "task", Task: "a", State: "COMPLETE", Txid: 50}, false, "", 0, false, 0},
+		// The buffer held only changes the last read saw, and those after
+		// them were dropped: the lag goes out with a fresh read, not lost.
+		{"a change the last read saw, after drops", events.Event{Seq: 5, Kind: "task", Task: "a", State: "COMPLETE", Txid: 50}, true, model.EventKindSnapshot, 2, true, 1},
+		{"a new change, after drops, that the re-read saw", events.Event{Seq: 5, Kind: "task", Task: "a", State: "COMPLETE", Txid: 150}, true, model.EventKindSnapshot, 2, true, 1},
+		{"a change after the re-read, after drops", events.Event{Seq: 5, Kind: "task", Task: "a", State: "FAILED", Txid: 250}, true, model.EventKindTask, 1, true, 1},
+		{"a cluster change", events.Event{Seq: 5, Kind: "cluster", State: "ACTIVE", Txid: 150}, false, "", 0, false, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rereads := 0
+			js := &jobStream{
+				pr:     &progress{job: "j", state: "RUNNING", tasks: map[string]string{"a": "QUEUED", "b": "QUEUED"}},
+				before: snap("100:100:"),
+				reread: func() (*progress, events.Snapshot, error) {
+					rereads++
+					return &progress{job: "j", state: "RUNNING", tasks: map[string]string{"a": "COMPLETE", "b": "COMPLETE"}}, snap("200:200:"), nil
+				},
+			}
+			m := js.event(c.ev, c.lagged)
+			if rereads != c.rereads {
+				t.Errorf("%d re-reads, want %d", rereads, c.rereads)
+			}
+			if c.want == "" {
+				if m != nil {
+					t.Fatalf("sent %+v, want nothing", m)
+				}
+				return
+			}
+			if m == nil {
+				t.Fatalf("sent nothing, want %s", c.want)
+			}
+			if m.Kind != c.want || m.Done != c.done || m.Lagged != c.lag || m.Total != 2 {
+				t.Errorf("sent %s done %d of %d lagged %v, want %s done %d of 2 lagged %v", m.Kind, m.Done, m.Total, m.Lagged, c.want, c.done, c.lag)
+			}
+		})
 	}
 }

@@ -244,13 +244,48 @@ type Task struct {
 	BestEffort  bool           `db:"best_effort"`
 }
 
+const taskColumns = `t.id, t.idx, t.node_id, n.hostname, t.action, t.service, t.stage, t.state,
+		t.attempt, t.failures, t.max_attempts, t.message, t.best_effort
+		FROM tasks t LEFT JOIN nodes n ON n.id = t.node_id AND t.node_id <> ''`
+
 // Tasks lists a job's tasks in plan order.
 func (s *Service) Tasks(ctx context.Context, jobID string) ([]Task, error) {
 	var ts []Task
-	err := s.db.SelectContext(ctx, &ts, `SELECT t.id, t.idx, t.node_id, n.hostname, t.action, t.service, t.stage, t.state,
-		t.attempt, t.failures, t.max_attempts, t.message, t.best_effort
-		FROM tasks t LEFT JOIN nodes n ON n.id = t.node_id AND t.node_id <> '' WHERE t.job_id = $1 ORDER BY t.idx`, jobID)
+	err := s.db.SelectContext(ctx, &ts, `SELECT `+taskColumns+` WHERE t.job_id = $1 ORDER BY t.idx`, jobID)
 	return ts, err
+}
+
+// TasksPage lists up to n of a job's tasks in plan order, those after the
+// task after ("" for the first page). An after that is not the job's task
+// is ErrNotFound: a page that silently restarted would show tasks twice.
+func (s *Service) TasksPage(ctx context.Context, jobID, after string, n int) ([]Task, error) {
+	from := -1
+	if after != "" {
+		err := s.db.GetContext(ctx, &from, `SELECT idx FROM tasks WHERE job_id = $1 AND id::text = $2`, jobID, after)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("task %s of job %s: %w", after, jobID, ErrNotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	ts := []Task{}
+	err := s.db.SelectContext(ctx, &ts, `SELECT `+taskColumns+` WHERE t.job_id = $1 AND t.idx > $2 ORDER BY t.idx LIMIT $3`,
+		jobID, from, n)
+	return ts, err
+}
+
+// Task is one task of a job, ErrNotFound when the job has none by that id.
+func (s *Service) Task(ctx context.Context, jobID, id string) (*Task, error) {
+	var t Task
+	err := s.db.GetContext(ctx, &t, `SELECT `+taskColumns+` WHERE t.job_id = $1 AND t.id::text = $2`, jobID, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("task %s of job %s: %w", id, jobID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // Counts tallies a job's tasks by state.

@@ -211,6 +211,23 @@ try {
   check((await page.getByTestId('plan-stages').textContent()).includes('stages'), 'no plan stages');
   check((await page.getByTestId('room-use').textContent()).includes('clusters'), 'no quota use');
   await view(page, '22-create-preview');
+  // The plan as a graph: a box per action of a service in a stage, arrows
+  // between them (React Flow, loaded on the click).
+  await page.getByTestId('plan-stages').getByText('Graph', { exact: true }).click();
+  await page.locator('[data-testid="plan-graph"] [data-plan-box]').first().waitFor();
+  const boxes = await page
+    .locator('[data-testid="plan-graph"] [data-plan-box]')
+    .evaluateAll((es) => es.map((e) => e.getAttribute('data-plan-box')));
+  const arrows = await page.locator('[data-testid="plan-graph"] .react-flow__edge').count();
+  check(
+    boxes.some((b) => b.startsWith('Create')) && boxes.some((b) => /web/.test(b)),
+    `the plan graph's boxes: ${boxes.join(', ')}`,
+  );
+  check(arrows >= boxes.length - 1, `the plan graph has ${boxes.length} boxes and only ${arrows} arrows`);
+  console.log(`plan graph: ${boxes.length} boxes, ${arrows} arrows`);
+  await page.getByTestId('plan-graph').scrollIntoViewIfNeeded();
+  await view(page, '22b-create-plan-graph');
+  await page.getByTestId('plan-stages').getByText('Stages', { exact: true }).click();
   await page.getByRole('button', { name: 'Create cluster' }).click();
 
   // 5. The live job view: tasks change state in place until ACTIVE.

@@ -69,6 +69,7 @@ const PreviewOperationDocument = graphql(`
         service
         stage
       }
+      edges
       planHash
     }
   }
@@ -362,7 +363,7 @@ function OperationBody({
             )}
             {p.capacity && <RoomUse capacity={p.capacity} />}
             <PreviewSection title="Plan">
-              <PlanStages tasks={p.tasks} />
+              <PlanStages tasks={p.tasks} edges={p.edges} />
             </PreviewSection>
             <Group justify="flex-end">
               <Button variant="default" onClick={onClose}>

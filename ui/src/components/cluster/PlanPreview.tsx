@@ -1,12 +1,16 @@
 // What a create or an operation would do, before it does it: the nodes
 // (collapsed by make-up), the plan as stages of tasks grouped by action
-// and service, and the room it takes. Used by the create view and the
+// and service (a table, or on request a graph), and the room it takes. Used by the create view and the
 // operation dialogs.
-import { Alert, Badge, Group, List, Paper, Progress, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Badge, Group, List, Paper, Progress, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
 import { IconAlertTriangle } from '@tabler/icons-react';
-import { useMemo } from 'react';
+import { lazy, Suspense, useMemo, useState } from 'react';
 import { nodes as nodeCount, words } from '../../lib/format';
 import { groupLayout, type LayoutNode, numberRanges, type PlannedTask, planStages } from '../../lib/plan';
+import { Loading } from '../atomic/Loading';
+
+// React Flow is loaded only when a person asks for the graph.
+const PlanGraph = lazy(() => import('./PlanGraph'));
 
 export interface Capacity {
   provider: string;
@@ -82,8 +86,16 @@ export function LayoutTable({ nodes, caption }: { nodes: readonly LayoutNode[]; 
   );
 }
 
-export function PlanStages({ tasks }: { tasks: readonly PlannedTask[] }) {
+export function PlanStages({
+  tasks,
+  edges,
+}: {
+  tasks: readonly PlannedTask[];
+  /** The plan's dependencies, pairs of task refs: the graph's arrows. */
+  edges: readonly (readonly string[])[];
+}) {
   const stages = useMemo(() => planStages(tasks), [tasks]);
+  const [shown, setShown] = useState<'stages' | 'graph'>('stages');
   if (stages.length === 0) {
     return (
       <Text size="sm" c="dimmed">
@@ -93,43 +105,61 @@ export function PlanStages({ tasks }: { tasks: readonly PlannedTask[] }) {
   }
   return (
     <Stack gap="xs" data-testid="plan-stages">
-      <Text size="sm">
-        {tasks.length} {tasks.length === 1 ? 'task' : 'tasks'} in {stages.length}{' '}
-        {stages.length === 1 ? 'stage' : 'stages'}; each stage starts when the one before it is done.
-      </Text>
-      <Table withTableBorder striped>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th w={80}>Stage</Table.Th>
-            <Table.Th>Tasks</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {stages.map((s) => (
-            <Table.Tr key={s.stage}>
-              <Table.Td>{s.stage + 1}</Table.Td>
-              <Table.Td>
-                <Group gap={6}>
-                  {s.groups.map((g) => (
-                    <Badge
-                      key={`${g.action}/${g.service}`}
-                      variant="outline"
-                      color="gray"
-                      tt="none"
-                      fw={500}
-                      title={g.nodenums.length > 0 ? `nodes ${numberRanges(g.nodenums)}` : 'the whole cluster'}
-                    >
-                      {words(g.action)}
-                      {g.service ? ` ${g.service}` : ''}
-                      {g.count > 1 ? ` × ${g.count}` : ''}
-                    </Badge>
-                  ))}
-                </Group>
-              </Table.Td>
+      <Group justify="space-between" align="center" wrap="wrap">
+        <Text size="sm">
+          {tasks.length} {tasks.length === 1 ? 'task' : 'tasks'} in {stages.length}{' '}
+          {stages.length === 1 ? 'stage' : 'stages'}; each stage starts when the one before it is done.
+        </Text>
+        <SegmentedControl
+          size="xs"
+          aria-label="Show the plan as"
+          value={shown}
+          onChange={(v) => setShown(v === 'graph' ? 'graph' : 'stages')}
+          data={[
+            { value: 'stages', label: 'Stages' },
+            { value: 'graph', label: 'Graph' },
+          ]}
+        />
+      </Group>
+      {shown === 'graph' ? (
+        <Suspense fallback={<Loading label="Drawing the plan…" />}>
+          <PlanGraph tasks={tasks} edges={edges} />
+        </Suspense>
+      ) : (
+        <Table withTableBorder striped>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th w={80}>Stage</Table.Th>
+              <Table.Th>Tasks</Table.Th>
             </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+          </Table.Thead>
+          <Table.Tbody>
+            {stages.map((s) => (
+              <Table.Tr key={s.stage}>
+                <Table.Td>{s.stage + 1}</Table.Td>
+                <Table.Td>
+                  <Group gap={6}>
+                    {s.groups.map((g) => (
+                      <Badge
+                        key={`${g.action}/${g.service}`}
+                        variant="outline"
+                        color="gray"
+                        tt="none"
+                        fw={500}
+                        title={g.nodenums.length > 0 ? `nodes ${numberRanges(g.nodenums)}` : 'the whole cluster'}
+                      >
+                        {words(g.action)}
+                        {g.service ? ` ${g.service}` : ''}
+                        {g.count > 1 ? ` × ${g.count}` : ''}
+                      </Badge>
+                    ))}
+                  </Group>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
     </Stack>
   );
 }

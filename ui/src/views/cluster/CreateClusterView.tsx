@@ -86,6 +86,7 @@ const PreviewClusterDocument = graphql(`
         service
         stage
       }
+      edges
       planHash
       warnings
       capacity {
@@ -462,7 +463,7 @@ export function Component() {
               <LayoutTable nodes={p.nodes} caption="Nodes by services, hardware and image" />
             </PreviewSection>
             <PreviewSection title="Plan">
-              <PlanStages tasks={p.tasks} />
+              <PlanStages tasks={p.tasks} edges={p.edges} />
             </PreviewSection>
             <PreviewSection title="Room">
               <RoomUse capacity={p.capacity} quotas={quotas} />

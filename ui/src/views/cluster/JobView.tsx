@@ -1,9 +1,11 @@
 // The live job view: the job's tasks grouped per stage by action and
 // service (a thousand-node job stays a few dozen rows, each expandable),
-// colored by state as jobProgress reports changes. Changes are applied in
-// batches, once per animation frame. Pause, resume, abort and retry; a
-// task's attempts with the output of each, and its output live while it
-// runs (taskLog).
+// colored by state as jobProgress reports changes. The tasks are read a
+// page at a time (a thousand-node job has some 15,000), and read again
+// after a lag; changes are applied in batches, once per animation frame,
+// and lib/jobLive keeps the two consistent. Pause, resume, abort and
+// retry; a task's attempts with the output of each, and its output live
+// while it runs (taskLog).
 import {
   Alert,
   Anchor,
@@ -33,9 +35,9 @@ import {
   IconPlayerStop,
   IconRefresh,
 } from '@tabler/icons-react';
-import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { useClient, useMutation, useQuery } from 'urql';
+import { type CombinedError, useClient, useMutation, useQuery } from 'urql';
 import { useOnReconnect } from '../../api/connection';
 import { ApiErrorAlert } from '../../components/atomic/ApiErrorAlert';
 import { Fields } from '../../components/atomic/Fields';
@@ -44,9 +46,10 @@ import { PageHeader } from '../../components/atomic/PageHeader';
 import { TimeText, useNow } from '../../components/atomic/TimeText';
 import { useSession } from '../../components/auth/session';
 import { graphql } from '../../gql';
-import type { JobDetailQuery, JobState } from '../../gql/graphql';
+import type { JobState, JobTasksPageQuery } from '../../gql/graphql';
 import { type ApiError, fromCombinedError } from '../../lib/errors';
 import { formatDuration, words } from '../../lib/format';
+import { JobTasks, TaskLoader } from '../../lib/jobLive';
 import { Batcher, countStates, groupTasks, type TaskGroup, taskStateColor, taskStates } from '../../lib/plan';
 
 const JobDetailDocument = graphql(`
@@ -60,7 +63,18 @@ const JobDetailDocument = graphql(`
       planHash
       createdAt
       updatedAt
-      tasks {
+      counts {
+        total
+      }
+    }
+  }
+`);
+
+const JobTasksPageDocument = graphql(`
+  query JobTasksPage($id: ID!, $first: Int!, $after: ID) {
+    job(id: $id) {
+      id
+      tasks(first: $first, after: $after) {
         id
         nodeId
         hostname
@@ -94,10 +108,10 @@ const JobProgressDocument = graphql(`
 `);
 
 const TaskAttemptsDocument = graphql(`
-  query TaskAttempts($id: ID!) {
+  query TaskAttempts($id: ID!, $task: ID!) {
     job(id: $id) {
       id
-      tasks {
+      task(id: $task) {
         id
         attempts {
           attempt
@@ -160,36 +174,52 @@ const RetryJob = graphql(`
   }
 `);
 
-type JobTaskRow = NonNullable<JobDetailQuery['job']>['tasks'][number];
+type JobTaskRow = NonNullable<JobTasksPageQuery['job']>['tasks'][number];
+
+/** A page of the job's tasks: what one request may read under the default complexity limit. */
+const taskPage = 2000;
 
 interface Live {
-  /** Bumped at each flush: the states map changed. */
+  tasks: JobTasks<JobTaskRow>;
+  loader: TaskLoader<JobTaskRow> | null;
+  /** Bumped at each change of the states or the rows. */
   version: number;
   jobState?: JobState;
 }
 
-/** useJobLive follows a job's task states; it re-reads the job at a snapshot or a lag. */
-function useJobLive(jobId: string, enabled: boolean, states: Map<string, string>, reread: () => void) {
+/**
+ * useJobLive follows a job's tasks: it subscribes to jobProgress and reads
+ * every task, a page at a time, at the first SNAPSHOT (so that a change
+ * after the read is relayed, not lost) and again at each lag.
+ */
+function useJobLive(jobId: string, enabled: boolean): Live {
   const client = useClient();
-  const [live, setLive] = useState<Live>({ version: 0 });
-  const rereadRef = useRef(reread);
-  rereadRef.current = reread;
+  const tasks = useMemo(() => new JobTasks<JobTaskRow>(), [jobId]); // eslint-disable-line react-hooks/exhaustive-deps
+  const [loader, setLoader] = useState<TaskLoader<JobTaskRow> | null>(null);
+  const [version, setVersion] = useState(0);
+  const [jobState, setJobState] = useState<JobState>();
   useEffect(() => {
     if (!enabled) return;
+    const bump = () => setVersion((v) => v + 1);
+    const l = new TaskLoader<JobTaskRow>(
+      tasks,
+      async (after, first) => {
+        const r = await client
+          .query(JobTasksPageDocument, { id: jobId, first, after }, { requestPolicy: 'network-only' })
+          .toPromise();
+        if (r.error) throw r.error;
+        return r.data?.job?.tasks ?? [];
+      },
+      bump,
+      taskPage,
+    );
+    setLoader(l);
     type Ev = { taskId?: string | null | undefined; state: string; kind: string; lagged: boolean; jobState: JobState };
     const batch = new Batcher<Ev>((evs) => {
-      let jobState: JobState | undefined;
-      let again = false;
-      for (const e of evs) {
-        if (e.kind === 'SNAPSHOT' || e.lagged) again = true;
-        if (e.kind === 'TASK' && e.taskId) states.set(e.taskId, e.state);
-        jobState = e.jobState;
-      }
-      setLive((l) => ({
-        version: l.version + 1,
-        ...(jobState ? { jobState } : l.jobState ? { jobState: l.jobState } : {}),
-      }));
-      if (again) rereadRef.current();
+      const r = tasks.apply(evs);
+      bump();
+      if (r.jobState) setJobState(r.jobState as JobState);
+      if (r.reread) l.read();
     });
     const sub = client.subscription(JobProgressDocument, { id: jobId }).subscribe((r) => {
       const e = r.data?.jobProgress;
@@ -197,10 +227,11 @@ function useJobLive(jobId: string, enabled: boolean, states: Map<string, string>
     });
     return () => {
       batch.drop();
+      l.stop();
       sub.unsubscribe();
     };
-  }, [client, jobId, enabled, states]);
-  return live;
+  }, [client, jobId, enabled, tasks]);
+  return { tasks, loader, version, ...(jobState ? { jobState } : {}) };
 }
 
 const terminal: readonly string[] = ['COMPLETE', 'FAILED'];
@@ -208,44 +239,28 @@ const terminal: readonly string[] = ['COMPLETE', 'FAILED'];
 export function Component() {
   const { id = '', jobId = '' } = useParams();
   const { api } = useSession();
-  const [{ data, fetching, stale, error }, reexecute] = useQuery({
+  const [{ data, fetching, error }, reexecute] = useQuery({
     query: JobDetailDocument,
     variables: { id: jobId },
   });
-  // A re-read asked for while one is on its way would be merged into it
-  // (urql dedupes identical requests), and that one may have left before
-  // the last lost change: it is read again once the first answer is in.
-  const inFlight = fetching || stale;
-  const again = useRef(false);
-  const refetch = useCallback(() => {
-    if (inFlight) {
-      again.current = true;
-      return;
-    }
-    reexecute({ requestPolicy: 'network-only' });
-  }, [inFlight, reexecute]);
-  useEffect(() => {
-    if (!inFlight && again.current) {
-      again.current = false;
-      reexecute({ requestPolicy: 'network-only' });
-    }
-  }, [inFlight, reexecute]);
+  const refetch = useCallback(() => reexecute({ requestPolicy: 'network-only' }), [reexecute]);
+  // The tasks come back by themselves: a reconnect resubscribes, and its
+  // SNAPSHOT reads them again.
   useOnReconnect(api.status, refetch);
   const job = data?.job;
-  // Task states live here, outside React state: a thousand changes a second
-  // mutate the map, and a version bump per frame re-renders.
-  const states = useMemo(() => new Map<string, string>(), []);
-  const [seen, setSeen] = useState<JobDetailQuery['job'] | null>(null);
-  if (job && job !== seen) {
-    setSeen(job);
-    for (const t of job.tasks) states.set(t.id, t.state);
-  }
-  const live = useJobLive(jobId, !!job, states, refetch);
+  // Task states live outside React state: a thousand changes a second
+  // mutate a map, and a version bump per frame re-renders.
+  const live = useJobLive(jobId, !!job);
+  const { tasks, loader } = live;
+  const states = tasks.states;
   const jobState = live.jobState ?? job?.state;
-  // A job that ends re-reads its times and messages.
+  // A job that ends re-reads its times and messages, and its tasks'.
   useEffect(() => {
-    if (live.jobState && terminal.includes(live.jobState)) refetch();
-  }, [live.jobState, refetch]);
+    if (live.jobState && terminal.includes(live.jobState)) {
+      refetch();
+      loader?.read();
+    }
+  }, [live.jobState, refetch, loader]);
   const now = useNow(1000);
   const [selected, setSelected] = useState<string | null>(null);
   const [actionErr, setActionErr] = useState<ApiError[]>([]);
@@ -254,8 +269,11 @@ export function Component() {
   const [abortState, abort] = useMutation(AbortJob);
   const [retryState, retry] = useMutation(RetryJob);
 
-  const stages = useMemo(() => groupTasks(job?.tasks ?? []), [job]);
-  const byId = useMemo(() => new Map((job?.tasks ?? []).map((t) => [t.id, t])), [job]);
+  // The rows change only when a page lands.
+  const pages = tasks.stats.pages;
+  const byId = tasks.rows;
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const stages = useMemo(() => groupTasks([...byId.values()]), [byId, pages]);
   // eslint-disable-next-line react-hooks/exhaustive-deps
   const totals = useMemo(() => countStates([...byId.keys()], states), [byId, states, live.version]);
   const failedIds = useMemo(
@@ -263,7 +281,11 @@ export function Component() {
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [byId, states, live.version],
   );
-  const retriedIds = useMemo(() => (job?.tasks ?? []).filter((t) => t.failures > 0).map((t) => t.id), [job]);
+  const retriedIds = useMemo(
+    () => [...byId.values()].filter((t) => t.failures > 0).map((t) => t.id),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [byId, pages],
+  );
 
   if (!data && fetching) return <Loading label="Loading the job…" />;
   if (error) return <ApiErrorAlert error={error} title="Loading the job failed" />;
@@ -276,7 +298,8 @@ export function Component() {
   }
   const ended = terminal.includes(jobState ?? '');
   const elapsed = (ended ? Date.parse(job.updatedAt) : now) - Date.parse(job.createdAt);
-  const total = job.tasks.length;
+  const total = job.counts.total;
+  const loaded = !!loader?.complete;
   const done = (totals.COMPLETE ?? 0) + (totals.SKIPPED ?? 0);
   const act = async (f: (v: { id: string }) => Promise<{ error?: Parameters<typeof fromCombinedError>[0] }>) => {
     setActionErr([]);
@@ -348,6 +371,9 @@ export function Component() {
         }
       />
       <ApiErrorAlert error={actionErr} title="The job did not change" />
+      {loader?.error != null && (
+        <ApiErrorAlert error={loader.error as CombinedError} title="Reading the job's tasks failed" />
+      )}
       {job.message && jobState === 'FAILED' && (
         <Alert color="red" variant="light" title="The job failed" mb="md">
           {job.message}
@@ -357,7 +383,20 @@ export function Component() {
         <Fields
           cols={4}
           fields={[
-            { label: 'Done', value: <span data-testid="job-done">{`${done} of ${total}`}</span> },
+            {
+              label: 'Done',
+              value: loaded ? (
+                <span
+                  data-testid="job-done"
+                  data-events={tasks.stats.events}
+                  data-lags={tasks.stats.lags}
+                  data-reads={tasks.stats.reads}
+                  data-kept={tasks.stats.kept}
+                >{`${done} of ${byId.size}`}</span>
+              ) : (
+                <span data-testid="job-loading">{`Reading the tasks: ${byId.size} of ${total}`}</span>
+              ),
+            },
             { label: 'Elapsed', value: formatDuration(elapsed) },
             { label: 'Started', value: <TimeText iso={job.createdAt} /> },
             {
@@ -560,7 +599,7 @@ function TaskDrawer({
 }) {
   const [{ data, fetching }, reexecute] = useQuery({
     query: TaskAttemptsDocument,
-    variables: { id: jobId },
+    variables: { id: jobId, task: task?.id ?? '' },
     pause: !task,
     requestPolicy: 'network-only',
   });
@@ -568,7 +607,7 @@ function TaskDrawer({
   useEffect(() => {
     if (task) reexecute({ requestPolicy: 'network-only' });
   }, [task, state, reexecute]);
-  const attempts = data?.job?.tasks.find((t) => t.id === task?.id)?.attempts ?? [];
+  const attempts = data?.job?.task?.attempts ?? [];
   return (
     <Drawer
       opened={!!task}
