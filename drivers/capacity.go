@@ -12,6 +12,16 @@ type Capacity struct {
 	// "3 hosts".
 	Name   string
 	Groups []CapacityGroup
+	// PerCluster says every cluster has Groups of its own (its own
+	// network, say): only the cluster's own nodes take their places, and
+	// a new cluster starts with all of them free. Group keys then say
+	// what the places are, not whose.
+	PerCluster bool
+	// Clusters, with PerCluster, is how many clusters the provider holds
+	// at once (0: no limit); clusters not TERMINATED of every provider
+	// whose ClusterKey is the same, any tenant's, hold one each.
+	Clusters   int
+	ClusterKey string
 }
 
 // CapacityGroup is places nodes take. When a provider has several
