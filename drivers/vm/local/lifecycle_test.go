@@ -274,7 +274,7 @@ func TestNodeLifecycle(t *testing.T) {
 				failed, _ := sshRun(addr, keys, key.signer, "systemctl --failed --no-legend")
 				t.Logf("node %d degraded: %s", i, failed)
 			}
-			if !strings.Contains(out, " "+addr+"/24 ") {
+			if !strings.Contains(out, fmt.Sprintf(" %s/%d ", addr, cfg.ClusterPrefix)) {
 				t.Errorf("node %d: eth0 lacks %s: %s", i, addr, out)
 			}
 			if strings.Contains(out, "default") {

@@ -222,7 +222,7 @@ func TestHostNotReady(t *testing.T) {
 		}, []string{"root"}},
 		{"no tools", func(cmd *exec.Cmd) {
 			cmd.Env = append(cmd.Env, "PATH="+dir)
-		}, []string{"systemd-nspawn", "ip", "apt-get install systemd-container iproute2 mount"}},
+		}, []string{"systemd-nspawn", "ip", "nft", "apt-get install systemd-container iproute2 nftables mount"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := runHelper(t, cfg, task, c.setup)
