@@ -24,9 +24,10 @@ import (
 // node reaches a node of another cluster, even routed through the host
 // with forwarding on. Deleting the clusters releases their networks.
 func TestClusterIsolationOnLocal(t *testing.T) {
-	w := newWorld(t, 12)
-	w.startAgent(t, "agent-1", 12)
-	other := w.addTenant(t, "e2e-other", 12)
+	// The agent's slots are shared out tenant by tenant: room for both.
+	w := newWorld(t, 8)
+	w.startAgent(t, "agent-1", 16)
+	other := w.addTenant(t, "e2e-other", 8)
 
 	type cl struct {
 		token, id string

@@ -11,6 +11,10 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/drivertest"
+	"github.com/cooprhq/coopr/drivers/network/hosts"
+	"github.com/cooprhq/coopr/remote"
+	"github.com/cooprhq/coopr/remote/sshdtest"
 )
 
 func TestParseRange(t *testing.T) {
@@ -209,4 +213,21 @@ func TestClusterNetworks(t *testing.T) {
 			t.Errorf("a restart's cleanup left the network of a cluster nobody owns")
 		}
 	})
+}
+
+// TestNetworkConformance runs the network suite against the local network
+// driver, on sshd hosts (the /etc/hosts half is the hosts driver's); the
+// cluster's network is made by NETWORK_ALLOCATE and gone after
+// NETWORK_RELEASE.
+func TestNetworkConformance(t *testing.T) {
+	cfg := testConfig(t)
+	c := drivertest.NewCluster(t, 2, sshdtest.Options{})
+	p := remote.NewPool(remote.Options{})
+	t.Cleanup(func() { _ = p.Close() })
+	drivertest.Network(t, NewNetwork(cfg, hosts.New(p, nil), nil), drivertest.NetworkEnv{Cluster: c,
+		Exists: func(t testing.TB) bool {
+			_, errRec := readNet(cfg.StateDir, clusterBridge(cfg.StateDir, c.ID))
+			_, errDev := os.Stat("/sys/class/net/" + clusterBridge(cfg.StateDir, c.ID))
+			return errRec == nil && errDev == nil
+		}})
 }

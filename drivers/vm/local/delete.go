@@ -208,10 +208,10 @@ func waitGone(ctx context.Context, limit time.Duration, gone func() bool) bool {
 
 // Cleanup removes what crashes left behind in stateDir (DefaultStateDir
 // when empty): every node whose nspawn is not running (all nodes with
-// all), addresses and locks of nodes that are gone, and the namespaces,
-// veths and nspawn leftovers of coopr containers that have no node. With
-// all it also removes the bridges the state dir used. `coopr local
-// cleanup` calls it.
+// all), addresses and locks of nodes that are gone, the namespaces, veths
+// and nspawn leftovers of coopr containers that have no node, and the
+// cluster networks no node uses (without all, not those made in the last
+// minute). `coopr local cleanup` calls it.
 func Cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool) error {
 	return cleanup(ctx, stateDir, log, all, nil, nil)
 }
@@ -223,8 +223,8 @@ type NodeKey struct {
 }
 
 // CleanupOrphans is Cleanup with all, except for the nodes of owned (those
-// of clusters the server still has live): they are left as they are,
-// running or not. It is for restarting an installation whose server knows
+// of clusters the server still has live) and their clusters' networks:
+// they are left as they are, running or not. It is for restarting an installation whose server knows
 // which nodes are still in use (a job that was running when everything
 // went down goes on with the nodes it had made); every other node of the
 // state dir is an orphan, removed with its leftovers.

@@ -2,12 +2,15 @@
 // systemd-nspawn container on this host booting real systemd from a cached
 // Debian image, with a copy-on-write root (overlayfs, one upper dir per
 // node), its own hostname, machine id and ssh host keys, and its own
-// address on a coopr bridge that reaches nothing but this machine. It is
-// for trying coopr out and for tests, and needs root.
+// address on its cluster's bridge, a network of the cluster's own that
+// reaches nothing but the cluster's nodes and this machine (clusternet.go;
+// the network driver "local" allocates and releases it). It is for trying
+// coopr out and for tests, and needs root.
 //
 // Layout under the state dir (default /var/lib/coopr/local/state):
 //
-//	network.lock             guards the bridge and the address book
+//	network.lock             guards the network records and address books
+//	nets/<bridge>.json       one cluster's network: bridge and subnet
 //	addrs/<bridge>/<ip>      one file per allocated address, naming its node
 //	locks/<node>.lock        one node's CREATE/DELETE at a time
 //	nodes/<node>/node.json   the node: ids, hostname, address, host keys
