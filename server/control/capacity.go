@@ -16,7 +16,7 @@ import (
 // (drivers.Capacity) and what a request would take of it.
 type CapacityUse struct {
 	Provider  string // the provider's name
-	Pool      string // what its nodes take, e.g. "subnet 10.231.0.0/24"
+	Pool      string // what its nodes take, e.g. "a /24 of 10.232.0.0/16 for each cluster"
 	Nodes     int    // nodes it holds in all
 	Used      int    // held by nodes of clusters not TERMINATED, any tenant's
 	Requested int    // nodes the request adds
