@@ -8,16 +8,26 @@ package drivers
 // places, whichever tenant they belong to, when their providers name a
 // group of the same key.
 type Capacity struct {
-	// Name says what the places are, for people: "subnet 10.231.0.0/24",
-	// "3 hosts".
+	// Name says what the places are, for people: "a /24 of
+	// 10.232.0.0/16 for each cluster", "3 hosts".
 	Name   string
 	Groups []CapacityGroup
+	// PerCluster says every cluster has Groups of its own (its own
+	// network, say): only the cluster's own nodes take their places, and
+	// a new cluster starts with all of them free. Group keys then say
+	// what the places are, not whose.
+	PerCluster bool
+	// Clusters, with PerCluster, is how many clusters the provider holds
+	// at once (0: no limit); clusters not TERMINATED of every provider
+	// whose ClusterKey is the same, any tenant's, hold one each.
+	Clusters   int
+	ClusterKey string
 }
 
 // CapacityGroup is places nodes take. When a provider has several
 // groups, a node's vm.providerId fact is the key of the one it took.
 type CapacityGroup struct {
-	// Key names the places across providers: "subnet 10.231.0.0/24", a
+	// Key names the places across providers: "cluster subnet /24", a
 	// pool host's id.
 	Key string
 	// Size is how many nodes the group holds.

@@ -153,5 +153,5 @@ func TestAgentKilledMidCreate(t *testing.T) {
 
 	w.delete(t, id)
 	w.follow(t, id, "TERMINATED", 3*time.Minute)
-	noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, id)
+	noTraces(t, w.localCfg.StateDir, id)
 }

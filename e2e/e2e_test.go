@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -67,12 +68,13 @@ func newWorld(t testing.TB, workers int) *world {
 	w.tenantID = me.Me.Tenant.ID
 
 	dir := t.TempDir()
+	// Eight clusters of 29 nodes at once.
 	w.localCfg = local.Config{StateDir: filepath.Join(dir, "local"),
-		Bridge: fmt.Sprintf("coopre%d", netIndex), Subnet: fmt.Sprintf("10.231.%d.0/24", netIndex)}
+		Subnet: fmt.Sprintf("10.231.%d.0/24", netIndex), ClusterPrefix: 27}
 	s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`,
 		map[string]any{"e": map[string]any{"name": "local", "providertype": "local",
-			"provisioner": map[string]any{"bridge": w.localCfg.Bridge, "subnet": w.localCfg.Subnet, "stateDir": w.localCfg.StateDir},
-			"network":     map[string]any{"type": "hosts", "fields": map[string]any{}}}}, &struct{}{})
+			"provisioner": map[string]any{"subnet": w.localCfg.Subnet, "clusterPrefix": "27", "stateDir": w.localCfg.StateDir},
+			"network":     map[string]any{"type": "local", "fields": map[string]any{}}}}, &struct{}{})
 	t.Cleanup(func() {
 		// Whatever a failed test left: nodes, mounts, veths, the bridge.
 		if err := local.Cleanup(context.Background(), w.localCfg.StateDir, w.log, true); err != nil {
@@ -331,11 +333,18 @@ func hostnames(ns []node) []string {
 	return out
 }
 
-// noTraces checks that nothing of the cluster's nodes is left on this
-// host: no nspawn process, no mount, no veth on the bridge, no network
-// namespace, no node directory.
-func noTraces(t testing.TB, stateDir, bridge, clusterID string) {
+// noTraces checks that nothing of the cluster is left on this host: no
+// nspawn process, no mount, no network namespace, no node directory, and
+// its network released: no bridge, no record.
+func noTraces(t testing.TB, stateDir, clusterID string) {
 	t.Helper()
+	bridge := local.ClusterBridge(stateDir, clusterID)
+	if _, err := os.Stat(filepath.Join("/sys/class/net", bridge)); err == nil {
+		t.Errorf("the cluster's bridge %s remains", bridge)
+	}
+	if _, _, err := local.ClusterNetwork(stateDir, clusterID); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the cluster's network record remains (%v)", err)
+	}
 	mounts, _ := os.ReadFile("/proc/mounts")
 	if strings.Contains(string(mounts), stateDir) {
 		t.Errorf("mounts under %s remain", stateDir)

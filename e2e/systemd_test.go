@@ -423,15 +423,18 @@ func sdBootNode(t *testing.T, w *world) *sdNode {
 		if r := drv.Run(ctx, task("DELETE", facts), nil); r.Status != 0 {
 			t.Errorf("DELETE the node: %s", r.Message)
 		}
-		noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, clusterID)
+		noTraces(t, w.localCfg.StateDir, clusterID)
 	})
 	if res.Status != 0 {
 		t.Fatalf("CREATE the node: %s", res.Message)
 	}
 	n := &sdNode{t: t, name: res.Facts["providerId"].(string), addr: res.IPAddresses["access_v4"], keyPEM: keyPEM, stateDir: w.localCfg.StateDir}
-	// The host's end of the bridge: .1 of the node's /24.
-	ip := net.ParseIP(n.addr).To4()
-	n.hostAddr = net.IPv4(ip[0], ip[1], ip[2], 1).String()
+	// The host's end of the cluster's bridge.
+	_, hostCIDR, nerr := local.ClusterNetwork(w.localCfg.StateDir, clusterID)
+	if nerr != nil {
+		t.Fatalf("the node's cluster network: %v", nerr)
+	}
+	n.hostAddr, _, _ = strings.Cut(hostCIDR, "/")
 
 	var pins []ssh.PublicKey
 	keys, _ := res.Facts["hostKeys"].([]string)

@@ -132,37 +132,50 @@ func (w *capWorld) run(t *testing.T, token, cluster, status string, place func(n
 
 // A create or scale-out that does not fit its provider's room is refused
 // up front, with the provider, the room and the request named, previews
-// too; other tenants naming the same subnet share it, and a deleted
-// cluster gives its room back.
+// too. Local providers give each cluster a subnet of its own: a cluster's
+// nodes take only its own room, and the range holds so many clusters at
+// once, shared with other tenants naming the same range; a deleted
+// cluster gives its subnet back.
 func TestCapacityLocal(t *testing.T) {
 	w := newCapWorld(t)
 	s := w.s
-	// 10.77.0.0/28: 16 addresses less the network, broadcast and host's.
-	subnet := map[string]any{"subnet": "10.77.0.0/28", "bridge": "capa0"}
-	w.provider(t, w.acme, "local", "local", subnet)
-	w.provider(t, w.zeta, "local", "local", map[string]any{"subnet": "10.77.0.1/28", "bridge": "capz0"})
+	// 10.77.0.0/27 in /28s: two clusters of 13 nodes (16 addresses less
+	// the network, broadcast and host's).
+	rng := map[string]any{"subnet": "10.77.0.0/27", "clusterPrefix": "28"}
+	const pool = "a /28 of 10.77.0.0/27 for each cluster"
+	w.provider(t, w.acme, "local", "local", rng)
+	w.provider(t, w.zeta, "local", "local", map[string]any{"subnet": "10.77.0.1/27", "clusterPrefix": float64(28)})
 
 	c, code := w.preview(t, w.acme, "web-cluster", "local", 10)
-	if code != "" || c == nil || *c != (capacityOut{Provider: "local", Pool: "subnet 10.77.0.0/28", Nodes: 13, Used: 0, Free: 13, Requested: 10}) {
+	if code != "" || c == nil || *c != (capacityOut{Provider: "local", Pool: pool, Nodes: 13, Used: 0, Free: 13, Requested: 10}) {
 		t.Fatalf("preview of 10 nodes: %+v %s", c, code)
+	}
+	for _, m := range []string{"previewCluster", "createCluster"} {
+		code, ext := w.try(w.acme, m, "web-cluster", "local", 14)
+		if code != "CAPACITY_EXCEEDED" || ext["pool"] != pool || ext["free"] != 13.0 || ext["requested"] != 14.0 || ext["nodes"] != 13.0 {
+			t.Errorf("%s of 14 nodes in a cluster of 13: %s %v, want CAPACITY_EXCEEDED naming the room", m, code, ext)
+		}
 	}
 	big := w.mustCreate(t, w.acme, "web-cluster", "local", 10)
 
-	// zeta's provider names the same subnet: 3 addresses are left.
-	for _, m := range []string{"previewCluster", "createCluster"} {
-		code, ext := w.try(w.zeta, m, "web-cluster", "local", 4)
-		if code != "CAPACITY_EXCEEDED" || ext["provider"] != "local" || ext["pool"] != "subnet 10.77.0.0/28" ||
-			ext["free"] != 3.0 || ext["requested"] != 4.0 || ext["used"] != 10.0 || ext["nodes"] != 13.0 {
-			t.Errorf("%s of 4 nodes on 3 free: %s %v, want CAPACITY_EXCEEDED naming the room", m, code, ext)
+	// zeta's provider names the same range: its cluster has a subnet of
+	// its own, all 13 addresses free, whatever acme's holds.
+	small := w.mustCreate(t, w.zeta, "web-cluster", "local", 13)
+
+	// Both subnets are taken: no third cluster, whoever asks.
+	for _, tok := range []string{w.acme, w.zeta} {
+		code, ext := w.try(tok, "createCluster", "web-cluster", "local", 1)
+		if code != "CAPACITY_EXCEEDED" || ext["pool"] != pool {
+			t.Errorf("a third cluster on a range of two: %s %v", code, ext)
 		}
 	}
-	r := s.Do(w.zeta, `mutation { createCluster(input: {name: "c", clusterTemplate: "web-cluster", provider: "local", numMachines: 4}) { id } }`, nil)
-	if msg := r.Errors[0].Message; !strings.Contains(msg, "provider local cannot take 4 more nodes: it has room for 3 (subnet 10.77.0.0/28: 13 nodes in all, 10 held") {
+	r := s.Do(w.acme, `mutation { createCluster(input: {name: "c", clusterTemplate: "web-cluster", provider: "local", numMachines: 1}) { id } }`, nil)
+	if msg := r.Errors[0].Message; !strings.Contains(msg, "provider local cannot take another cluster: it has room for 2 clusters at once ("+pool+")") {
 		t.Errorf("message %q", msg)
 	}
-	small := w.mustCreate(t, w.zeta, "web-cluster", "local", 3)
 
-	// Scale-out takes room too; scale-in frees it when its job is done.
+	// Scale-out takes the cluster's own room; scale-in frees it when its
+	// job is done.
 	w.run(t, w.acme, big, "ACTIVE", nil)
 	scale := func(id string, size int) (*capacityOut, string) {
 		var out struct {
@@ -176,40 +189,44 @@ func TestCapacityLocal(t *testing.T) {
 		_ = r.Decode(&out)
 		return out.PreviewOperation.Capacity, ""
 	}
-	if _, code := scale(big, 11); code != "CAPACITY_EXCEEDED" {
-		t.Errorf("scale-out preview onto a full subnet: %s", code)
+	if c, code := scale(big, 13); code != "" || *c != (capacityOut{Provider: "local", Pool: pool, Nodes: 13, Used: 10, Free: 3, Requested: 3}) {
+		t.Errorf("scale-out preview 10 → 13: %+v %s", c, code)
 	}
-	if r := s.Do(w.acme, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: SCALE, numMachines: 11}) { id } }`,
+	if _, code := scale(big, 14); code != "CAPACITY_EXCEEDED" {
+		t.Errorf("scale-out preview past the cluster's subnet: %s", code)
+	}
+	if r := s.Do(w.acme, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: SCALE, numMachines: 14}) { id } }`,
 		map[string]any{"id": big}); r.Code() != "CAPACITY_EXCEEDED" {
-		t.Errorf("scale-out onto a full subnet: %+v", r.Errors)
+		t.Errorf("scale-out past the cluster's subnet: %+v", r.Errors)
 	}
 	s.Must(w.acme, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: SCALE, numMachines: 8}) { id } }`,
 		map[string]any{"id": big}, &struct{}{})
 	w.run(t, w.acme, big, "ACTIVE", nil)
-	if c, code := scale(big, 10); code != "" || *c != (capacityOut{Provider: "local", Pool: "subnet 10.77.0.0/28", Nodes: 13, Used: 11, Free: 2, Requested: 2}) {
-		t.Errorf("scale-out preview 8 → 10 with 11 used: %+v %s", c, code)
+	if c, code := scale(big, 10); code != "" || *c != (capacityOut{Provider: "local", Pool: pool, Nodes: 13, Used: 8, Free: 5, Requested: 2}) {
+		t.Errorf("scale-out preview 8 → 10: %+v %s", c, code)
 	}
 
-	// A deleted cluster's nodes free their addresses.
+	// A deleted cluster gives its subnet back.
 	w.run(t, w.zeta, small, "ACTIVE", nil)
 	s.Must(w.zeta, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`, map[string]any{"id": small}, &struct{}{})
 	w.run(t, w.zeta, small, "TERMINATED", nil)
-	if c, code := w.preview(t, w.zeta, "web-cluster", "local", 5); code != "" || c.Used != 8 || c.Free != 5 {
+	if c, code := w.preview(t, w.acme, "web-cluster", "local", 13); code != "" || c.Used != 0 || c.Free != 13 {
 		t.Errorf("after the delete: %+v %s", c, code)
 	}
-	// Another subnet is another room.
-	w.provider(t, w.zeta, "local", "local", map[string]any{"subnet": "10.77.0.16/28"})
-	if c, code := w.preview(t, w.zeta, "web-cluster", "local", 13); code != "" || c.Used != 0 || c.Free != 13 {
-		t.Errorf("preview on another subnet: %+v %s", c, code)
+	// Another range is another room.
+	w.provider(t, w.acme, "local", "local", map[string]any{"subnet": "10.77.0.32/28", "clusterPrefix": "28"})
+	w.mustCreate(t, w.acme, "web-cluster", "local", 13)
+	if code, _ := w.try(w.acme, "previewCluster", "web-cluster", "local", 1); code != "CAPACITY_EXCEEDED" {
+		t.Errorf("a second cluster on a range of one: %s", code)
 	}
 }
 
 // Two creates at once, of two tenants (so the tenant quota lock does not
-// order them), on a subnet with room for one: exactly one is made.
+// order them), on a range with room for one cluster: exactly one is made.
 func TestCapacityConcurrentCreates(t *testing.T) {
 	w := newCapWorld(t)
 	for round := range 8 {
-		subnet := map[string]any{"subnet": fmt.Sprintf("10.78.%d.0/28", round)}
+		subnet := map[string]any{"subnet": fmt.Sprintf("10.78.%d.0/28", round), "clusterPrefix": "28"}
 		w.provider(t, w.acme, "local", "local", subnet)
 		w.provider(t, w.zeta, "local", "local", subnet)
 		codes := make([]string, 2)
@@ -225,7 +242,7 @@ func TestCapacityConcurrentCreates(t *testing.T) {
 		wg.Wait()
 		got := strings.Join(codes, ",")
 		if got != ",CAPACITY_EXCEEDED" && got != "CAPACITY_EXCEEDED," {
-			t.Fatalf("round %d: two creates of 7 nodes on 13 addresses ended %q, want one made and one CAPACITY_EXCEEDED", round, got)
+			t.Fatalf("round %d: two creates on a range of one cluster ended %q, want one made and one CAPACITY_EXCEEDED", round, got)
 		}
 	}
 }

@@ -229,6 +229,13 @@ func TestDevSurvivesKills(t *testing.T) {
 	if still, _ := filepath.Glob(filepath.Join(stateDir, "nodes", "coopr-*")); len(still) != 1 || still[0] != nodes[0] {
 		t.Errorf("nodes after the restart: %v, want %v kept", still, nodes)
 	}
+	// The live cluster keeps its own network through the restart.
+	bridge, _, err := local.ClusterNetwork(stateDir, id)
+	if err != nil {
+		t.Errorf("the cluster's network after the restart: %v", err)
+	} else if _, err := os.Stat(filepath.Join("/sys/class/net", bridge)); err != nil {
+		t.Errorf("the cluster's bridge after the restart: %v", err)
+	}
 
 	// Ctrl-C: the cluster is deleted, everything stops, no node is left.
 	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -247,5 +254,11 @@ func TestDevSurvivesKills(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(stateDir, "nodes", "*")); len(left) > 0 {
 		t.Errorf("nodes left after Ctrl-C: %v", left)
+	}
+	if left, _ := filepath.Glob(filepath.Join(stateDir, "nets", "*")); len(left) > 0 {
+		t.Errorf("cluster networks left after Ctrl-C: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join("/sys/class/net", local.ClusterBridge(stateDir, id))); err == nil {
+		t.Errorf("the cluster's bridge is left after Ctrl-C")
 	}
 }

@@ -16,15 +16,21 @@ import (
 type NetworkEnv struct {
 	// Cluster has two nodes or more; all are configured and unconfigured.
 	Cluster *Cluster
+	// Exists, for drivers whose NETWORK_ALLOCATE makes something, tells
+	// whether the cluster's network is there: the suite wants it there
+	// after NETWORK_ALLOCATE and gone after NETWORK_RELEASE.
+	Exists func(t testing.TB) bool
 }
 
 // Network runs the conformance suite of role network (docs/planner.md#actions,
 // docs/operations.md#idempotency) against drv. It checks: NETWORK_ALLOCATE
-// (cluster-scoped) succeeds and succeeds again; after NETWORK_CONFIGURE of
+// (cluster-scoped) succeeds and succeeds again, and (with env.Exists) the
+// network is there; after NETWORK_CONFIGURE of
 // every node, each node resolves every node's hostname to one of that node's
 // addresses; configuring again changes nothing; NETWORK_UNCONFIGURE succeeds,
 // twice, and the names no longer resolve; NETWORK_UNCONFIGURE of a node never
-// given an address succeeds; NETWORK_RELEASE succeeds twice; a host showing
+// given an address succeeds; NETWORK_RELEASE succeeds twice and (with
+// env.Exists) the network is gone; a host showing
 // another key than the pinned one is a non-retryable failure naming both
 // fingerprints, reported unreachable; an unreachable node is a retryable
 // failure within the task's time, reported unreachable; NETWORK_UNCONFIGURE
@@ -73,6 +79,9 @@ func Network(t *testing.T, drv drivers.Driver, env NetworkEnv) {
 	t.Run("allocate converges", func(t *testing.T) {
 		ok(t, "NETWORK_ALLOCATE", -1)
 		ok(t, "NETWORK_ALLOCATE", -1)
+		if env.Exists != nil && !env.Exists(t) {
+			t.Error("no network after NETWORK_ALLOCATE")
+		}
 	})
 
 	t.Run("configure makes names resolve", func(t *testing.T) {
@@ -151,6 +160,9 @@ func Network(t *testing.T, drv drivers.Driver, env NetworkEnv) {
 	t.Run("release converges", func(t *testing.T) {
 		ok(t, "NETWORK_RELEASE", -1)
 		ok(t, "NETWORK_RELEASE", -1)
+		if env.Exists != nil && env.Exists(t) {
+			t.Error("the network is still there after NETWORK_RELEASE")
+		}
 	})
 
 	t.Run("unconfigure of a node whose sshd stopped", func(t *testing.T) {

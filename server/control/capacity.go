@@ -16,20 +16,39 @@ import (
 // (drivers.Capacity) and what a request would take of it.
 type CapacityUse struct {
 	Provider  string // the provider's name
-	Pool      string // what its nodes take, e.g. "subnet 10.231.0.0/24"
+	Pool      string // what its nodes take, e.g. "a /24 of 10.232.0.0/16 for each cluster"
 	Nodes     int    // nodes it holds in all
 	Used      int    // held by nodes of clusters not TERMINATED, any tenant's
 	Requested int    // nodes the request adds
+	// With a per-cluster capacity (drivers.Capacity.PerCluster): Nodes
+	// and Used are the cluster's own, and a new cluster needs one of
+	// Clusters (0: no limit), of which ClustersUsed are held.
+	PerCluster   bool
+	Clusters     int
+	ClustersUsed int
 }
 
 // Free is how many more nodes fit.
 func (u CapacityUse) Free() int { return max(0, u.Nodes-u.Used) }
+
+// noClusterRoom says a new cluster would find no room of its own.
+func (u CapacityUse) noClusterRoom() bool {
+	return u.PerCluster && u.Clusters > 0 && u.Used == 0 && u.ClustersUsed >= u.Clusters
+}
 
 // CapacityError is a request for more nodes than its provider has room
 // for: refused before anything is made.
 type CapacityError struct{ CapacityUse }
 
 func (e *CapacityError) Error() string {
+	if e.noClusterRoom() {
+		return fmt.Sprintf("provider %s cannot take another cluster: it has room for %d clusters at once (%s), all held by clusters "+
+			"not TERMINATED; delete clusters or give the provider a larger range", e.Provider, e.Clusters, e.Pool)
+	}
+	if e.PerCluster {
+		return fmt.Sprintf("provider %s cannot take %d more nodes in this cluster: it has room for %d (%s: %d nodes in each cluster, %d held by this one); "+
+			"ask for fewer nodes, or give the provider's clusters larger subnets", e.Provider, e.Requested, e.Free(), e.Pool, e.Nodes, e.Used)
+	}
 	return fmt.Sprintf("provider %s cannot take %d more nodes: it has room for %d (%s: %d nodes in all, %d held by clusters "+
 		"not TERMINATED); delete clusters, ask for fewer nodes, or give the provider more room",
 		e.Provider, e.Requested, e.Free(), e.Pool, e.Nodes, e.Used)
@@ -51,7 +70,11 @@ const capacityLockClass = 0x63617061 // "capa"
 // when its vm.providerId is the group's key; a node its driver has not
 // placed yet (no providerId) may take any of its provider's groups, and
 // counts when any of them is prov's.
-func (s *Service) checkCapacity(ctx context.Context, q sqlx.ExtContext, prov *catalog.Provider, requested int) (*CapacityUse, error) {
+//
+// With a per-cluster capacity only the nodes of cluster (the one growing;
+// "" for a new cluster) count, and a new cluster also needs one of the
+// provider's clusters' places (perClusterUse).
+func (s *Service) checkCapacity(ctx context.Context, q sqlx.ExtContext, prov *catalog.Provider, cluster string, requested int) (*CapacityUse, error) {
 	if prov == nil || s.Capacity[prov.ProviderType] == nil {
 		return nil, nil
 	}
@@ -64,6 +87,16 @@ func (s *Service) checkCapacity(ctx context.Context, q sqlx.ExtContext, prov *ca
 		if _, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, capacityLockClass, prov.ProviderType); err != nil {
 			return nil, err
 		}
+	}
+	if c.PerCluster {
+		use, err := perClusterUse(ctx, q, rule, prov, c, cluster, requested)
+		if err != nil {
+			return nil, err
+		}
+		if requested > use.Free() || use.noClusterRoom() {
+			return use, &CapacityError{*use}
+		}
+		return use, nil
 	}
 	ours := map[string]bool{}
 	for _, g := range c.Groups {
@@ -130,4 +163,44 @@ func (s *Service) checkCapacity(ctx context.Context, q sqlx.ExtContext, prov *ca
 		return use, &CapacityError{*use}
 	}
 	return use, nil
+}
+
+// perClusterUse is a per-cluster capacity's use: the cluster's own nodes
+// against its groups, and, for a new cluster, the clusters not TERMINATED
+// whose providers' rules name the same ClusterKey.
+func perClusterUse(ctx context.Context, q sqlx.ExtContext, rule drivers.CapacityFunc, prov *catalog.Provider, c drivers.Capacity,
+	cluster string, requested int) (*CapacityUse, error) {
+	use := &CapacityUse{Provider: prov.Name, Pool: c.Name, Nodes: c.Nodes(), Requested: requested, PerCluster: true, Clusters: c.Clusters}
+	if cluster != "" {
+		if err := sqlx.GetContext(ctx, q, &use.Used, `SELECT count(*) FROM nodes WHERE cluster_id = $1`, cluster); err != nil {
+			return nil, err
+		}
+		return use, nil
+	}
+	if c.Clusters == 0 {
+		return use, nil
+	}
+	rows, err := q.QueryxContext(ctx, `SELECT coalesce(c.snapshot->'provider'->'provisioner', '{}'), count(*)
+		FROM clusters c
+		WHERE c.status <> 'TERMINATED' AND c.snapshot->'provider'->>'providertype' = $1
+		GROUP BY 1`, prov.ProviderType)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var raw []byte
+		var n int
+		if err := rows.Scan(&raw, &n); err != nil {
+			return nil, err
+		}
+		var fields map[string]any
+		if json.Unmarshal(raw, &fields) != nil {
+			continue
+		}
+		if tc, err := rule(fields); err == nil && tc.PerCluster && tc.ClusterKey == c.ClusterKey {
+			use.ClustersUsed += n
+		}
+	}
+	return use, rows.Err()
 }

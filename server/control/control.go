@@ -337,7 +337,7 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 	if out.quota, err = s.checkQuota(ctx, s.db, p, req.Size, true); err != nil {
 		return nil, err
 	}
-	if out.capacity, err = s.checkCapacity(ctx, s.db, out.provider, req.Size); err != nil {
+	if out.capacity, err = s.checkCapacity(ctx, s.db, out.provider, "", req.Size); err != nil {
 		return nil, err
 	}
 	sol, err := solver.Solve(solver.Request{Template: tmpl, Catalog: solver.FromCatalog(c), Provider: prov,
@@ -541,7 +541,7 @@ func (s *Service) Create(ctx context.Context, p store.Principal, req CreateReque
 		if _, err := s.checkQuota(ctx, tx, p, req.Size, true); err != nil {
 			return err
 		}
-		if _, err := s.checkCapacity(ctx, tx, pr.provider, req.Size); err != nil {
+		if _, err := s.checkCapacity(ctx, tx, pr.provider, "", req.Size); err != nil {
 			return err
 		}
 		cfg, err := json.Marshal(pr.config)

@@ -186,7 +186,7 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 				if _, err := s.checkQuota(ctx, s.db, p, grow, false); err != nil {
 					return nil, err
 				}
-				if _, err := s.checkCapacity(ctx, s.db, snap.Provider, grow); err != nil {
+				if _, err := s.checkCapacity(ctx, s.db, snap.Provider, id, grow); err != nil {
 					return nil, err
 				}
 			}
@@ -262,7 +262,7 @@ func (s *Service) PreviewOp(ctx context.Context, p store.Principal, id string, r
 		}
 		if err == nil && len(out.Added) > 0 {
 			// A preview checks, reserving nothing: no capacity lock.
-			out.Capacity, err = s.checkCapacity(ctx, s.db, out.snap.Provider, len(out.Added))
+			out.Capacity, err = s.checkCapacity(ctx, s.db, out.snap.Provider, id, len(out.Added))
 		}
 		return err
 	})
@@ -281,7 +281,7 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 			if _, err := s.checkQuota(ctx, tx, p, len(op.Added), false); err != nil {
 				return err
 			}
-			if _, err := s.checkCapacity(ctx, tx, op.snap.Provider, len(op.Added)); err != nil {
+			if _, err := s.checkCapacity(ctx, tx, op.snap.Provider, id, len(op.Added)); err != nil {
 				return err
 			}
 			if err := insertNodes(ctx, tx, id, op.Added); err != nil {

@@ -6,31 +6,30 @@ import (
 	"github.com/cooprhq/coopr/drivers"
 )
 
-// Capacity is the driver's capacity rule (drivers.CapacityFunc): each node
-// takes an address of the provider's subnet (DefaultSubnet when the
-// provider names none) other than the network's, the broadcast and the
-// host's. Providers naming the same subnet share its addresses, whatever
-// their bridge or state dir: the addresses are what runs out. The server
-// cannot see an agent's own Config, so a provider without a subnet counts
-// as DefaultSubnet.
+// Capacity is the driver's capacity rule (drivers.CapacityFunc): each
+// cluster gets a subnet of its own, a /clusterPrefix of the provider's
+// subnet range (DefaultSubnet and DefaultClusterPrefix when the provider
+// names none), and each of its nodes takes an address of that subnet
+// other than the network's, the broadcast and the host's. So a cluster
+// holds at most that many nodes, and the range holds so many clusters at
+// once; providers naming the same range share its clusters' subnets,
+// whatever their state dir. The server cannot see an agent's own Config,
+// so a provider without these fields counts as the defaults.
 func Capacity(fields map[string]any) (drivers.Capacity, error) {
-	s := DefaultSubnet
-	if v, ok := fields["subnet"]; ok && v != nil {
-		str, ok := v.(string)
-		if !ok {
-			return drivers.Capacity{}, fmt.Errorf("provider field subnet: want a string, got %T", v)
-		}
-		if str != "" {
-			s = str
-		}
-	}
-	sn, err := parseSubnet(s)
+	s, err := resolve(Config{}.withDefaults(), fields)
 	if err != nil {
 		return drivers.Capacity{}, err
 	}
-	key := "subnet " + sn.prefix.String()
-	return drivers.Capacity{Name: key, Groups: []drivers.CapacityGroup{{Key: key, Size: sn.nodeCount()}}}, nil
+	r := s.rng
+	return drivers.Capacity{
+		Name:       fmt.Sprintf("a /%d of %s for each cluster", r.bits, r.prefix),
+		PerCluster: true,
+		Groups:     []drivers.CapacityGroup{{Key: fmt.Sprintf("cluster subnet /%d", r.bits), Size: nodesPerSubnet(r.bits)}},
+		ClusterKey: "subnets of " + r.prefix.String(),
+		Clusters:   r.clusters(),
+	}, nil
 }
 
-// nodeCount is len(n.nodeAddrs()), without listing them.
-func (n subnet) nodeCount() int { return 1<<(32-n.prefix.Bits()) - 3 }
+// nodesPerSubnet is len(subnet.nodeAddrs()) of a /bits, without listing
+// them.
+func nodesPerSubnet(bits int) int { return 1<<(32-bits) - 3 }

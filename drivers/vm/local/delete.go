@@ -29,7 +29,11 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 	}
 	dir := filepath.Join(nodesDir(s.StateDir), name)
 	if !nodeTraces(s.StateDir, name) {
-		return drivers.Result{Message: "container " + name + " is already gone"}
+		msg := "container " + name + " is already gone"
+		if r := d.releaseUnmanaged(ctx, s, t); r != "" {
+			msg += "; " + r
+		}
+		return drivers.Result{Message: msg}
 	}
 	if n, err := loadNode(dir); err == nil {
 		if err := n.belongs(t); err != nil {
@@ -51,8 +55,36 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 	}
 	removeLocked(lockOf(s.StateDir, name))
 	msg := "deleted container " + name
+	if r := d.releaseUnmanaged(ctx, s, t); r != "" {
+		msg += "; " + r
+	}
 	d.log.Info(msg, "took", time.Since(start).Round(time.Millisecond))
 	return drivers.Result{Message: msg}
+}
+
+// releaseUnmanaged frees the cluster's network with its last node when no
+// network driver of this package manages it (the provider's network type
+// is not "local", so no NETWORK_RELEASE will come); it says what it did.
+// A network that still has nodes stays.
+func (d *driver) releaseUnmanaged(ctx context.Context, s settings, t *drivers.Task) string {
+	if typ, _ := t.Provider.Network["type"].(string); typ == NetworkDescriptor().Name {
+		return ""
+	}
+	bridge := clusterBridge(s.StateDir, clusterID(t))
+	if netInUse(s.StateDir, bridge) {
+		return ""
+	}
+	released, err := releaseClusterNet(ctx, s.StateDir, clusterID(t))
+	if err != nil {
+		// The node is gone, which is what DELETE is for; cleanup
+		// removes a network nobody uses.
+		d.log.Warn("releasing the cluster network after its last node", "bridge", bridge, "err", err)
+		return ""
+	}
+	if released {
+		return "released the cluster's network " + bridge
+	}
+	return ""
 }
 
 // nodeTraces says whether anything of the node is left on this host.
@@ -176,12 +208,12 @@ func waitGone(ctx context.Context, limit time.Duration, gone func() bool) bool {
 
 // Cleanup removes what crashes left behind in stateDir (DefaultStateDir
 // when empty): every node whose nspawn is not running (all nodes with
-// all), addresses and locks of nodes that are gone, and the namespaces,
-// veths and nspawn leftovers of coopr containers that have no node. With
-// all it also removes the bridges the state dir used. `coopr local
-// cleanup` calls it.
+// all), addresses and locks of nodes that are gone, the namespaces, veths
+// and nspawn leftovers of coopr containers that have no node, and the
+// cluster networks no node uses (without all, not those made in the last
+// minute). `coopr local cleanup` calls it.
 func Cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool) error {
-	return cleanup(ctx, stateDir, log, all, nil)
+	return cleanup(ctx, stateDir, log, all, nil, nil)
 }
 
 // NodeKey names a node as the server knows it: its cluster's id and its
@@ -191,8 +223,8 @@ type NodeKey struct {
 }
 
 // CleanupOrphans is Cleanup with all, except for the nodes of owned (those
-// of clusters the server still has live): they are left as they are,
-// running or not. It is for restarting an installation whose server knows
+// of clusters the server still has live) and their clusters' networks:
+// they are left as they are, running or not. It is for restarting an installation whose server knows
 // which nodes are still in use (a job that was running when everything
 // went down goes on with the nodes it had made); every other node of the
 // state dir is an orphan, removed with its leftovers.
@@ -207,13 +239,15 @@ func CleanupOrphans(ctx context.Context, stateDir string, log *slog.Logger, owne
 	// Names, not node.json: a node whose CREATE died before writing it is
 	// still its cluster's, found again under the same name by the retry.
 	keep := make(map[string]bool, len(owned))
+	keepNets := map[string]bool{}
 	for _, k := range owned {
 		keep[nodeName(abs, k.Cluster, k.Node)] = true
+		keepNets[clusterBridge(abs, k.Cluster)] = true
 	}
-	return cleanup(ctx, abs, log, true, keep)
+	return cleanup(ctx, abs, log, true, keep, keepNets)
 }
 
-func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, keep map[string]bool) error {
+func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, keep, keepNets map[string]bool) error {
 	if stateDir == "" {
 		stateDir = DefaultStateDir
 	}
@@ -319,7 +353,9 @@ func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, k
 				}
 			}
 		}
-		if all && len(kept) == 0 {
+		// Bridges of cluster networks go with their records, below; this
+		// is a shared bridge of an older version.
+		if all && len(kept) == 0 && !strings.HasPrefix(bridge, bridgePrefix) {
 			if _, err := os.Stat(filepath.Join("/sys/class/net", bridge)); err == nil {
 				log.Info("removing bridge", "bridge", bridge)
 				if _, err := run(ctx, "ip", "link", "del", bridge); err != nil {
@@ -331,6 +367,9 @@ func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, k
 			}
 		}
 	}
+	if err := cleanupNets(ctx, stateDir, log, all, keepNets); err != nil {
+		errs = append(errs, err)
+	}
 	locks, _ := filepath.Glob(filepath.Join(stateDir, "locks", "*.lock"))
 	for _, l := range locks {
 		name := strings.TrimSuffix(filepath.Base(l), ".lock")
@@ -340,6 +379,39 @@ func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, k
 				removeLocked(l)
 				unlock()
 			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cleanupNets removes the state dir's cluster networks that no node uses,
+// except those of keepNets (clusters the server still has live), and,
+// without all, those made in the last minute (a NETWORK_ALLOCATE whose
+// CREATEs have not come yet). With all and nothing kept, the isolation
+// table goes too once no cluster bridge of any installation is left.
+func cleanupNets(ctx context.Context, stateDir string, log *slog.Logger, all bool, keepNets map[string]bool) error {
+	unlock, err := lockFile(ctx, network{stateDir: stateDir}.lockPath())
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	nets, err := loadNets(stateDir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range nets {
+		if keepNets[n.Bridge] || netInUse(stateDir, n.Bridge) || (!all && time.Since(n.Created) < time.Minute) {
+			continue
+		}
+		log.Info("removing cluster network no cluster uses", "bridge", n.Bridge, "subnet", n.Subnet, "cluster", n.ClusterID)
+		if _, err := removeNetLocked(ctx, stateDir, n.Bridge, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if all && len(keepNets) == 0 {
+		if err := removeIsolation(ctx); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -145,8 +145,9 @@ func testConfig(t *testing.T) Config {
 	cfg := Config{
 		StateDir: t.TempDir(),
 		ImageDir: imageDir,
-		Bridge:   fmt.Sprintf("cooprt%d", n),
 		Subnet:   fmt.Sprintf("10.231.%d.0/24", n),
+		// Eight clusters of 29 nodes.
+		ClusterPrefix: 27,
 	}
 	t.Cleanup(func() {
 		// Whatever a failed test left: nodes, veths, the bridge.

@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -273,7 +274,7 @@ func TestNodeLifecycle(t *testing.T) {
 				failed, _ := sshRun(addr, keys, key.signer, "systemctl --failed --no-legend")
 				t.Logf("node %d degraded: %s", i, failed)
 			}
-			if !strings.Contains(out, " "+addr+"/24 ") {
+			if !strings.Contains(out, fmt.Sprintf(" %s/%d ", addr, cfg.ClusterPrefix)) {
 				t.Errorf("node %d: eth0 lacks %s: %s", i, addr, out)
 			}
 			if strings.Contains(out, "default") {
@@ -360,7 +361,7 @@ func TestConformance(t *testing.T) {
 	drivertest.VM(t, drv, func(action string) *drivers.Task {
 		task := newTask(key, "00000077", "9a1d3c55-7777-4e2f-8a3b-000000000077", "conformance77-1000.local", action)
 		// The provider's fields place the node, not the driver's config.
-		task.Provider.Provisioner = map[string]any{"stateDir": cfg.StateDir, "imageDir": cfg.ImageDir, "bridge": cfg.Bridge, "subnet": cfg.Subnet}
+		task.Provider.Provisioner = map[string]any{"stateDir": cfg.StateDir, "imageDir": cfg.ImageDir, "subnet": cfg.Subnet, "clusterPrefix": float64(cfg.ClusterPrefix)}
 		return task
 	})
 	assertGone(t, cfg, nodeName(cfg.StateDir, "00000077", "9a1d3c55-7777-4e2f-8a3b-000000000077"), nil)
@@ -396,7 +397,8 @@ func TestCleanup(t *testing.T) {
 	if out, err := exec.Command("ip", "link", "add", stray, "type", "veth", "peer", "name", "vp0123456789").CombinedOutput(); err != nil {
 		t.Fatalf("stray veth: %v: %s", err, out)
 	}
-	if out, err := exec.Command("ip", "link", "set", stray, "master", cfg.Bridge).CombinedOutput(); err != nil {
+	bridge := clusterBridge(cfg.StateDir, "00000099")
+	if out, err := exec.Command("ip", "link", "set", stray, "master", bridge).CombinedOutput(); err != nil {
 		t.Fatalf("stray veth: %v: %s", err, out)
 	}
 
@@ -461,8 +463,11 @@ func TestCleanup(t *testing.T) {
 		t.Fatalf("Cleanup all of %s: %v", rel, err)
 	}
 	assertGone(t, cfg, alive, aliveProcs)
-	if _, err := os.Stat("/sys/class/net/" + cfg.Bridge); err == nil {
-		t.Errorf("bridge %s survives Cleanup all", cfg.Bridge)
+	if _, err := os.Stat("/sys/class/net/" + bridge); err == nil {
+		t.Errorf("bridge %s survives Cleanup all", bridge)
+	}
+	if _, err := readNet(cfg.StateDir, bridge); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the network record of %s survives Cleanup all (%v)", bridge, err)
 	}
 }
 
@@ -509,16 +514,33 @@ func TestCleanupOrphans(t *testing.T) {
 	}
 }
 
-// TestNoFreeAddress: a CREATE that finds the subnet full creates nothing
-// and says so with a 2xx status.
+// TestNoFreeAddress: a CREATE that finds its cluster's subnet full, or no
+// subnet left for its cluster, creates nothing and says so with a 2xx
+// status.
 func TestNoFreeAddress(t *testing.T) {
 	cfg := testConfig(t)
+	// A range of one /29: one cluster of five nodes.
 	cfg.Subnet = strings.TrimSuffix(cfg.Subnet, "0/24") + "8/29"
-	sn, err := parseSubnet(cfg.Subnet)
+	cfg.ClusterPrefix = 29
+	rng, err := parseRange(cfg.Subnet, cfg.ClusterPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(cfg.StateDir, "addrs", cfg.Bridge)
+	nw, err := ensureClusterNet(context.Background(), cfg.StateDir, rng, "00000098")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn := nw.subnet
+	t.Run("no cluster subnet left", func(t *testing.T) {
+		r := New(cfg, nil).Run(context.Background(), newTask(newClusterKey(t), "00000097", "n1", "", "CREATE"), nil)
+		if r.Status < 200 || r.Status > 299 || !strings.Contains(r.Message, "no free cluster subnet") {
+			t.Fatalf("CREATE with the range taken: %+v", r)
+		}
+		if _, err := os.Stat("/sys/class/net/" + clusterBridge(cfg.StateDir, "00000097")); err == nil {
+			t.Error("a CREATE that got no subnet made a bridge")
+		}
+	})
+	dir := filepath.Join(cfg.StateDir, "addrs", nw.bridge)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

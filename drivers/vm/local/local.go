@@ -2,12 +2,15 @@
 // systemd-nspawn container on this host booting real systemd from a cached
 // Debian image, with a copy-on-write root (overlayfs, one upper dir per
 // node), its own hostname, machine id and ssh host keys, and its own
-// address on a coopr bridge that reaches nothing but this machine. It is
-// for trying coopr out and for tests, and needs root.
+// address on its cluster's bridge, a network of the cluster's own that
+// reaches nothing but the cluster's nodes and this machine (clusternet.go;
+// the network driver "local" allocates and releases it). It is for trying
+// coopr out and for tests, and needs root.
 //
 // Layout under the state dir (default /var/lib/coopr/local/state):
 //
-//	network.lock             guards the bridge and the address book
+//	network.lock             guards the network records and address books
+//	nets/<bridge>.json       one cluster's network: bridge and subnet
 //	addrs/<bridge>/<ip>      one file per allocated address, naming its node
 //	locks/<node>.lock        one node's CREATE/DELETE at a time
 //	nodes/<node>/node.json   the node: ids, hostname, address, host keys
@@ -24,6 +27,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/cooprhq/coopr/drivers"
@@ -31,19 +35,22 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultStateDir = "/var/lib/coopr/local/state"
-	DefaultBridge   = "coopr0"
-	DefaultSubnet   = "10.231.0.0/24"
+	DefaultStateDir      = "/var/lib/coopr/local/state"
+	DefaultSubnet        = "10.232.0.0/16"
+	DefaultClusterPrefix = 24
 )
 
-// Config places the driver's state, images and network. Empty fields take
-// the defaults; a provider's provisioner fields (bridge, subnet, stateDir,
-// imageDir) override them per task.
+// Config places the driver's state, images and networks. Empty fields
+// take the defaults; a provider's provisioner fields (subnet,
+// clusterPrefix, stateDir, imageDir) override them per task.
 type Config struct {
-	StateDir string // node state, address book, locks
+	StateDir string // node state, address books, network records, locks
 	ImageDir string // base images (DefaultImageDir)
-	Bridge   string // host bridge the nodes are on
-	Subnet   string // "10.231.0.0/24": host .1, nodes the rest; or "10.231.0.1/24" naming the host's
+	// Subnet is the range cluster networks are carved from: each cluster
+	// gets a /ClusterPrefix of it, with a bridge of its own, the host on
+	// its first address and nodes on the rest.
+	Subnet        string
+	ClusterPrefix int
 }
 
 func (c Config) withDefaults() Config {
@@ -53,11 +60,11 @@ func (c Config) withDefaults() Config {
 	if c.ImageDir == "" {
 		c.ImageDir = DefaultImageDir
 	}
-	if c.Bridge == "" {
-		c.Bridge = DefaultBridge
-	}
 	if c.Subnet == "" {
 		c.Subnet = DefaultSubnet
+	}
+	if c.ClusterPrefix == 0 {
+		c.ClusterPrefix = DefaultClusterPrefix
 	}
 	return c
 }
@@ -69,8 +76,8 @@ func Descriptor() drivers.Descriptor {
 		Name:    "local",
 		Version: "1",
 		Params: []drivers.Param{
-			{Name: "bridge", Type: "text"},
 			{Name: "subnet", Type: "text"},
+			{Name: "clusterPrefix", Type: "text"},
 			{Name: "stateDir", Type: "text"},
 			{Name: "imageDir", Type: "text"},
 		},
@@ -102,14 +109,27 @@ var no = false
 // settings is a task's resolved configuration.
 type settings struct {
 	Config
-	net network
+	rng netRange
 }
 
 // settingsFor applies the provider's fields to the driver's config.
 func (d *driver) settingsFor(t *drivers.Task) (settings, error) {
-	c := d.cfg
-	for key, dst := range map[string]*string{"bridge": &c.Bridge, "subnet": &c.Subnet, "stateDir": &c.StateDir, "imageDir": &c.ImageDir} {
-		v, ok := t.Provider.Provisioner[key]
+	return resolve(d.cfg, t.Provider.Provisioner)
+}
+
+// resolve applies a provider's fields to a config.
+func resolve(c Config, fields map[string]any) (settings, error) {
+	if v, ok := fields["clusterPrefix"]; ok && v != nil {
+		n, err := prefixLength(v)
+		if err != nil {
+			return settings{}, err
+		}
+		if n != 0 {
+			c.ClusterPrefix = n
+		}
+	}
+	for key, dst := range map[string]*string{"subnet": &c.Subnet, "stateDir": &c.StateDir, "imageDir": &c.ImageDir} {
+		v, ok := fields[key]
 		if !ok || v == nil {
 			continue
 		}
@@ -127,26 +147,36 @@ func (d *driver) settingsFor(t *drivers.Task) (settings, error) {
 			return settings{}, fmt.Errorf("directory %q: want an absolute path without ',', ':' or '\\'", p)
 		}
 	}
-	if !validIfName(c.Bridge) {
-		return settings{}, fmt.Errorf("bridge %q: want an interface name of at most 15 letters, digits, '-' or '_'", c.Bridge)
-	}
-	sn, err := parseSubnet(c.Subnet)
+	rng, err := parseRange(c.Subnet, c.ClusterPrefix)
 	if err != nil {
 		return settings{}, err
 	}
-	return settings{Config: c, net: network{stateDir: c.StateDir, bridge: c.Bridge, subnet: sn}}, nil
+	return settings{Config: c, rng: rng}, nil
 }
 
-func validIfName(s string) bool {
-	if s == "" || len(s) > 15 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
+// prefixLength reads clusterPrefix: a number, or text as catalog fields
+// are ("24" or "/24").
+func prefixLength(v any) (int, error) {
+	switch x := v.(type) {
+	case float64:
+		if x != float64(int(x)) {
+			return 0, fmt.Errorf("provider field clusterPrefix: want a whole prefix length, got %v", x)
 		}
+		return int(x), nil
+	case int:
+		return x, nil
+	case string:
+		s := strings.TrimPrefix(strings.TrimSpace(x), "/")
+		if s == "" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, fmt.Errorf("provider field clusterPrefix: want a prefix length such as 24, got %q", x)
+		}
+		return n, nil
 	}
-	return true
+	return 0, fmt.Errorf("provider field clusterPrefix: want a prefix length such as 24, got %T", v)
 }
 
 // Run does CREATE, CONFIRM or DELETE of the task's node.

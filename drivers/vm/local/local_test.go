@@ -150,14 +150,20 @@ func TestRefusals(t *testing.T) {
 		}, statusNothingCreated, "names no node"},
 		{"bad subnet", func() *drivers.Task {
 			task := newTask(key, "00000001", "n1", "h1.local", "CREATE")
-			task.Provider.Provisioner["subnet"] = "10.0.0.0/8"
+			task.Provider.Provisioner["subnet"] = "10.0.0.0/7"
 			return task
 		}, statusNothingCreated, "subnet"},
-		{"bad bridge", func() *drivers.Task {
+		{"cluster prefix wider than the range", func() *drivers.Task {
 			task := newTask(key, "00000001", "n1", "h1.local", "CREATE")
-			task.Provider.Provisioner["bridge"] = "a-bridge-name-too-long"
+			task.Provider.Provisioner["subnet"] = "10.9.0.0/24"
+			task.Provider.Provisioner["clusterPrefix"] = "20"
 			return task
-		}, statusNothingCreated, "bridge"},
+		}, statusNothingCreated, "clusterPrefix"},
+		{"cluster prefix not a number", func() *drivers.Task {
+			task := newTask(key, "00000001", "n1", "h1.local", "CREATE")
+			task.Provider.Provisioner["clusterPrefix"] = "big"
+			return task
+		}, statusNothingCreated, "clusterPrefix"},
 		{"relative state dir", func() *drivers.Task {
 			task := newTask(key, "00000001", "n1", "h1.local", "CREATE")
 			task.Provider.Provisioner["stateDir"] = "state"
@@ -216,7 +222,7 @@ func TestHostNotReady(t *testing.T) {
 		}, []string{"root"}},
 		{"no tools", func(cmd *exec.Cmd) {
 			cmd.Env = append(cmd.Env, "PATH="+dir)
-		}, []string{"systemd-nspawn", "ip", "apt-get install systemd-container iproute2 mount"}},
+		}, []string{"systemd-nspawn", "ip", "nft", "apt-get install systemd-container iproute2 nftables mount"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := runHelper(t, cfg, task, c.setup)
@@ -254,18 +260,22 @@ func copyFile(from, to string) error {
 
 func TestCapacity(t *testing.T) {
 	for _, c := range []struct {
-		fields map[string]any
-		key    string
-		nodes  int
-		err    string
+		fields   map[string]any
+		name     string
+		nodes    int
+		clusters int
+		err      string
 	}{
-		{fields: map[string]any{}, key: "subnet 10.231.0.0/24", nodes: 253},
-		{fields: map[string]any{"subnet": "", "bridge": "x"}, key: "subnet 10.231.0.0/24", nodes: 253},
-		{fields: map[string]any{"subnet": "10.9.0.17/28"}, key: "subnet 10.9.0.16/28", nodes: 13},
-		{fields: map[string]any{"subnet": "192.168.7.16/29"}, key: "subnet 192.168.7.16/29", nodes: 5},
-		{fields: map[string]any{"subnet": "10.0.0.0/16"}, key: "subnet 10.0.0.0/16", nodes: 65533},
-		{fields: map[string]any{"subnet": "10.0.0.0/8"}, err: "/16 to /29"},
+		{fields: map[string]any{}, name: "a /24 of 10.232.0.0/16 for each cluster", nodes: 253, clusters: 256},
+		{fields: map[string]any{"subnet": "", "clusterPrefix": ""}, name: "a /24 of 10.232.0.0/16 for each cluster", nodes: 253, clusters: 256},
+		{fields: map[string]any{"subnet": "10.9.0.17/24", "clusterPrefix": "28"}, name: "a /28 of 10.9.0.0/24 for each cluster", nodes: 13, clusters: 16},
+		{fields: map[string]any{"subnet": "192.168.7.16/29", "clusterPrefix": float64(29)}, name: "a /29 of 192.168.7.16/29 for each cluster", nodes: 5, clusters: 1},
+		{fields: map[string]any{"subnet": "10.0.0.0/8", "clusterPrefix": "/16"}, name: "a /16 of 10.0.0.0/8 for each cluster", nodes: 65533, clusters: 256},
+		{fields: map[string]any{"subnet": "10.0.0.0/8"}, name: "a /24 of 10.0.0.0/8 for each cluster", nodes: 253, clusters: 65536},
+		{fields: map[string]any{"subnet": "10.0.0.0/7"}, err: "/8 to /29"},
+		{fields: map[string]any{"subnet": "10.0.0.0/24", "clusterPrefix": "30"}, err: "clusterPrefix 30"},
 		{fields: map[string]any{"subnet": 7}, err: "want a string"},
+		{fields: map[string]any{"clusterPrefix": 24.5}, err: "whole prefix length"},
 	} {
 		got, err := Capacity(c.fields)
 		if c.err != "" {
@@ -274,13 +284,22 @@ func TestCapacity(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got.Name != c.key || len(got.Groups) != 1 || got.Groups[0].Key != c.key || got.Nodes() != c.nodes {
-			t.Errorf("%v: %+v %v, want one group %s of %d", c.fields, got, err, c.key, c.nodes)
+		if err != nil || got.Name != c.name || !got.PerCluster || len(got.Groups) != 1 || got.Nodes() != c.nodes || got.Clusters != c.clusters {
+			t.Errorf("%v: %+v %v, want %q: %d nodes in each of %d clusters", c.fields, got, err, c.name, c.nodes, c.clusters)
 		}
-		// The count is the addresses CREATE hands out.
-		sn, _ := parseSubnet(strings.TrimPrefix(c.key, "subnet "))
+		// The count is the addresses CREATE hands out in a cluster's subnet.
+		s, _ := resolve(Config{}.withDefaults(), c.fields)
+		sn, _ := parseSubnet(s.rng.nth(s.rng.clusters() - 1).String())
 		if len(sn.nodeAddrs()) != got.Nodes() {
-			t.Errorf("%v: capacity %d, but the subnet has %d node addresses", c.fields, got.Nodes(), len(sn.nodeAddrs()))
+			t.Errorf("%v: capacity %d, but a cluster's subnet has %d node addresses", c.fields, got.Nodes(), len(sn.nodeAddrs()))
 		}
+	}
+	// Providers naming the same range share its clusters; another
+	// prefix length carves the same addresses another way, and still
+	// shares them.
+	a, _ := Capacity(map[string]any{"subnet": "10.9.0.0/16"})
+	b, _ := Capacity(map[string]any{"subnet": "10.9.0.0/16", "stateDir": "/srv/other"})
+	if a.ClusterKey != b.ClusterKey {
+		t.Errorf("one range, two keys: %q and %q", a.ClusterKey, b.ClusterKey)
 	}
 }

@@ -75,15 +75,10 @@ func (nw network) lockPath() string { return filepath.Join(nw.stateDir, "network
 // every agent using this state dir.
 func (nw network) addrDir() string { return filepath.Join(nw.stateDir, "addrs", nw.bridge) }
 
-// ensureBridge creates the bridge with the host's address when it is
-// missing. Nodes get no default route and the host no NAT: node traffic
-// stays on this machine.
-func (nw network) ensureBridge(ctx context.Context) error {
-	unlock, err := lockFile(ctx, nw.lockPath())
-	if err != nil {
-		return err
-	}
-	defer unlock()
+// ensureBridgeLocked creates the bridge with the host's address when it
+// is missing; the caller holds network.lock. Nodes get no default route
+// and the host no NAT: node traffic stays on this machine.
+func (nw network) ensureBridgeLocked(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join("/sys/class/net", nw.bridge)); errors.Is(err, os.ErrNotExist) {
 		if _, err := run(ctx, "ip", "link", "add", nw.bridge, "type", "bridge"); err != nil {
 			return fmt.Errorf("create bridge: %w", err)

@@ -183,10 +183,11 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 		return failure(statusNothingCreated, "lock node", err)
 	}
 	defer unlock()
-	if err := s.net.ensureBridge(ctx); err != nil {
-		return failure(statusNothingCreated, "bridge", err)
+	nw, err := ensureClusterNet(ctx, s.StateDir, s.rng, clusterID(t))
+	if err != nil {
+		return failure(statusNothingCreated, "cluster network", err)
 	}
-	addr, err := s.net.allocate(ctx, name)
+	addr, err := nw.allocate(ctx, name)
 	if err != nil {
 		return failure(statusNothingCreated, "address", err)
 	}
@@ -206,15 +207,15 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 			return r
 		}
 		out.Stdout("adopting existing container " + name)
-		if n.Address != addr.String() {
-			n.Address = addr.String()
+		if n.Address != addr.String() || n.Bridge != nw.bridge {
+			n.Address, n.Bridge = addr.String(), nw.bridge
 			if err := n.save(); err != nil {
 				return fail("node state", err)
 			}
 		}
 	case errors.Is(err, os.ErrNotExist):
 		out.Status("preparing node", 20)
-		n, err = prepareNode(dir, name, clusterID(t), t.Node.ID, hostname, addr, s.Bridge, image, pub)
+		n, err = prepareNode(dir, name, clusterID(t), t.Node.ID, hostname, addr, nw.bridge, image, pub)
 		if err != nil {
 			return fail("prepare node", err)
 		}
@@ -225,7 +226,7 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 		return fail("mount root", err)
 	}
 	out.Status("network", 40)
-	if err := s.net.ensureNodeNet(ctx, n); err != nil {
+	if err := nw.ensureNodeNet(ctx, n); err != nil {
 		return fail("network", err)
 	}
 	out.Status("booting", 60)

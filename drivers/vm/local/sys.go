@@ -45,6 +45,7 @@ func preflight() error {
 	need := []struct{ tool, pkg string }{
 		{"systemd-nspawn", "systemd-container"},
 		{"ip", "iproute2"},
+		{"nft", "nftables"},
 		{"mount", "mount"},
 		{"umount", "mount"},
 	}

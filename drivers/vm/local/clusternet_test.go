@@ -1,0 +1,233 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/drivertest"
+	"github.com/cooprhq/coopr/drivers/network/hosts"
+	"github.com/cooprhq/coopr/remote"
+	"github.com/cooprhq/coopr/remote/sshdtest"
+)
+
+func TestParseRange(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		bits   int
+		first  string
+		last   string
+		count  int
+		errHas string
+	}{
+		{in: "10.232.0.0/16", bits: 24, first: "10.232.0.0/24", last: "10.232.255.0/24", count: 256},
+		{in: "10.231.7.9/24", bits: 27, first: "10.231.7.0/27", last: "10.231.7.224/27", count: 8},
+		{in: "10.231.7.8/29", bits: 29, first: "10.231.7.8/29", last: "10.231.7.8/29", count: 1},
+		{in: "10.0.0.0/8", bits: 16, first: "10.0.0.0/16", last: "10.255.0.0/16", count: 256},
+		{in: "10.0.0.0/24", bits: 23, errHas: "clusterPrefix 23"},
+		{in: "10.0.0.0/16", bits: 30, errHas: "clusterPrefix 30"},
+		{in: "10.0.0.0/8", bits: 12, errHas: "at least /16"},
+		{in: "fd00::/64", bits: 24, errHas: "IPv4"},
+	} {
+		r, err := parseRange(c.in, c.bits)
+		if c.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errHas) {
+				t.Errorf("%s /%d: err %v, want %q", c.in, c.bits, err, c.errHas)
+			}
+			continue
+		}
+		if err != nil || r.clusters() != c.count || r.nth(0).String() != c.first || r.nth(r.clusters()-1).String() != c.last {
+			t.Errorf("%s /%d: %v clusters %d, first %s, last %s", c.in, c.bits, err, r.clusters(), r.nth(0), r.nth(r.clusters()-1))
+		}
+	}
+}
+
+// TestClusterNetworks: NETWORK_ALLOCATE gives each cluster its own bridge
+// and subnet, again the same on a retry; a node of one cluster cannot
+// reach a node of another even when it routes through the host and the
+// host forwards; NETWORK_RELEASE refuses while nodes are on the network,
+// then removes it, and succeeds again when it is gone.
+func TestClusterNetworks(t *testing.T) {
+	cfg := testConfig(t)
+	key := newClusterKey(t)
+	vm := New(cfg, nil)
+	nd := NewNetwork(cfg, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	netTask := func(cluster, action string) *drivers.Task {
+		task := newTask(key, cluster, "", "", action)
+		task.Node = nil
+		task.Provider.Network = map[string]any{"type": "local"}
+		return task
+	}
+	do := func(t *testing.T, drv drivers.Driver, task *drivers.Task) drivers.Result {
+		t.Helper()
+		r := drv.Run(ctx, task, nil)
+		if r.Status != 0 {
+			t.Fatalf("%s of cluster %s: status %d: %s", task.TaskName, task.ClusterID, r.Status, r.Message)
+		}
+		return r
+	}
+	const a, b = "00000501", "00000502"
+	first := do(t, nd, netTask(a, "NETWORK_ALLOCATE"))
+	if again := do(t, nd, netTask(a, "NETWORK_ALLOCATE")); again.Message != first.Message {
+		t.Errorf("a retried NETWORK_ALLOCATE found another network: %q, then %q", first.Message, again.Message)
+	}
+	do(t, nd, netTask(b, "NETWORK_ALLOCATE"))
+	na, err := readNet(cfg.StateDir, clusterBridge(cfg.StateDir, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := readNet(cfg.StateDir, clusterBridge(cfg.StateDir, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, pb := netip.MustParsePrefix(na.Subnet), netip.MustParsePrefix(nb.Subnet)
+	rng, _ := parseRange(cfg.Subnet, cfg.ClusterPrefix)
+	if na.Bridge == nb.Bridge || pa.Masked().Overlaps(pb.Masked()) || !rng.prefix.Contains(pa.Addr()) || !rng.prefix.Contains(pb.Addr()) ||
+		pa.Bits() != cfg.ClusterPrefix {
+		t.Fatalf("networks %+v and %+v: want two bridges and two /%d subnets of %s", na, nb, cfg.ClusterPrefix, cfg.Subnet)
+	}
+
+	// Two nodes of a, one of b.
+	type made struct {
+		r    drivers.Result
+		task func(string) *drivers.Task
+	}
+	var nodes []made
+	for _, n := range []struct{ cluster, id string }{{a, "a0"}, {a, "a1"}, {b, "b0"}} {
+		mk := func(action string) *drivers.Task {
+			task := newTask(key, n.cluster, n.id, "", action)
+			task.Provider.Network = map[string]any{"type": "local"}
+			return task
+		}
+		r := do(t, vm, mk("CREATE"))
+		r = do(t, vm, withFacts(mk("CONFIRM"), r)) // the host reaches it by SSH
+		nodes = append(nodes, made{r, mk})
+	}
+	addr := func(i int) string { return nodes[i].r.IPAddresses["access_v4"] }
+	for i, want := range []netip.Prefix{pa, pa, pb} {
+		if !want.Masked().Contains(netip.MustParseAddr(addr(i))) {
+			t.Errorf("node %d at %s, outside its cluster's subnet %s", i, addr(i), want)
+		}
+	}
+
+	t.Run("isolation", func(t *testing.T) {
+		// A host that forwards (as one running other containers does)
+		// must still keep clusters apart.
+		const fwd = "/proc/sys/net/ipv4/ip_forward"
+		old, err := os.ReadFile(fwd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fwd, []byte("1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.WriteFile(fwd, old, 0o644)
+		connect := func(from int, to string) (string, error) {
+			return sshRun(addr(from), hostKeysFact(t, nodes[from].r), key.signer, fmt.Sprintf(
+				`python3 -c 'import socket; socket.create_connection(("%s", 22), timeout=3); print("connected")' 2>&1 | tail -1`, to))
+		}
+		// Each node routes the other cluster's subnet through the host
+		// (nodes cannot change their routes, lacking CAP_NET_ADMIN; this
+		// stands for a setup that gives them a default route).
+		for i, other := range map[int]netip.Prefix{0: pb, 2: pa} {
+			via := pa.Addr()
+			if i == 2 {
+				via = pb.Addr()
+			}
+			ns := nodes[i].r.Facts["providerId"].(string)
+			if out, err := run(ctx, "ip", "-n", ns, "route", "replace", other.Masked().String(), "via", via.String()); err != nil {
+				t.Fatalf("route in %s: %v: %s", ns, err, out)
+			}
+		}
+		if out, err := connect(0, addr(1)); err != nil || out != "connected" {
+			t.Errorf("a0 cannot reach a1, its own cluster's node: %v: %s", err, out)
+		}
+		if out, _ := connect(0, addr(2)); out == "connected" {
+			t.Errorf("a0 reached b0 at %s, a node of another cluster", addr(2))
+		}
+		if out, _ := connect(2, addr(0)); out == "connected" {
+			t.Errorf("b0 reached a0 at %s, a node of another cluster", addr(0))
+		}
+	})
+
+	t.Run("release", func(t *testing.T) {
+		r := nd.Run(ctx, netTask(a, "NETWORK_RELEASE"), nil)
+		if r.Status == 0 || !strings.Contains(r.Message, "still has nodes") {
+			t.Errorf("NETWORK_RELEASE with nodes on the network: %+v", r)
+		}
+		for i := range 2 {
+			do(t, vm, withFacts(nodes[i].task("DELETE"), nodes[i].r))
+		}
+		// The network driver manages it: the last DELETE leaves it.
+		if _, err := os.Stat("/sys/class/net/" + na.Bridge); err != nil {
+			t.Fatalf("the last DELETE removed a network the network driver manages: %v", err)
+		}
+		do(t, nd, netTask(a, "NETWORK_RELEASE"))
+		if _, err := os.Stat("/sys/class/net/" + na.Bridge); err == nil {
+			t.Errorf("bridge %s survives NETWORK_RELEASE", na.Bridge)
+		}
+		if _, err := readNet(cfg.StateDir, na.Bridge); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("record of %s survives NETWORK_RELEASE: %v", na.Bridge, err)
+		}
+		if r := do(t, nd, netTask(a, "NETWORK_RELEASE")); !strings.Contains(r.Message, "already gone") {
+			t.Errorf("NETWORK_RELEASE again: %q", r.Message)
+		}
+	})
+
+	t.Run("no network driver: the last DELETE releases", func(t *testing.T) {
+		task := nodes[2].task("DELETE")
+		task.Provider.Network = nil
+		do(t, vm, withFacts(task, nodes[2].r))
+		if _, err := os.Stat("/sys/class/net/" + nb.Bridge); err == nil {
+			t.Errorf("bridge %s survives its last node's DELETE without a network driver", nb.Bridge)
+		}
+	})
+
+	t.Run("cleanup spares live clusters' networks", func(t *testing.T) {
+		const live, dead = "00000503", "00000504"
+		do(t, nd, netTask(live, "NETWORK_ALLOCATE"))
+		do(t, nd, netTask(dead, "NETWORK_ALLOCATE"))
+		// Without all, a network made in the last minute may be a
+		// NETWORK_ALLOCATE whose CREATEs have not come: it stays.
+		if err := Cleanup(ctx, cfg.StateDir, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readNet(cfg.StateDir, clusterBridge(cfg.StateDir, dead)); err != nil {
+			t.Errorf("Cleanup removed a network just made: %v", err)
+		}
+		if err := CleanupOrphans(ctx, cfg.StateDir, nil, []NodeKey{{Cluster: live, Node: "x"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat("/sys/class/net/" + clusterBridge(cfg.StateDir, live)); err != nil {
+			t.Errorf("a restart's cleanup removed the network of a live cluster: %v", err)
+		}
+		if _, err := os.Stat("/sys/class/net/" + clusterBridge(cfg.StateDir, dead)); err == nil {
+			t.Errorf("a restart's cleanup left the network of a cluster nobody owns")
+		}
+	})
+}
+
+// TestNetworkConformance runs the network suite against the local network
+// driver, on sshd hosts (the /etc/hosts half is the hosts driver's); the
+// cluster's network is made by NETWORK_ALLOCATE and gone after
+// NETWORK_RELEASE.
+func TestNetworkConformance(t *testing.T) {
+	cfg := testConfig(t)
+	c := drivertest.NewCluster(t, 2, sshdtest.Options{})
+	p := remote.NewPool(remote.Options{})
+	t.Cleanup(func() { _ = p.Close() })
+	drivertest.Network(t, NewNetwork(cfg, hosts.New(p, nil), nil), drivertest.NetworkEnv{Cluster: c,
+		Exists: func(t testing.TB) bool {
+			_, errRec := readNet(cfg.StateDir, clusterBridge(cfg.StateDir, c.ID))
+			_, errDev := os.Stat("/sys/class/net/" + clusterBridge(cfg.StateDir, c.ID))
+			return errRec == nil && errDev == nil
+		}})
+}
