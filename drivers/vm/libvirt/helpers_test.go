@@ -100,7 +100,7 @@ func newTestEnv(t testing.TB) testEnv {
 			"pool":        "coopr-test",
 			"poolPath":    "/var/lib/libvirt/coopr-test",
 			"network":     fmt.Sprintf("coopr-test%d", n),
-			"subnet":      fmt.Sprintf("10.233.%d.0/24", n),
+			"subnet":      fmt.Sprintf("10.235.%d.0/24", n),
 		},
 	}
 	t.Cleanup(func() {

@@ -22,7 +22,7 @@ const (
 	DefaultPool        = "coopr"
 	DefaultPoolPath    = "/var/lib/libvirt/coopr"
 	DefaultNetwork     = "coopr"
-	DefaultSubnet      = "10.232.0.0/24"
+	DefaultSubnet      = "10.234.0.0/24"
 	DefaultAccelerator = AccelKVM
 )
 

@@ -433,12 +433,12 @@ func makeSeed(ctx context.Context, name, hostname, pub, mac string, addr netip.A
 		"fqdn":                      hostname,
 		"prefer_fqdn_over_hostname": true,
 		"disable_root":              false,
-		"users":                     []any{},
 		"ssh_pwauth":                false,
 		"ssh_deletekeys":            true,
-		"ssh_genkeytypes":           []any{},
 		"ssh_authorized_keys":       []string{strings.TrimSpace(pub)},
 		"ssh_keys":                  sshKeys,
+		// The image has no locales to generate: skip the step.
+		"locale": "C.UTF-8",
 	}
 	network := map[string]any{
 		"version": 2,
