@@ -26,6 +26,9 @@ type conn struct {
 // connect opens uri. A local daemon that is not there is named with the
 // packages that provide it and how to start it.
 func connect(ctx context.Context, uri string, log *slog.Logger) (*conn, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, terminal("provider field uri %q: %v", uri, err)

@@ -42,6 +42,9 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 	out.Status("removing "+name, 20)
 	start := time.Now()
 	pool, network := s.Pool, s.Network
+	if perCluster(t) {
+		network = clusterNetName(s.StateDir, clusterID(t))
+	}
 	if m != nil {
 		pool, network = m.Pool, m.Network
 	}

@@ -70,6 +70,8 @@ func Descriptor() drivers.Descriptor {
 			{Name: "subnet", Type: "text"},
 			{Name: "flavors", Type: "text"},
 			{Name: "imageDir", Type: "text"},
+			{Name: "clusterRange", Type: "text"},
+			{Name: "clusterPrefix", Type: "text"},
 		},
 		Capabilities: []string{"ssh", "systemd"},
 	}

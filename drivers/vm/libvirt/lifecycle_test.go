@@ -188,3 +188,66 @@ func TestCleanup(t *testing.T) {
 		t.Errorf("after cleanup --all %s: domain %v disk %v seed %v address %v", names["owned"], dom, disk, seed, addr)
 	}
 }
+
+// TestAccelerator: with accelerator auto a node gets KVM where a guest
+// boots under it and emulation where not (this test machine's KVM is
+// offered but hangs its guests); with kvm a host whose KVM does not boot
+// guests is refused, without retry, before anything is made.
+func TestAccelerator(t *testing.T) {
+	e := newTestEnv(t)
+	c, err := connect(context.Background(), DefaultURI, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	if dt, _ := c.domainType(AccelAuto); dt != "kvm" {
+		t.Skip("libvirt offers no KVM here: auto is tcg, kvm is refused (TestPickDomainType)")
+	}
+	key := newClusterKey(t)
+	cluster := fmt.Sprintf("lvaccel%d", time.Now().UnixNano()%1e6)
+	drv := New(e.cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	task := func(accel, action string) *drivers.Task {
+		tk := e.task(key, cluster, "node-"+accel, "n-"+accel, action)
+		tk.Provider.Provisioner["accelerator"] = accel
+		return tk
+	}
+	r := drv.Run(ctx, task(AccelAuto, "CREATE"), nil)
+	if r.Status != 0 {
+		t.Fatalf("CREATE with auto: %d %s", r.Status, r.Message)
+	}
+	defer drv.Run(context.Background(), withFacts(task(AccelAuto, "DELETE"), r), nil)
+	base, err := c.ensureBase(ctx, mustPool(t, c, e), settings{Config: e.cfg}, c.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	works, err := c.kvmWorks(ctx, base.Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[bool]string{true: "kvm", false: "tcg"}[works]
+	if got := r.Facts["accelerator"]; got != want {
+		t.Errorf("CREATE with auto where KVM boots guests is %v: accelerator %v, want %s", works, got, want)
+	}
+	rk := drv.Run(ctx, task(AccelKVM, "CREATE"), nil)
+	if works {
+		if rk.Status != 0 || rk.Facts["accelerator"] != "kvm" {
+			t.Errorf("CREATE with kvm where KVM works: %d %s %v", rk.Status, rk.Message, rk.Facts)
+		}
+		drv.Run(context.Background(), withFacts(task(AccelKVM, "DELETE"), rk), nil)
+		return
+	}
+	if rk.Status != statusNothingCreated || rk.Retryable == nil || *rk.Retryable || !strings.Contains(rk.Message, "does not boot under it") {
+		t.Errorf("CREATE with kvm where KVM hangs guests: status %d retryable %v %q, want a refusal", rk.Status, rk.Retryable == nil, rk.Message)
+	}
+}
+
+func mustPool(t *testing.T, c *conn, e testEnv) golibvirt.StoragePool {
+	t.Helper()
+	p, err := c.lv.StoragePoolLookupByName(e.fields["pool"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -216,7 +216,12 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	if err != nil {
 		return failure(statusNothingCreated, "storage pool", err)
 	}
-	l, err := c.ensureNetwork(s.Network, s.Subnet)
+	var l *lan
+	if perCluster(t) {
+		l, err = c.ensureClusterNetwork(s, clusterID(t), t.Provider.Provisioner)
+	} else {
+		l, err = c.ensureNetwork(s.Network, s.Subnet)
+	}
 	if err != nil {
 		return failure(statusNothingCreated, "network", err)
 	}
@@ -229,6 +234,19 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	}
 	if err != nil {
 		return failure(statusNothingCreated, "base image", err)
+	}
+	if domType == "kvm" && base.Kernel != "" {
+		ok, err := c.kvmWorks(ctx, base.Kernel)
+		if err != nil {
+			return failure(statusNothingCreated, "accelerator", err)
+		}
+		if !ok {
+			if s.Accelerator != AccelAuto {
+				return failure(statusNothingCreated, "accelerator", terminal("libvirt at %s offers KVM but a guest does not boot under it (nested virtualization?): set the provider's accelerator to auto or tcg to run nodes emulated", s.URI))
+			}
+			out.Stdout("KVM does not boot guests on this libvirt: emulating (tcg)")
+			domType = "qemu"
+		}
 	}
 	addr, err := c.reserve(l, name)
 	if err != nil {
@@ -249,7 +267,7 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 		accel = "tcg"
 	}
 	m := &nodeMeta{Instance: filepath.Clean(s.StateDir), TenantID: t.TenantID, ClusterID: clusterID(t), NodeID: t.Node.ID, Hostname: hostname,
-		Address: addr.String(), Network: s.Network, Pool: s.Pool, Accelerator: accel}
+		Address: addr.String(), Network: l.name, Pool: s.Pool, Accelerator: accel}
 	for _, k := range keys {
 		m.HostKeys = append(m.HostKeys, k.public)
 	}
@@ -282,7 +300,7 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	if err != nil {
 		return fail("disk", err)
 	}
-	def, err := domainXML(name, domType, fl, m, base, diskPath, seedPath, s.Network)
+	def, err := domainXML(name, domType, fl, m, base, diskPath, seedPath, l.name)
 	if err != nil {
 		return fail("define", err)
 	}
