@@ -399,3 +399,16 @@ func xmlEscape(s string) string {
 	_ = xml.EscapeText(&b, []byte(s))
 	return b.String()
 }
+
+// Usable says why the libvirt at uri cannot run nodes with the
+// accelerator asked for, or nil: for tests and tools that skip or refuse
+// before they start.
+func Usable(ctx context.Context, uri, accel string) error {
+	c, err := connect(ctx, uri, nil)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	_, err = c.domainType(accel)
+	return err
+}

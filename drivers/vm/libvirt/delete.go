@@ -278,3 +278,40 @@ func (c *conn) networkInUse(network string) bool {
 	}
 	return false
 }
+
+// Leftovers names what is left on the libvirt at uri of the installation
+// stateDir's nodes of the clusters: their domains and cluster networks.
+// Tests use it to check a deleted cluster left nothing.
+func Leftovers(ctx context.Context, uri, stateDir string, clusters ...string) ([]string, error) {
+	c, err := connect(ctx, uri, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	instance := filepath.Clean(stateDir)
+	want := map[string]bool{}
+	for _, id := range clusters {
+		want[id] = true
+	}
+	var out []string
+	doms, _, err := c.lv.ConnectListAllDomains(1, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range doms {
+		if !nameRE.MatchString(d.Name) {
+			continue
+		}
+		if m, err := c.domainMeta(d); err == nil && m.Instance == instance && want[m.ClusterID] {
+			out = append(out, "domain "+d.Name)
+		}
+	}
+	for id := range want {
+		if _, ok, err := c.lookupNetwork(clusterNetName(instance, id)); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, "network "+clusterNetName(instance, id))
+		}
+	}
+	return out, nil
+}
