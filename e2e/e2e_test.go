@@ -25,6 +25,7 @@ import (
 	"github.com/cooprhq/coopr/agent"
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/drivers/builtin"
+	"github.com/cooprhq/coopr/drivers/vm/libvirt"
 	"github.com/cooprhq/coopr/drivers/vm/local"
 	"github.com/cooprhq/coopr/server/servertest"
 )
@@ -41,7 +42,10 @@ type world struct {
 	admin    string // the tenant admin's token
 	tenantID string
 	localCfg local.Config
-	log      *slog.Logger
+	// libvirtCfg keeps this run's libvirt nodes apart from any other
+	// installation's on the host.
+	libvirtCfg libvirt.Config
+	log        *slog.Logger
 }
 
 func newWorld(t testing.TB, workers int) *world {
@@ -68,6 +72,7 @@ func newWorld(t testing.TB, workers int) *world {
 	w.tenantID = me.Me.Tenant.ID
 
 	dir := t.TempDir()
+	w.libvirtCfg = libvirt.Config{StateDir: filepath.Join(dir, "libvirt")}
 	// Eight clusters of 29 nodes at once.
 	w.localCfg = local.Config{StateDir: filepath.Join(dir, "local"),
 		Subnet: fmt.Sprintf("10.231.%d.0/24", netIndex), ClusterPrefix: 27}
@@ -126,7 +131,7 @@ func (w *world) startAgent(t testing.TB, id string, capacity int) string {
 // a new SSH pool.
 func (w *world) runAgent(t testing.TB, id, token string, capacity int) (stop func()) {
 	t.Helper()
-	reg, closeDrivers, err := builtin.Registry(builtin.Config{WorkDir: t.TempDir(), Local: w.localCfg, Log: w.log})
+	reg, closeDrivers, err := builtin.Registry(builtin.Config{WorkDir: t.TempDir(), Local: w.localCfg, Libvirt: w.libvirtCfg, Log: w.log})
 	if err != nil {
 		t.Fatal(err)
 	}

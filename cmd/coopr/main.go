@@ -36,7 +36,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newSolveCmd(), newPlanCmd(), newCatalogCmd(), newMigrateCmd(), newServerCmd(), newTokenCmd(), newWatchCmd(), newClusterCmd(), newAgentCmd(), newDevCmd(), newLocalCmd(), newKnownHostsCmd(), newWebhookCmd(), newKeyCmd(), newSSHCmd())
+	root.AddCommand(newSolveCmd(), newPlanCmd(), newCatalogCmd(), newMigrateCmd(), newServerCmd(), newTokenCmd(), newWatchCmd(), newClusterCmd(), newAgentCmd(), newDevCmd(), newLocalCmd(), newLibvirtCmd(), newKnownHostsCmd(), newWebhookCmd(), newKeyCmd(), newSSHCmd())
 	root.AddCommand(apiCmds()...)
 	refuseUnknown(root)
 	return root

@@ -14,6 +14,7 @@ import (
 	"github.com/cooprhq/coopr/drivers/automator/shell"
 	"github.com/cooprhq/coopr/drivers/network/hosts"
 	sshnode "github.com/cooprhq/coopr/drivers/node/ssh"
+	"github.com/cooprhq/coopr/drivers/vm/libvirt"
 	"github.com/cooprhq/coopr/drivers/vm/local"
 	vmpool "github.com/cooprhq/coopr/drivers/vm/pool"
 	"github.com/cooprhq/coopr/remote"
@@ -27,7 +28,10 @@ type Config struct {
 	// Local configures the local vm driver; provider fields override it
 	// per task.
 	Local local.Config
-	Log   *slog.Logger
+	// Libvirt configures the libvirt vm driver (its defaults when zero);
+	// provider fields override the libvirt URI per task.
+	Libvirt libvirt.Config
+	Log     *slog.Logger
 }
 
 // Registry registers every built-in driver. close releases what they
@@ -45,10 +49,12 @@ func Registry(cfg Config) (reg *drivers.Registry, close func(), err error) {
 	pool := remote.NewPool(remote.Options{Logger: cfg.Log})
 	reg = drivers.NewRegistry()
 	reg.Register(local.Descriptor(), local.New(cfg.Local, cfg.Log))
+	reg.Register(libvirt.Descriptor(), libvirt.New(cfg.Libvirt, cfg.Log))
 	reg.Register(vmpool.Descriptor(), vmpool.New(pool, cfg.Log))
 	names := hosts.New(pool, cfg.Log)
 	reg.Register(hosts.Descriptor(), names)
 	reg.Register(local.NetworkDescriptor(), local.NewNetwork(cfg.Local, names, cfg.Log))
+	reg.Register(libvirt.NetworkDescriptor(), libvirt.NewNetwork(cfg.Libvirt, names, cfg.Log))
 	reg.Register(sshnode.Descriptor(), sshnode.New(pool, cfg.Log))
 	reg.Register(shell.Descriptor(), shell.New(pool, cfg.Log))
 	reg.Register(ansible.Descriptor(), ansible.New(cfg.Log, cfg.WorkDir))
@@ -60,7 +66,8 @@ func Registry(cfg Config) (reg *drivers.Registry, close func(), err error) {
 // refuses creates and scale-outs that do not fit.
 func Capacities() map[string]drivers.CapacityFunc {
 	return map[string]drivers.CapacityFunc{
-		local.Descriptor().Name:  local.Capacity,
-		vmpool.Descriptor().Name: vmpool.Capacity,
+		local.Descriptor().Name:   local.Capacity,
+		vmpool.Descriptor().Name:  vmpool.Capacity,
+		libvirt.Descriptor().Name: libvirt.Capacity,
 	}
 }

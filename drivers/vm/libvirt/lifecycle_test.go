@@ -1,0 +1,253 @@
+package libvirt
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	golibvirt "github.com/digitalocean/go-libvirt"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/drivertest"
+)
+
+// VM tests boot real QEMU guests: run them under
+// flock /tmp/coopr-nspawn.lock, one run at a time.
+
+func TestConformance(t *testing.T) {
+	e := newTestEnv(t)
+	key := newClusterKey(t)
+	cluster := fmt.Sprintf("lvconf%d", time.Now().UnixNano()%1e6)
+	drv := New(e.cfg, nil)
+	drivertest.VM(t, drv, func(action string) *drivers.Task {
+		return e.task(key, cluster, "node-1", "conf1.example.test", action)
+	})
+}
+
+// TestLifecycle checks what the suite does not: the node's facts name the
+// accelerator and its flavor's size, the guest has its host name, its
+// address and the cluster key from the seed, a CREATE retried after its
+// domain was stopped starts it again, and DELETE leaves no domain, volume
+// or reservation.
+func TestLifecycle(t *testing.T) {
+	e := newTestEnv(t)
+	key := newClusterKey(t)
+	cluster := fmt.Sprintf("lvlife%d", time.Now().UnixNano()%1e6)
+	drv := New(e.cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	task := func(action string) *drivers.Task { return e.task(key, cluster, "node-1", "life1.example.test", action) }
+
+	r := drv.Run(ctx, task("CREATE"), nil)
+	if r.Status != 0 {
+		t.Fatalf("CREATE: %d %s", r.Status, r.Message)
+	}
+	name := r.Facts["providerId"].(string)
+	defer drv.Run(context.Background(), withFacts(task("DELETE"), r), nil)
+	if got, want := r.Facts["accelerator"], map[string]string{AccelTCG: "tcg", AccelKVM: "kvm"}[testAccel()]; want != "" && got != want {
+		t.Errorf("facts.accelerator %v, want %s", got, want)
+	}
+	c, err := connect(ctx, DefaultURI, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	dom, err := c.lv.DomainLookupByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, maxMem, _, vcpus, _, err := c.lv.DomainGetInfo(dom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maxMem != 512*1024 || vcpus != 1 {
+		t.Errorf("flavor small: domain has %d KiB and %d vCPUs, want 524288 KiB and 1", maxMem, vcpus)
+	}
+
+	// A domain that stopped (the host rebooted) is started by a retry.
+	if err := c.lv.DomainDestroy(dom); err != nil {
+		t.Fatal(err)
+	}
+	r2 := drv.Run(ctx, task("CREATE"), nil)
+	if r2.Status != 0 || r2.Facts["providerId"] != name || r2.IPAddresses["access_v4"] != r.IPAddresses["access_v4"] {
+		t.Fatalf("CREATE after the domain stopped: %d %s %v %v", r2.Status, r2.Message, r2.Facts["providerId"], r2.IPAddresses)
+	}
+	if up, _ := c.running(dom); !up {
+		t.Fatalf("CREATE again did not start the stopped domain")
+	}
+
+	r = drv.Run(ctx, withFacts(task("CONFIRM"), r2), nil)
+	if r.Status != 0 {
+		t.Fatalf("CONFIRM: %d %s", r.Status, r.Message)
+	}
+	out := sshRun(t, r.IPAddresses["access_v4"], key, "hostname; ip -4 -o addr show eth0; cat /root/.ssh/authorized_keys; cloud-init status; cloud-init schema --system 2>&1 | tail -5")
+	for _, want := range []string{"life1.example.test\n", r.IPAddresses["access_v4"] + "/", strings.TrimSpace(key.public)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the guest says %q, want it to contain %q", out, want)
+		}
+	}
+	// SSH answers before cloud-init's last stage ends; it must not fail.
+	if strings.Contains(out, "status: error") {
+		t.Errorf("cloud-init failed: %s", out)
+	}
+	t.Logf("the guest says: %s", out)
+
+	r = drv.Run(ctx, withFacts(task("DELETE"), r), nil)
+	if r.Status != 0 {
+		t.Fatalf("DELETE: %d %s", r.Status, r.Message)
+	}
+	if _, err := c.lv.DomainLookupByName(name); !notFound(err, golibvirt.ErrNoDomain) {
+		t.Errorf("domain %s is still there after DELETE (%v)", name, err)
+	}
+	pool, err := c.lv.StoragePoolLookupByName("coopr-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{diskVol(name), seedVol(name)} {
+		if _, ok, _ := c.volume(pool, v); ok {
+			t.Errorf("volume %s is still there after DELETE", v)
+		}
+	}
+	l, _, err := c.lookupNetwork(e.fields["network"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range l.hosts {
+		if h.Name == name {
+			t.Errorf("address reservation %s of %s is still there after DELETE", h.IP, name)
+		}
+	}
+}
+
+// TestCleanup: cleanup removes the nodes no cluster owns, with their
+// volumes and reservations, keeps the owned ones, and with All removes
+// everything of the installation and the network it defined.
+func TestCleanup(t *testing.T) {
+	e := newTestEnv(t)
+	key := newClusterKey(t)
+	cluster := fmt.Sprintf("lvclean%d", time.Now().UnixNano()%1e6)
+	drv := New(e.cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	names := map[string]string{}
+	for _, id := range []string{"owned", "orphan"} {
+		r := drv.Run(ctx, e.task(key, cluster, id, id, "CREATE"), nil)
+		if r.Status != 0 {
+			t.Fatalf("CREATE %s: %d %s", id, r.Status, r.Message)
+		}
+		names[id] = r.Facts["providerId"].(string)
+	}
+	// Another installation's node on the same libvirt is not this one's to remove.
+	other := e
+	other.cfg.StateDir = t.TempDir()
+	otherDrv := New(other.cfg, nil)
+	ro := otherDrv.Run(ctx, other.task(key, cluster, "orphan", "other", "CREATE"), nil)
+	if ro.Status != 0 {
+		t.Fatalf("CREATE in another installation: %d %s", ro.Status, ro.Message)
+	}
+	defer otherDrv.Run(context.Background(), withFacts(other.task(key, cluster, "orphan", "other", "DELETE"), ro), nil)
+
+	if err := Cleanup(ctx, CleanupOptions{StateDir: e.cfg.StateDir, Owned: []NodeKey{{Cluster: cluster, Node: "owned"}}}); err != nil {
+		t.Fatalf("cleanup: %v", err)
+	}
+	c, err := connect(ctx, DefaultURI, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	pool, err := c.lv.StoragePoolLookupByName("coopr-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := func(name string) (dom, disk, seed, addr bool) {
+		_, err := c.lv.DomainLookupByName(name)
+		dom = err == nil
+		_, disk, _ = c.volume(pool, diskVol(name))
+		_, seed, _ = c.volume(pool, seedVol(name))
+		l, _, _ := c.lookupNetwork(e.fields["network"].(string))
+		for _, h := range l.hosts {
+			addr = addr || h.Name == name
+		}
+		return
+	}
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{{names["owned"], true}, {names["orphan"], false}, {ro.Facts["providerId"].(string), true}} {
+		dom, disk, seed, addr := present(tc.name)
+		if dom != tc.want || disk != tc.want || seed != tc.want || addr != tc.want {
+			t.Errorf("after cleanup %s: domain %v disk %v seed %v address %v, want all %v", tc.name, dom, disk, seed, addr, tc.want)
+		}
+	}
+	if err := Cleanup(ctx, CleanupOptions{StateDir: e.cfg.StateDir, All: true}); err != nil {
+		t.Fatalf("cleanup all: %v", err)
+	}
+	if dom, disk, seed, addr := present(names["owned"]); dom || disk || seed || addr {
+		t.Errorf("after cleanup --all %s: domain %v disk %v seed %v address %v", names["owned"], dom, disk, seed, addr)
+	}
+}
+
+// TestAccelerator: with accelerator auto a node gets KVM where a guest
+// boots under it and emulation where not (this test machine's KVM is
+// offered but hangs its guests); with kvm a host whose KVM does not boot
+// guests is refused, without retry, before anything is made.
+func TestAccelerator(t *testing.T) {
+	e := newTestEnv(t)
+	c, err := connect(context.Background(), DefaultURI, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	if dt, _ := c.domainType(AccelAuto); dt != "kvm" {
+		t.Skip("libvirt offers no KVM here: auto is tcg, kvm is refused (TestPickDomainType)")
+	}
+	key := newClusterKey(t)
+	cluster := fmt.Sprintf("lvaccel%d", time.Now().UnixNano()%1e6)
+	drv := New(e.cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	task := func(accel, action string) *drivers.Task {
+		tk := e.task(key, cluster, "node-"+accel, "n-"+accel, action)
+		tk.Provider.Provisioner["accelerator"] = accel
+		return tk
+	}
+	r := drv.Run(ctx, task(AccelAuto, "CREATE"), nil)
+	if r.Status != 0 {
+		t.Fatalf("CREATE with auto: %d %s", r.Status, r.Message)
+	}
+	defer drv.Run(context.Background(), withFacts(task(AccelAuto, "DELETE"), r), nil)
+	base, err := c.ensureBase(ctx, mustPool(t, c, e), settings{Config: e.cfg}, c.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	works, err := c.kvmWorks(ctx, base.Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[bool]string{true: "kvm", false: "tcg"}[works]
+	if got := r.Facts["accelerator"]; got != want {
+		t.Errorf("CREATE with auto where KVM boots guests is %v: accelerator %v, want %s", works, got, want)
+	}
+	rk := drv.Run(ctx, task(AccelKVM, "CREATE"), nil)
+	if works {
+		if rk.Status != 0 || rk.Facts["accelerator"] != "kvm" {
+			t.Errorf("CREATE with kvm where KVM works: %d %s %v", rk.Status, rk.Message, rk.Facts)
+		}
+		drv.Run(context.Background(), withFacts(task(AccelKVM, "DELETE"), rk), nil)
+		return
+	}
+	if rk.Status != statusNothingCreated || rk.Retryable == nil || *rk.Retryable || !strings.Contains(rk.Message, "does not boot under it") {
+		t.Errorf("CREATE with kvm where KVM hangs guests: status %d retryable %v %q, want a refusal", rk.Status, rk.Retryable == nil, rk.Message)
+	}
+}
+
+func mustPool(t *testing.T, c *conn, e testEnv) golibvirt.StoragePool {
+	t.Helper()
+	p, err := c.lv.StoragePoolLookupByName(e.fields["pool"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
