@@ -149,7 +149,7 @@ type ServiceProvisioner struct {
 }
 
 // The service action names, in lifecycle order.
-var ServiceActions = []string{"install", "remove", "initialize", "configure", "start", "stop"}
+var ServiceActions = []string{"install", "remove", "initialize", "configure", "start", "stop", "status"}
 
 // Link is a labelled URL shown to users; the URL may hold macros.
 type Link struct {

@@ -96,7 +96,7 @@ func (c *checker) machineType(kind Kind, obj map[string]any) {
 	}))
 }
 
-var serviceActionSet = map[string]bool{"install": true, "remove": true, "initialize": true, "configure": true, "start": true, "stop": true}
+var serviceActionSet = map[string]bool{"install": true, "remove": true, "initialize": true, "configure": true, "start": true, "stop": true, "status": true}
 
 func (c *checker) depSet(p string, v any) {
 	c.fields(p, v, map[string]func(string, any){"requires": c.nameList, "uses": c.nameList})

@@ -29,6 +29,8 @@ const (
 	OpRestartServices      Operation = "RESTART_SERVICES"
 	OpAddServices          Operation = "ADD_SERVICES"
 	OpScale                Operation = "SCALE"
+	OpCheck                Operation = "CHECK"
+	OpRepair               Operation = "REPAIR"
 )
 
 // OpRequest is an operation on a live cluster.
@@ -73,6 +75,7 @@ var from = map[Operation][]engine.ClusterState{
 	OpConfigureWithRestart: {engine.ClusterActive, engine.ClusterInconsistent},
 	OpStartServices:        {engine.ClusterActive}, OpStopServices: {engine.ClusterActive}, OpRestartServices: {engine.ClusterActive},
 	OpAddServices: {engine.ClusterActive}, OpScale: {engine.ClusterActive},
+	OpCheck: {engine.ClusterActive, engine.ClusterInconsistent}, OpRepair: {engine.ClusterActive, engine.ClusterInconsistent},
 }
 
 // planOp checks and plans an operation inside tx, which holds the
@@ -122,6 +125,10 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	network := snap.Provider != nil && snap.Provider.Network != nil
 	preq := &planner.Request{Services: snap.Services, Nodes: pnodes, Network: network, PlannedServices: req.Services}
 	switch req.Op {
+	case OpCheck, OpRepair:
+		if err := s.planCheckRepair(ctx, tx, c, req, nodes, maxNodeNum, preq, out); err != nil {
+			return nil, err
+		}
 	case OpConfigure, OpConfigureWithRestart:
 		if req.Config == nil {
 			return nil, invalid("config", "CONFIGURE needs a config: the changes to merge into the cluster's (a null removes a key), or with replace the whole new config")

@@ -174,6 +174,13 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		Stderr: out.Stderr,
 	})
 	var ee *remote.ExitError
+	if t.TaskName == "STATUS" {
+		if state, ok := statusOf(err); ok {
+			out.Status(fmt.Sprintf("%s is %s on %s", t.Service.Name, state, t.Node.Hostname), 100)
+			return drivers.Result{Status: 0, Message: fmt.Sprintf("%s is %s", t.Service.Name, state),
+				Facts: map[string]any{"check": map[string]any{"job": t.JobID, "state": state}}}
+		}
+	}
 	switch {
 	case err == nil:
 		out.Status(fmt.Sprintf("%s %s done", t.Service.Name, t.TaskName), 100)
@@ -195,6 +202,28 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	default:
 		return failure(fmt.Errorf("%s %s: %w", t.Service.Name, t.TaskName, err), !remote.Terminal(err))
 	}
+}
+
+// Exit codes of a status script (docs/catalog.md#status-scripts): 0 runs,
+// StoppedExitCode is installed and not running, MissingExitCode is not
+// installed. Any other exit is the script failing.
+const (
+	StoppedExitCode = 3
+	MissingExitCode = 4
+)
+
+// statusOf reads a status script's exit.
+func statusOf(err error) (string, bool) {
+	var ee *remote.ExitError
+	switch {
+	case err == nil:
+		return "running", true
+	case errors.As(err, &ee) && ee.Signal == "" && ee.Code == StoppedExitCode:
+		return "stopped", true
+	case errors.As(err, &ee) && ee.Signal == "" && ee.Code == MissingExitCode:
+		return "missing", true
+	}
+	return "", false
 }
 
 // writeFile writes a root-owned file through sudo and stdin rather than

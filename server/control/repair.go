@@ -1,0 +1,118 @@
+package control
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/solver"
+	"github.com/cooprhq/coopr/store"
+)
+
+// Check is what a cluster's latest check found
+// (docs/operations.md#checking-a-cluster).
+type Check struct {
+	At     time.Time
+	Report planner.CheckReport
+}
+
+// LastCheck reads what the cluster's latest check found; nil when it was
+// never checked.
+func (s *Service) LastCheck(ctx context.Context, clusterID string) (*Check, error) {
+	var row struct {
+		Raw []byte     `db:"last_check"`
+		At  *time.Time `db:"last_check_at"`
+	}
+	err := s.db.GetContext(ctx, &row, `SELECT last_check, last_check_at FROM clusters WHERE id = $1`, clusterID)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && (row.Raw == nil || row.At == nil)) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &Check{At: *row.At}
+	if err := json.Unmarshal(row.Raw, &c.Report); err != nil {
+		return nil, fmt.Errorf("cluster %s last check: %w", clusterID, err)
+	}
+	return c, nil
+}
+
+// planCheckRepair plans CHECK, which looks at every node and service, and
+// REPAIR, which acts on what the latest check found
+// (docs/operations.md#repairing-a-cluster): dead nodes replaced by new
+// ones with their services and types, missing services installed again,
+// stopped ones started.
+func (s *Service) planCheckRepair(ctx context.Context, tx *sqlx.Tx, c *Cluster, req OpRequest, nodes []Node, maxNodeNum int,
+	preq *planner.Request, out *OpPlan) error {
+	if len(req.Services) > 0 {
+		return invalid("services", "%s acts on every service; name none", req.Op)
+	}
+	preq.PlannedServices = nil
+	if req.Op == OpCheck {
+		preq.Action = planner.ClusterCheck
+		return nil
+	}
+	preq.Action = planner.Repair
+	var raw []byte
+	if err := tx.GetContext(ctx, &raw, `SELECT coalesce(last_check, 'null') FROM clusters WHERE id = $1`, c.ID); err != nil {
+		return err
+	}
+	var report *planner.CheckReport
+	if err := json.Unmarshal(raw, &report); err != nil {
+		return fmt.Errorf("cluster %s last check: %w", c.ID, err)
+	}
+	if report == nil {
+		return fmt.Errorf("%w: cluster %s was never checked: check it first (runOperation CHECK, or coopr cluster check %s)", ErrConflict, c.ID, c.ID)
+	}
+	replace, missing, stopped := planner.RepairOf(*report)
+	byID := map[string]Node{}
+	existing := make([]solver.ExistingNode, 0, len(nodes))
+	for _, n := range nodes {
+		byID[n.ID] = n
+		existing = append(existing, solver.ExistingNode{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname, Services: n.Services,
+			HardwareType: n.HardwareType, ImageType: n.ImageType})
+	}
+	// Findings of nodes gone since the check (a scale-in) no longer apply.
+	gone := func(id string) bool { n, ok := byID[id]; return !ok || n.Leaving }
+	replace = slices.DeleteFunc(replace, gone)
+	for id := range missing {
+		if gone(id) {
+			delete(missing, id)
+		}
+	}
+	for id := range stopped {
+		if gone(id) {
+			delete(stopped, id)
+		}
+	}
+	preq.Missing, preq.Stopped = missing, stopped
+	cl := solver.Cluster{ID: c.ID, Name: c.Name, DNSSuffix: c.DNSSuffix}
+	next := maxNodeNum + 1
+	for _, id := range replace {
+		old := byID[id]
+		n := solver.Replacement(cl, existing, solver.Node{ID: old.ID, NodeNum: old.NodeNum, Hostname: old.Hostname,
+			Services: old.Services, HardwareType: old.HardwareType, ImageType: old.ImageType, Flavor: old.Flavor,
+			Image: old.Image, SSHUser: old.SSHUser}, next)
+		next++
+		out.Added = append(out.Added, n)
+		out.Removed = append(out.Removed, solver.ExistingNode{ID: old.ID, NodeNum: old.NodeNum, Hostname: old.Hostname,
+			Services: old.Services, HardwareType: old.HardwareType, ImageType: old.ImageType})
+		preq.Nodes = append(preq.Nodes, planner.Node{ID: n.ID, NodeNum: n.NodeNum, Services: n.Services})
+		preq.NewNodes = append(preq.NewNodes, n.ID)
+		preq.RemovedNodes = append(preq.RemovedNodes, old.ID)
+		out.hosts[n.ID] = n.NodeNum
+	}
+	return nil
+}
+
+// CheckOp runs a check (RunOp with CHECK).
+func (s *Service) CheckOp(ctx context.Context, p store.Principal, id string) (*Job, error) {
+	return s.RunOp(ctx, p, id, OpRequest{Op: OpCheck})
+}
