@@ -89,7 +89,9 @@ findings as the API gives them.
 }
 
 func printLastCheck(cmd *cobra.Command, c *client.Client, id, output string) error {
-	var raw struct{ Cluster *struct{ LastCheck json.RawMessage } }
+	var raw struct {
+		Cluster *struct{ LastCheck json.RawMessage }
+	}
 	if err := gql(cmd.Context(), c, `query($id: ID!) { cluster(id: $id) { `+lastCheckFields+` } }`, map[string]any{"id": id}, &raw); err != nil {
 		return err
 	}
