@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/solver"
 	"github.com/cooprhq/coopr/store"
 )
@@ -112,7 +114,39 @@ func (s *Service) planCheckRepair(ctx context.Context, tx *sqlx.Tx, c *Cluster, 
 	return nil
 }
 
-// CheckOp runs a check (RunOp with CHECK).
-func (s *Service) CheckOp(ctx context.Context, p store.Principal, id string) (*Job, error) {
-	return s.RunOp(ctx, p, id, OpRequest{Op: OpCheck})
+// CheckDue starts a check of every ACTIVE or INCONSISTENT cluster whose
+// template asks for periodic checks (administration.checkinterval) and
+// whose latest check is older than that, as its owner would
+// (docs/operations.md#periodic-checks). It returns how many it started. A
+// cluster with a job in flight waits for the next pass.
+func (s *Service) CheckDue(ctx context.Context, log *slog.Logger) (int, error) {
+	var due []struct {
+		ID     string `db:"id"`
+		Tenant string `db:"tenant_id"`
+		Name   string `db:"tenant_name"`
+		Owner  string `db:"owner"`
+	}
+	if err := s.db.SelectContext(ctx, &due, `SELECT c.id, c.tenant_id, t.name AS tenant_name, c.owner
+		FROM clusters c JOIN tenants t ON t.id = c.tenant_id,
+			LATERAL (SELECT (c.snapshot #>> '{template,administration,checkinterval}')::bigint AS ms) i
+		WHERE c.status IN ('ACTIVE', 'INCONSISTENT') AND i.ms > 0
+			AND (c.last_check_at IS NULL OR c.last_check_at + i.ms * interval '1 millisecond' <= now())
+		ORDER BY c.last_check_at NULLS FIRST, c.id`); err != nil {
+		return 0, err
+	}
+	started := 0
+	for _, c := range due {
+		p := store.Principal{TenantID: c.Tenant, TenantName: c.Name, User: c.Owner, Role: store.RoleAdmin, Kind: store.TokenUser}
+		job, err := s.RunOp(ctx, p, c.ID, OpRequest{Op: OpCheck})
+		switch {
+		case errors.Is(err, ErrConflict), errors.Is(err, engine.ErrConflict):
+			continue
+		case err != nil:
+			log.Warn("periodic check", "cluster", c.ID, "err", err)
+			continue
+		}
+		started++
+		log.Info("periodic check", "cluster", c.ID, "job", job.ID)
+	}
+	return started, nil
 }
