@@ -124,7 +124,9 @@ func TestPeriodicChecks(t *testing.T) {
 	}
 	s.Must(w.alice, `mutation($id: ID!) { checkCluster(id: $id) { id } }`, map[string]any{"id": plain}, &struct{}{})
 	jobs(plain, 2)
-	var c struct{ Cluster struct{ Status, Message string } }
+	var c struct {
+		Cluster struct{ Status, Message string }
+	}
 	s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { status message } }`, map[string]any{"id": plain}, &c)
 	if c.Cluster.Status != "INCONSISTENT" || c.Cluster.Message != "it broke" {
 		t.Errorf("after a check: %s %q, want INCONSISTENT %q", c.Cluster.Status, c.Cluster.Message, "it broke")

@@ -76,10 +76,14 @@ export type ClusterInput = {
 
 export type ClusterOperation =
   | 'ADD_SERVICES'
+  /** Look at every node and service and record what is wrong in the cluster's lastCheck; changes nothing. */
+  | 'CHECK'
   /** Change the config (merged into the cluster's, or replacing it) and reconfigure every service. */
   | 'CONFIGURE'
   /** As CONFIGURE, stopping and starting services around it. */
   | 'CONFIGURE_WITH_RESTART'
+  /** Act on the latest check's findings: replace dead nodes, install missing services again, start stopped ones. */
+  | 'REPAIR'
   | 'RESTART_SERVICES'
   /** Grow or shrink to numMachines nodes. */
   | 'SCALE'
