@@ -4614,6 +4614,8 @@ enum ClusterOperation {
   CHECK
   "Act on the latest check's findings: replace dead nodes, install missing services again, start stopped ones."
   REPAIR
+  "Replace the nodes named in nodes by new ones with the same services (new node numbers), reconfiguring the others."
+  REPLACE_NODE
 }
 
 input OperationInput {
@@ -4630,6 +4632,12 @@ input OperationInput {
   replace: Boolean = false
   "SCALE: the new node count."
   numMachines: Int
+  """
+  Nodes by id, number or host name. SCALE (shrinking): nodes that must be
+  among those removed, instead of the solver's pick. REPLACE_NODE: the nodes
+  to replace.
+  """
+  nodes: [String!]
   "As on create: user fields of the provider type; sensitive ones replace the stored ones."
   providerFields: JSON
 }
@@ -18956,7 +18964,7 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 		asMap["replace"] = false
 	}
 
-	fieldsInOrder := [...]string{"operation", "services", "config", "replace", "numMachines", "providerFields"}
+	fieldsInOrder := [...]string{"operation", "services", "config", "replace", "numMachines", "nodes", "providerFields"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -18998,6 +19006,13 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 				return it, err
 			}
 			it.NumMachines = data
+		case "nodes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Nodes = data
 		case "providerFields":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providerFields"))
 			data, err := ec.unmarshalOJSON2interface(ctx, v)

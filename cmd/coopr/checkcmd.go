@@ -229,3 +229,94 @@ healthy.
 	registerProviderFields(cmd, &providerFields)
 	return cmd
 }
+
+// newClusterReplaceCmd replaces nodes by new ones
+// (docs/operations.md#replacing-a-node).
+func newClusterReplaceCmd() *cobra.Command {
+	var api apiFlags
+	var noWait, dryRun bool
+	var providerFields, output string
+	cmd := &cobra.Command{
+		Use:   "replace CLUSTER NODE...",
+		Short: "Replace nodes by new ones with the same services, and reconfigure the others",
+		Long: `replace deletes each NODE (a number, host name or id) and creates a new node
+with the same services and types in its place, with a new node number; the
+other nodes are reconfigured to take the new one in. The node need not
+answer: a dead machine is deleted all the same. It shows the plan, runs
+exactly that plan and follows it.
+
+--dry-run shows what it would do and changes nothing.
+
+` + clusterArgHelp,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if output != "table" && !dryRun {
+				return fmt.Errorf("-o is for --dry-run: a replace prints its progress")
+			}
+			c, err := api.client()
+			if err != nil {
+				return err
+			}
+			id, err := resolveCluster(cmd.Context(), c, args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			in := map[string]any{"operation": "REPLACE_NODE", "nodes": args[1:]}
+			if err := withProviderFields(in, providerFields); err != nil {
+				return err
+			}
+			return previewAndRun(cmd, c, id, in, dryRun, noWait, output)
+		},
+	}
+	api.register(cmd)
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the operation is accepted")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what it would do, changing nothing")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "with --dry-run: json prints the whole preview")
+	registerProviderFields(cmd, &providerFields)
+	return cmd
+}
+
+// previewAndRun previews an operation, prints the nodes it replaces, then
+// runs exactly that plan and follows it; with dryRun it prints the preview
+// alone.
+func previewAndRun(cmd *cobra.Command, c *client.Client, id string, in map[string]any, dryRun, noWait bool, output string) error {
+	if dryRun && output == "json" {
+		return previewJSON(cmd, c, `mutation($id: ID!, $in: OperationInput!) { previewOperation(clusterId: $id, input: $in) {
+			action added { nodenum hostname services hardwaretype imagetype flavor image } removed changed { nodenum add }
+			`+capacityFields+` tasks { ref nodenum action service stage } edges stages planHash } }`,
+			map[string]any{"id": id, "in": in}, "previewOperation")
+	}
+	var pv struct{ PreviewOperation opPreview }
+	if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!) { previewOperation(clusterId: $id, input: $in) {
+		action added { nodenum hostname services } removed changed { nodenum add } tasks { ref } stages planHash `+capacityFields+` } }`,
+		map[string]any{"id": id, "in": in}, &pv); err != nil {
+		return err
+	}
+	if dryRun {
+		printOpPreview(cmd.OutOrStdout(), pv.PreviewOperation)
+		return nil
+	}
+	for i, n := range pv.PreviewOperation.Removed {
+		if i < len(pv.PreviewOperation.Added) {
+			a := pv.PreviewOperation.Added[i]
+			fmt.Fprintf(cmd.OutOrStdout(), "  replace node %d by node %d %s: %s\n", n, a.Nodenum, a.Hostname, strings.Join(a.Services, ", "))
+		}
+	}
+	var out struct{ RunOperation struct{ ID, Action string } }
+	if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!, $h: String) {
+		runOperation(clusterId: $id, input: $in, expectedPlanHash: $h) { id action } }`,
+		map[string]any{"id": id, "in": in, "h": pv.PreviewOperation.PlanHash}, &out); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "job %s: %s\n", out.RunOperation.ID, out.RunOperation.Action)
+	if noWait {
+		return nil
+	}
+	if err := watchCluster(cmd.Context(), c, id, cmd.OutOrStdout(), cmd.ErrOrStderr(), false); err != nil {
+		return err
+	}
+	return showCluster(cmd.Context(), c, id, cmd.OutOrStdout())
+}

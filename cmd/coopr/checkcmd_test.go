@@ -222,4 +222,39 @@ func TestClusterCheckAndRepairCLI(t *testing.T) {
 	if !strings.Contains(out, ": healthy") {
 		t.Errorf("check after the repair:\n%s", out)
 	}
+
+	// Node operations: replace a chosen node, then scale in removing a
+	// chosen one rather than the solver's pick (the highest number).
+	numsOf := func() map[int]string {
+		s.Must(tokens.admin, `query($id: ID!) { cluster(id: $id) { nodes { id hostname nodenum services } } }`, map[string]any{"id": id}, &nodes)
+		m := map[int]string{}
+		for _, n := range nodes.Cluster.Nodes {
+			m[n.Nodenum] = strings.Join(n.Services, ",")
+		}
+		return m
+	}
+	before := numsOf()
+	var web int
+	for num, svcs := range before {
+		if strings.Contains(svcs, "web") && (web == 0 || num < web) {
+			web = num
+		}
+	}
+	if _, errOut, code := runCLI(t, "cluster", "replace", id, "9999"); code != 1 || !strings.Contains(errOut, "no node \"9999\"") {
+		t.Errorf("replace of no such node: exit %d %s", code, errOut)
+	}
+	out = cli(0, "cluster", "replace", id, fmt.Sprint(web))
+	after := numsOf()
+	if _, ok := after[web]; ok || after[1004] != before[web] || len(after) != 3 || !strings.Contains(out, fmt.Sprintf("replace node %d by node 1004", web)) {
+		t.Fatalf("replace node %d: nodes %v, was %v\n%s", web, after, before, out)
+	}
+	// 1003 is now the lowest web node; the solver would remove 1004.
+	out = cli(0, "cluster", "op", id, "scale", "--size", "2", "--remove", "1003")
+	after = numsOf()
+	if _, ok := after[1003]; ok || len(after) != 2 || after[1004] == "" {
+		t.Fatalf("scale to 2 removing 1003: nodes %v\n%s", after, out)
+	}
+	if _, errOut, code := runCLI(t, "cluster", "op", id, "scale", "--size", "1", "--remove", "1004"); code != 1 || !strings.Contains(errOut, "INVALID_INPUT") {
+		t.Errorf("scale to 1 removing the last web node: exit %d %s", code, errOut)
+	}
 }

@@ -22,7 +22,7 @@ import (
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "Create, list, show, change and delete clusters through the API"}
 	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd(), newClusterLeaseCmd(),
-		newClusterCheckCmd(), newClusterRepairCmd())
+		newClusterCheckCmd(), newClusterRepairCmd(), newClusterReplaceCmd())
 	return cmd
 }
 
@@ -522,7 +522,7 @@ func newClusterDeleteCmd() *cobra.Command {
 // or without restart), start/stop/restart services, add services, scale.
 func newClusterOpCmd() *cobra.Command {
 	var api apiFlags
-	var services []string
+	var services, remove []string
 	var configFile string
 	var size int
 	var noWait, dryRun, replace bool
@@ -537,6 +537,7 @@ func newClusterOpCmd() *cobra.Command {
   coopr cluster op ID restart --services web
   coopr cluster op ID add-services --services metrics
   coopr cluster op ID scale --size 5
+  coopr cluster op ID scale --size 3 --remove 1002
 
 start, stop and restart without --services act on every service of the
 cluster. With it, start also starts what those services need, and stop and
@@ -579,6 +580,12 @@ room the new nodes take on the provider.
 			}
 			if cmd.Flags().Changed("size") {
 				in["numMachines"] = size
+			}
+			if len(remove) > 0 {
+				if op != "SCALE" {
+					return fmt.Errorf("--remove is for scale, not %s", args[1])
+				}
+				in["nodes"] = remove
 			}
 			if err := withProviderFields(in, providerFields); err != nil {
 				return err
@@ -643,6 +650,7 @@ room the new nodes take on the provider.
 	cmd.Flags().StringVar(&configFile, "config", "", "JSON file merged into the config (configure)")
 	cmd.Flags().BoolVar(&replace, "replace", false, "the --config file replaces the whole config instead of merging into it (configure)")
 	cmd.Flags().IntVar(&size, "size", 0, "new node count (scale)")
+	cmd.Flags().StringSliceVar(&remove, "remove", nil, "nodes a scale-in removes (number, host name or id) instead of the solver's pick (scale)")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the operation is accepted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the operation would do, changing nothing")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "with --dry-run: json prints the whole preview")

@@ -317,6 +317,10 @@ type OperationInput struct {
 	Replace *bool `json:"replace,omitempty"`
 	// SCALE: the new node count.
 	NumMachines *int `json:"numMachines,omitempty"`
+	// Nodes by id, number or host name. SCALE (shrinking): nodes that must be
+	// among those removed, instead of the solver's pick. REPLACE_NODE: the nodes
+	// to replace.
+	Nodes []string `json:"nodes,omitempty"`
 	// As on create: user fields of the provider type; sensitive ones replace the stored ones.
 	ProviderFields any `json:"providerFields,omitempty"`
 }
@@ -863,6 +867,8 @@ const (
 	ClusterOperationCheck ClusterOperation = "CHECK"
 	// Act on the latest check's findings: replace dead nodes, install missing services again, start stopped ones.
 	ClusterOperationRepair ClusterOperation = "REPAIR"
+	// Replace the nodes named in nodes by new ones with the same services (new node numbers), reconfiguring the others.
+	ClusterOperationReplaceNode ClusterOperation = "REPLACE_NODE"
 )
 
 var AllClusterOperation = []ClusterOperation{
@@ -875,11 +881,12 @@ var AllClusterOperation = []ClusterOperation{
 	ClusterOperationScale,
 	ClusterOperationCheck,
 	ClusterOperationRepair,
+	ClusterOperationReplaceNode,
 }
 
 func (e ClusterOperation) IsValid() bool {
 	switch e {
-	case ClusterOperationConfigure, ClusterOperationConfigureWithRestart, ClusterOperationStartServices, ClusterOperationStopServices, ClusterOperationRestartServices, ClusterOperationAddServices, ClusterOperationScale, ClusterOperationCheck, ClusterOperationRepair:
+	case ClusterOperationConfigure, ClusterOperationConfigureWithRestart, ClusterOperationStartServices, ClusterOperationStopServices, ClusterOperationRestartServices, ClusterOperationAddServices, ClusterOperationScale, ClusterOperationCheck, ClusterOperationRepair, ClusterOperationReplaceNode:
 		return true
 	}
 	return false

@@ -31,6 +31,7 @@ const (
 	OpScale                Operation = "SCALE"
 	OpCheck                Operation = "CHECK"
 	OpRepair               Operation = "REPAIR"
+	OpReplaceNode          Operation = "REPLACE_NODE"
 )
 
 // OpRequest is an operation on a live cluster.
@@ -42,6 +43,9 @@ type OpRequest struct {
 	Size             int            // SCALE: the new node count
 	ExpectedPlanHash string
 	ProviderFields   map[string]any // as on create: docs/operations.md#provider-fields
+	// Nodes (ids, numbers or host names): for SCALE, nodes a scale-in
+	// must remove; for REPLACE_NODE, the nodes to replace.
+	Nodes []string
 }
 
 // OpPlan is what an operation will do.
@@ -76,6 +80,7 @@ var from = map[Operation][]engine.ClusterState{
 	OpStartServices:        {engine.ClusterActive}, OpStopServices: {engine.ClusterActive}, OpRestartServices: {engine.ClusterActive},
 	OpAddServices: {engine.ClusterActive}, OpScale: {engine.ClusterActive},
 	OpCheck: {engine.ClusterActive, engine.ClusterInconsistent}, OpRepair: {engine.ClusterActive, engine.ClusterInconsistent},
+	OpReplaceNode: {engine.ClusterActive, engine.ClusterInconsistent},
 }
 
 // planOp checks and plans an operation inside tx, which holds the
@@ -88,6 +93,9 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	allowed, ok := from[req.Op]
 	if !ok {
 		return nil, invalid("operation", "unknown operation %q", req.Op)
+	}
+	if len(req.Nodes) > 0 && req.Op != OpScale && req.Op != OpReplaceNode {
+		return nil, invalid("nodes", "only SCALE and REPLACE_NODE take nodes (%s was asked)", req.Op)
 	}
 	if req.Replace && req.Op != OpConfigure && req.Op != OpConfigureWithRestart {
 		return nil, invalid("replace", "only CONFIGURE and CONFIGURE_WITH_RESTART take replace (%s was asked)", req.Op)
@@ -125,7 +133,7 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	network := snap.Provider != nil && snap.Provider.Network != nil
 	preq := &planner.Request{Services: snap.Services, Nodes: pnodes, Network: network, PlannedServices: req.Services}
 	switch req.Op {
-	case OpCheck, OpRepair:
+	case OpCheck, OpRepair, OpReplaceNode:
 		if err := s.planCheckRepair(ctx, tx, c, req, nodes, maxNodeNum, preq, out); err != nil {
 			return nil, err
 		}
@@ -197,9 +205,13 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 					return nil, err
 				}
 			}
+			var remove []string
+			if remove, err = resolveNodes("nodes", nodes, req.Nodes); err != nil {
+				return nil, err
+			}
 			u, err = solver.Scale(solver.ScaleRequest{Template: snap.Template, Catalog: sc, Provider: c.Provider,
 				Cluster: solver.Cluster{ID: id, Name: c.Name, DNSSuffix: c.DNSSuffix}, Nodes: existing, Size: req.Size,
-				NextNodeNum: maxNodeNum + 1})
+				NextNodeNum: maxNodeNum + 1, Remove: remove})
 		}
 		if err != nil {
 			return nil, err

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -57,8 +59,20 @@ func (s *Service) planCheckRepair(ctx context.Context, tx *sqlx.Tx, c *Cluster, 
 		return invalid("services", "%s acts on every service; name none", req.Op)
 	}
 	preq.PlannedServices = nil
-	if req.Op == OpCheck {
+	switch req.Op {
+	case OpCheck:
 		preq.Action = planner.ClusterCheck
+		return nil
+	case OpReplaceNode:
+		preq.Action = planner.Repair
+		if len(req.Nodes) == 0 {
+			return invalid("nodes", "name the nodes to replace")
+		}
+		ids, err := resolveNodes("nodes", nodes, req.Nodes)
+		if err != nil {
+			return err
+		}
+		replaceNodes(c, nodes, ids, maxNodeNum, preq, out)
 		return nil
 	}
 	preq.Action = planner.Repair
@@ -74,15 +88,11 @@ func (s *Service) planCheckRepair(ctx context.Context, tx *sqlx.Tx, c *Cluster, 
 		return fmt.Errorf("%w: cluster %s was never checked: check it first (runOperation CHECK, or coopr cluster check %s)", ErrConflict, c.ID, c.ID)
 	}
 	replace, missing, stopped := planner.RepairOf(*report)
-	byID := map[string]Node{}
-	existing := make([]solver.ExistingNode, 0, len(nodes))
-	for _, n := range nodes {
-		byID[n.ID] = n
-		existing = append(existing, solver.ExistingNode{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname, Services: n.Services,
-			HardwareType: n.HardwareType, ImageType: n.ImageType})
-	}
 	// Findings of nodes gone since the check (a scale-in) no longer apply.
-	gone := func(id string) bool { n, ok := byID[id]; return !ok || n.Leaving }
+	gone := func(id string) bool {
+		i := slices.IndexFunc(nodes, func(n Node) bool { return n.ID == id })
+		return i < 0 || nodes[i].Leaving
+	}
 	replace = slices.DeleteFunc(replace, gone)
 	for id := range missing {
 		if gone(id) {
@@ -95,9 +105,24 @@ func (s *Service) planCheckRepair(ctx context.Context, tx *sqlx.Tx, c *Cluster, 
 		}
 	}
 	preq.Missing, preq.Stopped = missing, stopped
+	replaceNodes(c, nodes, replace, maxNodeNum, preq, out)
+	return nil
+}
+
+// replaceNodes adds to preq and out, for each node of ids, its
+// replacement: a new node with the same services and types, numbered from
+// maxNodeNum+1 (numbers are never reused).
+func replaceNodes(c *Cluster, nodes []Node, ids []string, maxNodeNum int, preq *planner.Request, out *OpPlan) {
+	byID := map[string]Node{}
+	existing := make([]solver.ExistingNode, 0, len(nodes))
+	for _, n := range nodes {
+		byID[n.ID] = n
+		existing = append(existing, solver.ExistingNode{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname, Services: n.Services,
+			HardwareType: n.HardwareType, ImageType: n.ImageType})
+	}
 	cl := solver.Cluster{ID: c.ID, Name: c.Name, DNSSuffix: c.DNSSuffix}
 	next := maxNodeNum + 1
-	for _, id := range replace {
+	for _, id := range ids {
 		old := byID[id]
 		n := solver.Replacement(cl, existing, solver.Node{ID: old.ID, NodeNum: old.NodeNum, Hostname: old.Hostname,
 			Services: old.Services, HardwareType: old.HardwareType, ImageType: old.ImageType, Flavor: old.Flavor,
@@ -111,7 +136,38 @@ func (s *Service) planCheckRepair(ctx context.Context, tx *sqlx.Tx, c *Cluster, 
 		preq.RemovedNodes = append(preq.RemovedNodes, old.ID)
 		out.hosts[n.ID] = n.NodeNum
 	}
-	return nil
+}
+
+// resolveNodes turns node references (an id, a number, a host name or
+// its first label) into node ids, each once; field names the request's
+// field in errors.
+func resolveNodes(field string, nodes []Node, refs []string) ([]string, error) {
+	var ids []string
+	for _, ref := range refs {
+		ref = strings.TrimSpace(ref)
+		var found *Node
+		for i := range nodes {
+			n := &nodes[i]
+			short, _, _ := strings.Cut(n.Hostname, ".")
+			if !n.Leaving && (n.ID == ref || strconv.Itoa(n.NodeNum) == ref || n.Hostname == ref || short == ref) {
+				found = n
+				break
+			}
+		}
+		if found == nil {
+			names := make([]string, 0, len(nodes))
+			for _, n := range nodes {
+				if !n.Leaving {
+					names = append(names, fmt.Sprintf("%d %s", n.NodeNum, n.Hostname))
+				}
+			}
+			return nil, invalid(field, "no node %q in the cluster (it has %s)", ref, strings.Join(names, ", "))
+		}
+		if !slices.Contains(ids, found.ID) {
+			ids = append(ids, found.ID)
+		}
+	}
+	return ids, nil
 }
 
 // CheckDue starts a check of every ACTIVE or INCONSISTENT cluster whose
