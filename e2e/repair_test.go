@@ -193,6 +193,42 @@ func TestCheckAndRepairOnLocal(t *testing.T) {
 		t.Errorf("nodes UNREACHABLE after the repair: %+v", lost)
 	}
 
+	cli := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(coopr(t), args...)
+		cmd.Env = append(os.Environ(), "COOPR_SERVER="+w.s.URL, "COOPR_TOKEN="+w.admin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("coopr %s: %v\n%s\n%s", strings.Join(args, " "), err, out, w.failures(t, id))
+		}
+		return string(out)
+	}
+	t.Run("reboot a node", func(t *testing.T) {
+		// /run is a fresh tmpfs at each boot.
+		victim := webs[len(webs)-1]
+		key := w.clusterSigner(t, id)
+		sshRun(t, victim.Ipaddresses["access_v4"], key, "touch /run/coopr-before-reboot")
+		start := time.Now()
+		cli("cluster", "reboot", id, victim.Hostname)
+		t.Logf("rebooted a node in %s", time.Since(start).Round(100*time.Millisecond))
+		if out := sshRun(t, victim.Ipaddresses["access_v4"], key, "test -e /run/coopr-before-reboot && echo same boot || echo rebooted"); strings.TrimSpace(out) != "rebooted" {
+			t.Errorf("after the reboot the node says %q", out)
+		}
+		answers(t, lbURL, hostnames(webs), 30*time.Second)
+	})
+
+	t.Run("scale in removing a chosen node", func(t *testing.T) {
+		// The solver would remove the highest web node; remove the lowest.
+		chosen := webs[0]
+		cli("cluster", "op", id, "scale", "--size", "3", "--remove", chosen.Hostname)
+		c := w.cluster(t, id)
+		left := withService(c, "web")
+		if len(c.Nodes) != 3 || len(left) != 2 || slices.ContainsFunc(left, func(n node) bool { return n.Nodenum == chosen.Nodenum }) {
+			t.Fatalf("after the scale-in: %d nodes, web on %v; want 3 without %s", len(c.Nodes), hostnames(left), chosen.Hostname)
+		}
+		answers(t, lbURL, hostnames(left), 30*time.Second)
+	})
+
 	w.delete(t, id)
 	w.follow(t, id, "TERMINATED", 3*time.Minute)
 	noTraces(t, w.localCfg.StateDir, w.localCfg.Bridge, id)

@@ -4616,6 +4616,8 @@ enum ClusterOperation {
   REPAIR
   "Replace the nodes named in nodes by new ones with the same services (new node numbers), reconfiguring the others."
   REPLACE_NODE
+  "Reboot the nodes named in nodes, bootstrap them again and start their services."
+  REBOOT_NODE
 }
 
 input OperationInput {
@@ -4634,8 +4636,8 @@ input OperationInput {
   numMachines: Int
   """
   Nodes by id, number or host name. SCALE (shrinking): nodes that must be
-  among those removed, instead of the solver's pick. REPLACE_NODE: the nodes
-  to replace.
+  among those removed, instead of the solver's pick. REPLACE_NODE and
+  REBOOT_NODE: the nodes to replace or reboot.
   """
   nodes: [String!]
   "As on create: user fields of the provider type; sensitive ones replace the stored ones."

@@ -35,6 +35,8 @@ const (
 	// whether the service runs (docs/operations.md#checking-a-cluster).
 	Check
 	Status
+	// Reboot powers a node's machine off and on (the vm driver).
+	Reboot
 	numActions
 )
 
@@ -55,6 +57,7 @@ var actionNames = [numActions]string{
 	NetworkRelease:     "NETWORK_RELEASE",
 	Check:              "CHECK",
 	Status:             "STATUS",
+	Reboot:             "REBOOT",
 }
 
 // nameRank orders actions by name, the order stages are sorted in
@@ -111,7 +114,7 @@ func ParseAction(s string) (Action, bool) {
 // service: its tasks carry service "".
 func (a Action) NodeLevel() bool {
 	switch a {
-	case NetworkAllocate, Create, Confirm, NetworkConfigure, Bootstrap, NetworkUnconfigure, Delete, NetworkRelease, Check:
+	case NetworkAllocate, Create, Confirm, NetworkConfigure, Bootstrap, NetworkUnconfigure, Delete, NetworkRelease, Check, Reboot:
 		return true
 	}
 	return false
@@ -177,13 +180,16 @@ const (
 	// installs missing services and starts stopped ones
 	// (docs/operations.md#repairing-a-cluster).
 	Repair ClusterAction = "REPAIR"
+	// RebootNodes reboots the planned nodes, bootstraps them again and
+	// starts their services (docs/operations.md#rebooting-a-node).
+	RebootNodes ClusterAction = "REBOOT_NODES"
 )
 
 // ClusterActions lists every cluster operation.
 var ClusterActions = []ClusterAction{
 	ClusterCreate, ClusterDelete, ClusterConfigure, ClusterConfigureWithRestart,
 	StartServices, StopServices, RestartServices, AddServices, ScaleOut, ScaleIn,
-	ClusterCheck, Repair,
+	ClusterCheck, Repair, RebootNodes,
 }
 
 // ParseClusterAction reads a cluster operation name, in any case.

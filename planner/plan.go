@@ -339,6 +339,8 @@ func newBuilder(req *Request) (*builder, []group, error) {
 		}
 	case ClusterCheck:
 		groups = one([]Action{Check, Status}, true)
+	case RebootNodes:
+		groups = one([]Action{Reboot, Bootstrap, Start}, true)
 	case Repair:
 		groups, err = b.repairGroups(planned, newNodes, removed, createOrder, unconfigure)
 		if err != nil {
@@ -428,7 +430,7 @@ func (b *builder) chain(gr group, n, svc int) {
 func (b *builder) crossEdges() {
 	// Operations that create or remove nodes take only edges between
 	// tasks of their own chains (docs/planner.md#scale-operations).
-	scale := b.req.Action == ScaleOut || b.req.Action == ScaleIn || b.req.Action == Repair
+	scale := b.req.Action == ScaleOut || b.req.Action == ScaleIn || b.req.Action == Repair || b.req.Action == RebootNodes
 	chainEnd := len(b.verts)
 	// sources[(Y, B)] is the vertex of Y of B on every node hosting B: a
 	// service on every node makes this the inner loop of a 10^6-edge plan.

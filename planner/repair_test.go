@@ -84,6 +84,14 @@ func TestCheckAndRepairPlans(t *testing.T) {
 			absent: []string{"W2 START web -> L START lb", "W1 START web -> L START lb"},
 		},
 		{
+			name: "reboot a node: REBOOT, BOOTSTRAP, then start its services, pulling in nothing",
+			req: func(r *Request) {
+				r.Action, r.PlannedNodes = RebootNodes, []string{"W1"}
+			},
+			stages: []string{"W1 REBOOT", "W1 BOOTSTRAP", "W1 START web"},
+			absent: []string{"W1 START web -> L START lb"},
+		},
+		{
 			name: "repair with a network unconfigures the dead node best-effort",
 			req: func(r *Request) {
 				r.Action, r.Nodes, r.Network = Repair, slices.Clone(withNew), true

@@ -230,31 +230,24 @@ healthy.
 	return cmd
 }
 
-// newClusterReplaceCmd replaces nodes by new ones
-// (docs/operations.md#replacing-a-node).
-func newClusterReplaceCmd() *cobra.Command {
+// newClusterNodeOpCmd runs an operation on chosen nodes: replace
+// (docs/operations.md#replacing-a-node) or reboot
+// (docs/operations.md#rebooting-a-node).
+func newClusterNodeOpCmd(use, op, short, long string) *cobra.Command {
 	var api apiFlags
 	var noWait, dryRun bool
 	var providerFields, output string
 	cmd := &cobra.Command{
-		Use:   "replace CLUSTER NODE...",
-		Short: "Replace nodes by new ones with the same services, and reconfigure the others",
-		Long: `replace deletes each NODE (a number, host name or id) and creates a new node
-with the same services and types in its place, with a new node number; the
-other nodes are reconfigured to take the new one in. The node need not
-answer: a dead machine is deleted all the same. It shows the plan, runs
-exactly that plan and follows it.
-
---dry-run shows what it would do and changes nothing.
-
-` + clusterArgHelp,
-		Args: cobra.MinimumNArgs(2),
+		Use:   use + " CLUSTER NODE...",
+		Short: short,
+		Long:  long + "\n\n--dry-run shows what it would do and changes nothing.\n\n" + clusterArgHelp,
+		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
 			if output != "table" && !dryRun {
-				return fmt.Errorf("-o is for --dry-run: a replace prints its progress")
+				return fmt.Errorf("-o is for --dry-run: %s prints its progress", use)
 			}
 			c, err := api.client()
 			if err != nil {
@@ -264,7 +257,7 @@ exactly that plan and follows it.
 			if err != nil {
 				return err
 			}
-			in := map[string]any{"operation": "REPLACE_NODE", "nodes": args[1:]}
+			in := map[string]any{"operation": op, "nodes": args[1:]}
 			if err := withProviderFields(in, providerFields); err != nil {
 				return err
 			}
@@ -277,6 +270,24 @@ exactly that plan and follows it.
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "with --dry-run: json prints the whole preview")
 	registerProviderFields(cmd, &providerFields)
 	return cmd
+}
+
+func newClusterReplaceCmd() *cobra.Command {
+	return newClusterNodeOpCmd("replace", "REPLACE_NODE",
+		"Replace nodes by new ones with the same services, and reconfigure the others",
+		`replace deletes each NODE (a number, host name or id) and creates a new node
+with the same services and types in its place, with a new node number; the
+other nodes are reconfigured to take the new one in. The node need not
+answer: a dead machine is deleted all the same. It shows the plan, runs
+exactly that plan and follows it.`)
+}
+
+func newClusterRebootCmd() *cobra.Command {
+	return newClusterNodeOpCmd("reboot", "REBOOT_NODE",
+		"Reboot nodes, then bootstrap them and start their services again",
+		`reboot has the provider power each NODE (a number, host name or id) off and
+on, waits for its SSH with the pinned host key (BOOTSTRAP), and starts its
+services. It shows the plan, runs exactly that plan and follows it.`)
 }
 
 // previewAndRun previews an operation, prints the nodes it replaces, then

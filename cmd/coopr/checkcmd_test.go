@@ -248,6 +248,24 @@ func TestClusterCheckAndRepairCLI(t *testing.T) {
 	if _, ok := after[web]; ok || after[1004] != before[web] || len(after) != 3 || !strings.Contains(out, fmt.Sprintf("replace node %d by node 1004", web)) {
 		t.Fatalf("replace node %d: nodes %v, was %v\n%s", web, after, before, out)
 	}
+	// Reboot the new node: REBOOT, BOOTSTRAP, START web there, nothing else.
+	agent.mu.Lock()
+	agent.ran = nil
+	agent.mu.Unlock()
+	out = cli(0, "cluster", "reboot", id, "1004")
+	agent.mu.Lock()
+	ran = slices.Clone(agent.ran)
+	agent.mu.Unlock()
+	var host string
+	s.Must(tokens.admin, `query($id: ID!) { cluster(id: $id) { nodes { id hostname nodenum services } } }`, map[string]any{"id": id}, &nodes)
+	for _, n := range nodes.Cluster.Nodes {
+		if n.Nodenum == 1004 {
+			host = n.Hostname
+		}
+	}
+	if want := []string{"REBOOT " + host, "BOOTSTRAP " + host, "START " + host}; !slices.Equal(ran, want) {
+		t.Errorf("reboot ran %q, want %q\n%s", ran, want, out)
+	}
 	// 1003 is now the lowest web node; the solver would remove 1004.
 	out = cli(0, "cluster", "op", id, "scale", "--size", "2", "--remove", "1003")
 	after = numsOf()

@@ -318,8 +318,8 @@ type OperationInput struct {
 	// SCALE: the new node count.
 	NumMachines *int `json:"numMachines,omitempty"`
 	// Nodes by id, number or host name. SCALE (shrinking): nodes that must be
-	// among those removed, instead of the solver's pick. REPLACE_NODE: the nodes
-	// to replace.
+	// among those removed, instead of the solver's pick. REPLACE_NODE and
+	// REBOOT_NODE: the nodes to replace or reboot.
 	Nodes []string `json:"nodes,omitempty"`
 	// As on create: user fields of the provider type; sensitive ones replace the stored ones.
 	ProviderFields any `json:"providerFields,omitempty"`
@@ -869,6 +869,8 @@ const (
 	ClusterOperationRepair ClusterOperation = "REPAIR"
 	// Replace the nodes named in nodes by new ones with the same services (new node numbers), reconfiguring the others.
 	ClusterOperationReplaceNode ClusterOperation = "REPLACE_NODE"
+	// Reboot the nodes named in nodes, bootstrap them again and start their services.
+	ClusterOperationRebootNode ClusterOperation = "REBOOT_NODE"
 )
 
 var AllClusterOperation = []ClusterOperation{
@@ -882,11 +884,12 @@ var AllClusterOperation = []ClusterOperation{
 	ClusterOperationCheck,
 	ClusterOperationRepair,
 	ClusterOperationReplaceNode,
+	ClusterOperationRebootNode,
 }
 
 func (e ClusterOperation) IsValid() bool {
 	switch e {
-	case ClusterOperationConfigure, ClusterOperationConfigureWithRestart, ClusterOperationStartServices, ClusterOperationStopServices, ClusterOperationRestartServices, ClusterOperationAddServices, ClusterOperationScale, ClusterOperationCheck, ClusterOperationRepair, ClusterOperationReplaceNode:
+	case ClusterOperationConfigure, ClusterOperationConfigureWithRestart, ClusterOperationStartServices, ClusterOperationStopServices, ClusterOperationRestartServices, ClusterOperationAddServices, ClusterOperationScale, ClusterOperationCheck, ClusterOperationRepair, ClusterOperationReplaceNode, ClusterOperationRebootNode:
 		return true
 	}
 	return false

@@ -32,6 +32,7 @@ const (
 	OpCheck                Operation = "CHECK"
 	OpRepair               Operation = "REPAIR"
 	OpReplaceNode          Operation = "REPLACE_NODE"
+	OpRebootNode           Operation = "REBOOT_NODE"
 )
 
 // OpRequest is an operation on a live cluster.
@@ -80,7 +81,7 @@ var from = map[Operation][]engine.ClusterState{
 	OpStartServices:        {engine.ClusterActive}, OpStopServices: {engine.ClusterActive}, OpRestartServices: {engine.ClusterActive},
 	OpAddServices: {engine.ClusterActive}, OpScale: {engine.ClusterActive},
 	OpCheck: {engine.ClusterActive, engine.ClusterInconsistent}, OpRepair: {engine.ClusterActive, engine.ClusterInconsistent},
-	OpReplaceNode: {engine.ClusterActive, engine.ClusterInconsistent},
+	OpReplaceNode: {engine.ClusterActive, engine.ClusterInconsistent}, OpRebootNode: {engine.ClusterActive, engine.ClusterInconsistent},
 }
 
 // planOp checks and plans an operation inside tx, which holds the
@@ -94,8 +95,8 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	if !ok {
 		return nil, invalid("operation", "unknown operation %q", req.Op)
 	}
-	if len(req.Nodes) > 0 && req.Op != OpScale && req.Op != OpReplaceNode {
-		return nil, invalid("nodes", "only SCALE and REPLACE_NODE take nodes (%s was asked)", req.Op)
+	if len(req.Nodes) > 0 && req.Op != OpScale && req.Op != OpReplaceNode && req.Op != OpRebootNode {
+		return nil, invalid("nodes", "only SCALE, REPLACE_NODE and REBOOT_NODE take nodes (%s was asked)", req.Op)
 	}
 	if req.Replace && req.Op != OpConfigure && req.Op != OpConfigureWithRestart {
 		return nil, invalid("replace", "only CONFIGURE and CONFIGURE_WITH_RESTART take replace (%s was asked)", req.Op)
@@ -133,7 +134,7 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	network := snap.Provider != nil && snap.Provider.Network != nil
 	preq := &planner.Request{Services: snap.Services, Nodes: pnodes, Network: network, PlannedServices: req.Services}
 	switch req.Op {
-	case OpCheck, OpRepair, OpReplaceNode:
+	case OpCheck, OpRepair, OpReplaceNode, OpRebootNode:
 		if err := s.planCheckRepair(ctx, tx, c, req, nodes, maxNodeNum, preq, out); err != nil {
 			return nil, err
 		}

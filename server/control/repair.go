@@ -63,6 +63,17 @@ func (s *Service) planCheckRepair(ctx context.Context, tx *sqlx.Tx, c *Cluster, 
 	case OpCheck:
 		preq.Action = planner.ClusterCheck
 		return nil
+	case OpRebootNode:
+		preq.Action = planner.RebootNodes
+		if len(req.Nodes) == 0 {
+			return invalid("nodes", "name the nodes to reboot")
+		}
+		ids, err := resolveNodes("nodes", nodes, req.Nodes)
+		if err != nil {
+			return err
+		}
+		preq.PlannedNodes = ids
+		return nil
 	case OpReplaceNode:
 		preq.Action = planner.Repair
 		if len(req.Nodes) == 0 {

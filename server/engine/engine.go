@@ -66,6 +66,7 @@ var defaultTimeouts = map[planner.Action]time.Duration{
 	planner.Bootstrap: 20 * time.Minute, planner.Install: 30 * time.Minute, planner.Configure: 30 * time.Minute,
 	planner.Initialize: 30 * time.Minute, planner.Start: 10 * time.Minute, planner.Stop: 10 * time.Minute,
 	planner.Remove: 30 * time.Minute, planner.Check: 2 * time.Minute, planner.Status: 2 * time.Minute,
+	planner.Reboot: 10 * time.Minute,
 }
 
 func (c *Config) fill() {
