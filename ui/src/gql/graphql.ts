@@ -82,8 +82,12 @@ export type ClusterOperation =
   | 'CONFIGURE'
   /** As CONFIGURE, stopping and starting services around it. */
   | 'CONFIGURE_WITH_RESTART'
+  /** Reboot the nodes named in nodes, bootstrap them again and start their services. */
+  | 'REBOOT_NODE'
   /** Act on the latest check's findings: replace dead nodes, install missing services again, start stopped ones. */
   | 'REPAIR'
+  /** Replace the nodes named in nodes by new ones with the same services (new node numbers), reconfiguring the others. */
+  | 'REPLACE_NODE'
   | 'RESTART_SERVICES'
   /** Grow or shrink to numMachines nodes. */
   | 'SCALE'
@@ -137,6 +141,12 @@ export type OperationInput = {
    * other value (arrays too) replaces it. With replace: the whole new config.
    */
   config?: unknown;
+  /**
+   * Nodes by id, number or host name. SCALE (shrinking): nodes that must be
+   * among those removed, instead of the solver's pick. REPLACE_NODE and
+   * REBOOT_NODE: the nodes to replace or reboot.
+   */
+  nodes?: Array<string> | null | undefined;
   /** SCALE: the new node count. */
   numMachines?: number | null | undefined;
   operation: ClusterOperation;
