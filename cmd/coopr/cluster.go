@@ -373,6 +373,11 @@ type shownCluster struct {
 		StateReason   string
 		StateSince    *time.Time
 	}
+	LastCheck *struct {
+		At      time.Time
+		Healthy bool
+		Nodes   []struct{ Findings []struct{ Kind string } }
+	}
 	LatestJob *struct {
 		ID, Action, State string
 		Tasks             []struct {
@@ -387,6 +392,7 @@ func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) 
 	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name status message template
 		serviceSummary { service nodes states { state count } }
 		nodes { nodenum hostname ipaddresses serviceStates { service state } state stateReason stateSince }
+		lastCheck { at healthy nodes { findings { kind } } }
 		latestJob { id action state tasks { nodeId hostname action service state message } } } }`, map[string]any{"id": id}, &out); err != nil {
 		return err
 	}
@@ -445,6 +451,22 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 	}
 	for _, l := range lost {
 		fmt.Fprintln(w, l)
+	}
+	if lc := cl.LastCheck; lc != nil {
+		findings, bad := 0, 0
+		for _, n := range lc.Nodes {
+			findings += len(n.Findings)
+			if len(n.Findings) > 0 {
+				bad++
+			}
+		}
+		when := lc.At.Local().Format(time.DateTime)
+		if lc.Healthy {
+			fmt.Fprintf(w, "last check %s: healthy\n", when)
+		} else {
+			fmt.Fprintf(w, "last check %s: %d finding(s) on %d of %d nodes (coopr cluster check %s --last)\n",
+				when, findings, bad, len(lc.Nodes), cl.ID)
+		}
 	}
 	if j := cl.LatestJob; j != nil {
 		var skipped []string
