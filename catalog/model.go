@@ -149,7 +149,7 @@ type ServiceProvisioner struct {
 }
 
 // The service action names, in lifecycle order.
-var ServiceActions = []string{"install", "remove", "initialize", "configure", "start", "stop"}
+var ServiceActions = []string{"install", "remove", "initialize", "configure", "start", "stop", "status"}
 
 // Link is a labelled URL shown to users; the URL may hold macros.
 type Link struct {
@@ -286,6 +286,9 @@ type Lease struct {
 // Administration of a template.
 type Administration struct {
 	LeaseDuration Lease `json:"leaseduration"`
+	// CheckInterval, when not zero, has the leading server check each
+	// cluster of the template this often (docs/operations.md#periodic-checks).
+	CheckInterval Duration `json:"checkinterval,omitempty"`
 }
 
 // NameRef refers to another template by name.

@@ -96,7 +96,7 @@ func (c *checker) machineType(kind Kind, obj map[string]any) {
 	}))
 }
 
-var serviceActionSet = map[string]bool{"install": true, "remove": true, "initialize": true, "configure": true, "start": true, "stop": true}
+var serviceActionSet = map[string]bool{"install": true, "remove": true, "initialize": true, "configure": true, "start": true, "stop": true, "status": true}
 
 func (c *checker) depSet(p string, v any) {
 	c.fields(p, v, map[string]func(string, any){"requires": c.nameList, "uses": c.nameList})
@@ -285,7 +285,12 @@ func (c *checker) minMax(p string, v any, floor int64) {
 }
 
 func (c *checker) administration(p string, v any) {
-	c.fields(p, v, map[string]func(string, any){"leaseduration": func(lp string, lv any) {
+	c.fields(p, v, map[string]func(string, any){"checkinterval": func(cp string, cv any) {
+		if d, ok := c.duration(cp, cv); ok && d > 0 && d < 60*1000 {
+			// Shorter would keep a cluster checking all the time.
+			c.errf(cp, "must be at least 1m (or 0: no periodic checks)")
+		}
+	}, "leaseduration": func(lp string, lv any) {
 		var d [3]Duration
 		var ok [3]bool
 		names := []string{"initial", "max", "step"}

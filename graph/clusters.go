@@ -76,7 +76,7 @@ func (r *mutationResolver) control(ctx context.Context, id string, c control.Job
 }
 
 func opRequest(in model.OperationInput, expectedPlanHash *string) (control.OpRequest, error) {
-	req := control.OpRequest{Op: control.Operation(in.Operation), Services: in.Services}
+	req := control.OpRequest{Op: control.Operation(in.Operation), Services: in.Services, Nodes: in.Nodes}
 	if in.Replace != nil {
 		req.Replace = *in.Replace
 	}

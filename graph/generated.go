@@ -125,6 +125,12 @@ type ComplexityRoot struct {
 		Versions func(childComplexity int) int
 	}
 
+	CheckFinding struct {
+		Detail  func(childComplexity int) int
+		Kind    func(childComplexity int) int
+		Service func(childComplexity int) int
+	}
+
 	Cluster struct {
 		Config         func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
@@ -133,6 +139,7 @@ type ComplexityRoot struct {
 		ExpireTime     func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Jobs           func(childComplexity int) int
+		LastCheck      func(childComplexity int) int
 		LatestJob      func(childComplexity int) int
 		Message        func(childComplexity int) int
 		Name           func(childComplexity int) int
@@ -145,6 +152,13 @@ type ComplexityRoot struct {
 		Status         func(childComplexity int) int
 		Template       func(childComplexity int) int
 		UpdatedAt      func(childComplexity int) int
+	}
+
+	ClusterCheck struct {
+		At      func(childComplexity int) int
+		Healthy func(childComplexity int) int
+		JobID   func(childComplexity int) int
+		Nodes   func(childComplexity int) int
 	}
 
 	ClusterConnection struct {
@@ -262,6 +276,7 @@ type ComplexityRoot struct {
 		AbortJob             func(childComplexity int, id string) int
 		AddSSHKey            func(childComplexity int, publicKey string, name *string) int
 		AgentHeartbeat       func(childComplexity int, input model.AgentHeartbeatInput) int
+		CheckCluster         func(childComplexity int, id string) int
 		ClaimTask            func(childComplexity int, input model.ClaimInput) int
 		ClaimTasks           func(childComplexity int, input model.ClaimTasksInput) int
 		CreateAPIToken       func(childComplexity int, input model.APITokenInput) int
@@ -285,6 +300,7 @@ type ComplexityRoot struct {
 		RegisterAgent        func(childComplexity int, input model.AgentRegistration) int
 		ReleaseTask          func(childComplexity int, input model.ReleaseInput) int
 		RemoveSSHKey         func(childComplexity int, id string) int
+		RepairCluster        func(childComplexity int, id string, expectedPlanHash *string, providerFields any) int
 		ReportProgress       func(childComplexity int, input model.ProgressInput) int
 		ResumeJob            func(childComplexity int, id string) int
 		RetryJob             func(childComplexity int, id string) int
@@ -329,6 +345,14 @@ type ComplexityRoot struct {
 	NodeChange struct {
 		Add     func(childComplexity int) int
 		Nodenum func(childComplexity int) int
+	}
+
+	NodeCheck struct {
+		Findings  func(childComplexity int) int
+		Hostname  func(childComplexity int) int
+		NodeID    func(childComplexity int) int
+		Nodenum   func(childComplexity int) int
+		Reachable func(childComplexity int) int
 	}
 
 	NodeService struct {
@@ -623,6 +647,7 @@ type ClusterResolver interface {
 	ServiceSummary(ctx context.Context, obj *control.Cluster) ([]*model.ServiceSummary, error)
 	LatestJob(ctx context.Context, obj *control.Cluster) (*control.Job, error)
 	Jobs(ctx context.Context, obj *control.Cluster) ([]*control.Job, error)
+	LastCheck(ctx context.Context, obj *control.Cluster) (*model.ClusterCheck, error)
 }
 type JobResolver interface {
 	State(ctx context.Context, obj *control.Job) (model.JobState, error)
@@ -650,6 +675,8 @@ type MutationResolver interface {
 	SetClusterExpireTime(ctx context.Context, id string, expireTime time.Time) (*control.Cluster, error)
 	PreviewOperation(ctx context.Context, clusterID string, input model.OperationInput) (*model.OperationPreview, error)
 	RunOperation(ctx context.Context, clusterID string, input model.OperationInput, expectedPlanHash *string) (*control.Job, error)
+	CheckCluster(ctx context.Context, id string) (*control.Job, error)
+	RepairCluster(ctx context.Context, id string, expectedPlanHash *string, providerFields any) (*control.Job, error)
 	DeleteCluster(ctx context.Context, id string, expectedPlanHash *string, providerFields any) (*control.Job, error)
 	PauseJob(ctx context.Context, id string) (*control.Job, error)
 	ResumeJob(ctx context.Context, id string) (*control.Job, error)
@@ -1048,6 +1075,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CatalogEntity.Versions(childComplexity), true
 
+	case "CheckFinding.detail":
+		if e.ComplexityRoot.CheckFinding.Detail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckFinding.Detail(childComplexity), true
+	case "CheckFinding.kind":
+		if e.ComplexityRoot.CheckFinding.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckFinding.Kind(childComplexity), true
+	case "CheckFinding.service":
+		if e.ComplexityRoot.CheckFinding.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckFinding.Service(childComplexity), true
+
 	case "Cluster.config":
 		if e.ComplexityRoot.Cluster.Config == nil {
 			break
@@ -1090,6 +1136,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.Jobs(childComplexity), true
+	case "Cluster.lastCheck":
+		if e.ComplexityRoot.Cluster.LastCheck == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.LastCheck(childComplexity), true
 	case "Cluster.latestJob":
 		if e.ComplexityRoot.Cluster.LatestJob == nil {
 			break
@@ -1162,6 +1214,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.UpdatedAt(childComplexity), true
+
+	case "ClusterCheck.at":
+		if e.ComplexityRoot.ClusterCheck.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterCheck.At(childComplexity), true
+	case "ClusterCheck.healthy":
+		if e.ComplexityRoot.ClusterCheck.Healthy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterCheck.Healthy(childComplexity), true
+	case "ClusterCheck.jobId":
+		if e.ComplexityRoot.ClusterCheck.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterCheck.JobID(childComplexity), true
+	case "ClusterCheck.nodes":
+		if e.ComplexityRoot.ClusterCheck.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterCheck.Nodes(childComplexity), true
 
 	case "ClusterConnection.endCursor":
 		if e.ComplexityRoot.ClusterConnection.EndCursor == nil {
@@ -1668,6 +1745,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AgentHeartbeat(childComplexity, args["input"].(model.AgentHeartbeatInput)), true
+	case "Mutation.checkCluster":
+		if e.ComplexityRoot.Mutation.CheckCluster == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_checkCluster_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CheckCluster(childComplexity, args["id"].(string)), true
 	case "Mutation.claimTask":
 		if e.ComplexityRoot.Mutation.ClaimTask == nil {
 			break
@@ -1921,6 +2009,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveSSHKey(childComplexity, args["id"].(string)), true
+	case "Mutation.repairCluster":
+		if e.ComplexityRoot.Mutation.RepairCluster == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_repairCluster_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RepairCluster(childComplexity, args["id"].(string), args["expectedPlanHash"].(*string), args["providerFields"].(any)), true
 	case "Mutation.reportProgress":
 		if e.ComplexityRoot.Mutation.ReportProgress == nil {
 			break
@@ -2162,6 +2261,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NodeChange.Nodenum(childComplexity), true
+
+	case "NodeCheck.findings":
+		if e.ComplexityRoot.NodeCheck.Findings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeCheck.Findings(childComplexity), true
+	case "NodeCheck.hostname":
+		if e.ComplexityRoot.NodeCheck.Hostname == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeCheck.Hostname(childComplexity), true
+	case "NodeCheck.nodeId":
+		if e.ComplexityRoot.NodeCheck.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeCheck.NodeID(childComplexity), true
+	case "NodeCheck.nodenum":
+		if e.ComplexityRoot.NodeCheck.Nodenum == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeCheck.Nodenum(childComplexity), true
+	case "NodeCheck.reachable":
+		if e.ComplexityRoot.NodeCheck.Reachable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeCheck.Reachable(childComplexity), true
 
 	case "NodeService.action":
 		if e.ComplexityRoot.NodeService.Action == nil {
@@ -3565,6 +3695,14 @@ type Mutation {
   planHash) it fails with CONFLICT unless it would run exactly that plan.
   """
   runOperation(clusterId: ID!, input: OperationInput!, expectedPlanHash: String): Job!
+  "Check a cluster (runOperation CHECK): its job's findings become the cluster's lastCheck."
+  checkCluster(id: ID!): Job!
+  """
+  Repair a cluster (runOperation REPAIR) after the findings of its lastCheck.
+  With expectedPlanHash (previewOperation REPAIR's planHash) it fails with
+  CONFLICT unless it would run exactly that plan.
+  """
+  repairCluster(id: ID!, expectedPlanHash: String, "As on create; none given, the stored ones count." providerFields: JSON): Job!
   "Delete a cluster's machines; the cluster ends TERMINATED. Null when it already is."
   deleteCluster(id: ID!, expectedPlanHash: String, "As on create; none given, the stored ones count." providerFields: JSON): Job
   "Stop dispatching a job's tasks; running ones finish."
@@ -3883,6 +4021,57 @@ type Cluster {
   latestJob: Job
   "Newest first."
   jobs: [Job!]!
+  "What the latest check (CHECK operation) found; null when the cluster was never checked."
+  lastCheck: ClusterCheck
+}
+
+"What a check found of a cluster (docs/operations.md#checking-a-cluster)."
+type ClusterCheck {
+  "When the check's job settled."
+  at: Time!
+  "The check's job."
+  jobId: ID!
+  "True when no node has a finding."
+  healthy: Boolean!
+  "Every node the check looked at, by node number."
+  nodes: [NodeCheck!]!
+}
+
+"What a check found of one node."
+type NodeCheck {
+  nodeId: ID!
+  nodenum: Int!
+  hostname: String!
+  "The node answered SSH with its pinned host key."
+  reachable: Boolean!
+  "Empty when all is well."
+  findings: [CheckFinding!]!
+}
+
+"One thing a check found wrong."
+type CheckFinding {
+  kind: CheckFindingKind!
+  "The service the finding is about; empty for the node itself."
+  service: String!
+  "What was expected and what was found."
+  detail: String!
+}
+
+enum CheckFindingKind {
+  "The node did not answer SSH, or has no address."
+  UNREACHABLE
+  "Another host key than the pinned one answers at the node's address."
+  HOST_KEY_CHANGED
+  "The service is installed and not running."
+  SERVICE_STOPPED
+  "The service is not installed."
+  SERVICE_MISSING
+  "The node calls itself by another name."
+  HOSTNAME_CHANGED
+  "The node's addresses differ from those it had."
+  ADDRESSES_CHANGED
+  "The check could not tell."
+  NOT_CHECKED
 }
 
 type ClusterConnection {
@@ -4554,6 +4743,14 @@ enum ClusterOperation {
   ADD_SERVICES
   "Grow or shrink to numMachines nodes."
   SCALE
+  "Look at every node and service and record what is wrong in the cluster's lastCheck; changes nothing."
+  CHECK
+  "Act on the latest check's findings: replace dead nodes, install missing services again, start stopped ones."
+  REPAIR
+  "Replace the nodes named in nodes by new ones with the same services (new node numbers), reconfiguring the others."
+  REPLACE_NODE
+  "Reboot the nodes named in nodes, bootstrap them again and start their services."
+  REBOOT_NODE
 }
 
 input OperationInput {
@@ -4570,6 +4767,12 @@ input OperationInput {
   replace: Boolean = false
   "SCALE: the new node count."
   numMachines: Int
+  """
+  Nodes by id, number or host name. SCALE (shrinking): nodes that must be
+  among those removed, instead of the solver's pick. REPLACE_NODE and
+  REBOOT_NODE: the nodes to replace or reboot.
+  """
+  nodes: [String!]
   "As on create: user fields of the provider type; sensitive ones replace the stored ones."
   providerFields: JSON
 }
@@ -4768,6 +4971,18 @@ func (ec *executionContext) childFields_CatalogEntity(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type CatalogEntity", field.Name)
 }
 
+func (ec *executionContext) childFields_CheckFinding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_CheckFinding_kind(ctx, field)
+	case "service":
+		return ec.fieldContext_CheckFinding_service(ctx, field)
+	case "detail":
+		return ec.fieldContext_CheckFinding_detail(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckFinding", field.Name)
+}
+
 func (ec *executionContext) childFields_Cluster(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4808,8 +5023,24 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_latestJob(ctx, field)
 	case "jobs":
 		return ec.fieldContext_Cluster_jobs(ctx, field)
+	case "lastCheck":
+		return ec.fieldContext_Cluster_lastCheck(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterCheck(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "at":
+		return ec.fieldContext_ClusterCheck_at(ctx, field)
+	case "jobId":
+		return ec.fieldContext_ClusterCheck_jobId(ctx, field)
+	case "healthy":
+		return ec.fieldContext_ClusterCheck_healthy(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ClusterCheck_nodes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterCheck", field.Name)
 }
 
 func (ec *executionContext) childFields_ClusterConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5100,6 +5331,22 @@ func (ec *executionContext) childFields_NodeChange(ctx context.Context, field gr
 		return ec.fieldContext_NodeChange_add(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NodeChange", field.Name)
+}
+
+func (ec *executionContext) childFields_NodeCheck(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_NodeCheck_nodeId(ctx, field)
+	case "nodenum":
+		return ec.fieldContext_NodeCheck_nodenum(ctx, field)
+	case "hostname":
+		return ec.fieldContext_NodeCheck_hostname(ctx, field)
+	case "reachable":
+		return ec.fieldContext_NodeCheck_reachable(ctx, field)
+	case "findings":
+		return ec.fieldContext_NodeCheck_findings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeCheck", field.Name)
 }
 
 func (ec *executionContext) childFields_NodeService(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5802,6 +6049,20 @@ func (ec *executionContext) field_Mutation_agentHeartbeat_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_checkCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_claimTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6201,6 +6462,36 @@ func (ec *executionContext) field_Mutation_removeSSHKey_args(ctx context.Context
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_repairCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "expectedPlanHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["expectedPlanHash"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "providerFields",
+		func(ctx context.Context, v any) (any, error) {
+			return ec.unmarshalOJSON2interface(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["providerFields"] = arg2
 	return args, nil
 }
 
@@ -7955,6 +8246,75 @@ func (ec *executionContext) fieldContext_CatalogEntity_document(_ context.Contex
 	return graphql.NewScalarFieldContext("CatalogEntity", field, false, false, "JSON")
 }
 
+func (ec *executionContext) _CheckFinding_kind(ctx context.Context, field graphql.CollectedField, obj *model.CheckFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckFinding_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CheckFindingKind) graphql.Marshaler {
+			return ec.marshalNCheckFindingKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐCheckFindingKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckFinding_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckFinding", field, false, false, "CheckFindingKind")
+}
+
+func (ec *executionContext) _CheckFinding_service(ctx context.Context, field graphql.CollectedField, obj *model.CheckFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckFinding_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckFinding_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckFinding", field, false, false, "String")
+}
+
+func (ec *executionContext) _CheckFinding_detail(ctx context.Context, field graphql.CollectedField, obj *model.CheckFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckFinding_detail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Detail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckFinding_detail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckFinding", field, false, false, "String")
+}
+
 func (ec *executionContext) _Cluster_id(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8423,6 +8783,139 @@ func (ec *executionContext) fieldContext_Cluster_jobs(_ context.Context, field g
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Job(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_lastCheck(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_lastCheck(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().LastCheck(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClusterCheck) graphql.Marshaler {
+			return ec.marshalOClusterCheck2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterCheck(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_lastCheck(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterCheck(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterCheck_at(ctx context.Context, field graphql.CollectedField, obj *model.ClusterCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterCheck_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterCheck_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterCheck", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ClusterCheck_jobId(ctx context.Context, field graphql.CollectedField, obj *model.ClusterCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterCheck_jobId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JobID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterCheck_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterCheck", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ClusterCheck_healthy(ctx context.Context, field graphql.CollectedField, obj *model.ClusterCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterCheck_healthy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Healthy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterCheck_healthy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterCheck", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ClusterCheck_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ClusterCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterCheck_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.NodeCheck) graphql.Marshaler {
+			return ec.marshalNNodeCheck2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeCheckᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterCheck_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterCheck",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeCheck(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11089,6 +11582,100 @@ func (ec *executionContext) fieldContext_Mutation_runOperation(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_checkCluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_checkCluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CheckCluster(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_checkCluster(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_checkCluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_repairCluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_repairCluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RepairCluster(ctx, fc.Args["id"].(string), fc.Args["expectedPlanHash"].(*string),
+				func() any {
+					if fc.Args["providerFields"] == nil {
+						return nil
+					}
+					return fc.Args["providerFields"].(any)
+				}())
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Job) graphql.Marshaler {
+			return ec.marshalNJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserverᚋcontrolᚐJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_repairCluster(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Job(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_repairCluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_deleteCluster(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12406,6 +12993,130 @@ func (ec *executionContext) _NodeChange_add(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_NodeChange_add(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NodeChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeCheck_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.NodeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeCheck_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeCheck_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeCheck", field, false, false, "ID")
+}
+
+func (ec *executionContext) _NodeCheck_nodenum(ctx context.Context, field graphql.CollectedField, obj *model.NodeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeCheck_nodenum(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodenum, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeCheck_nodenum(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeCheck", field, false, false, "Int")
+}
+
+func (ec *executionContext) _NodeCheck_hostname(ctx context.Context, field graphql.CollectedField, obj *model.NodeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeCheck_hostname(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hostname, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeCheck_hostname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeCheck", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeCheck_reachable(ctx context.Context, field graphql.CollectedField, obj *model.NodeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeCheck_reachable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reachable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeCheck_reachable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeCheck", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _NodeCheck_findings(ctx context.Context, field graphql.CollectedField, obj *model.NodeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeCheck_findings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Findings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CheckFinding) graphql.Marshaler {
+			return ec.marshalNCheckFinding2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐCheckFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeCheck_findings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeCheck",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckFinding(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _NodeService_service(ctx context.Context, field graphql.CollectedField, obj *model.NodeService) (ret graphql.Marshaler) {
@@ -18822,7 +19533,7 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 		asMap["replace"] = false
 	}
 
-	fieldsInOrder := [...]string{"operation", "services", "config", "replace", "numMachines", "providerFields"}
+	fieldsInOrder := [...]string{"operation", "services", "config", "replace", "numMachines", "nodes", "providerFields"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -18864,6 +19575,13 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 				return it, err
 			}
 			it.NumMachines = data
+		case "nodes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Nodes = data
 		case "providerFields":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providerFields"))
 			data, err := ec.unmarshalOJSON2interface(ctx, v)
@@ -19888,6 +20606,49 @@ func (ec *executionContext) _CatalogEntity(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var checkFindingImplementors = []string{"CheckFinding"}
+
+func (ec *executionContext) _CheckFinding(ctx context.Context, sel ast.SelectionSet, obj *model.CheckFinding) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkFindingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckFinding")
+		case "kind":
+			out.Values[i] = ec._CheckFinding_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "service":
+			out.Values[i] = ec._CheckFinding_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "detail":
+			out.Values[i] = ec._CheckFinding_detail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var clusterImplementors = []string{"Cluster"}
 
 func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, obj *control.Cluster) graphql.Marshaler {
@@ -20002,6 +20763,60 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_jobs(ctx, field, obj)
 				})
+		case "lastCheck":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_lastCheck(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterCheckImplementors = []string{"ClusterCheck"}
+
+func (ec *executionContext) _ClusterCheck(ctx context.Context, sel ast.SelectionSet, obj *model.ClusterCheck) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterCheckImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterCheck")
+		case "at":
+			out.Values[i] = ec._ClusterCheck_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobId":
+			out.Values[i] = ec._ClusterCheck_jobId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "healthy":
+			out.Values[i] = ec._ClusterCheck_healthy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ClusterCheck_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20879,6 +21694,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "checkCluster":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_checkCluster(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "repairCluster":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_repairCluster(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "deleteCluster":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteCluster(ctx, field)
@@ -21230,6 +22059,59 @@ func (ec *executionContext) _NodeChange(ctx context.Context, sel ast.SelectionSe
 			}
 		case "add":
 			out.Values[i] = ec._NodeChange_add(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeCheckImplementors = []string{"NodeCheck"}
+
+func (ec *executionContext) _NodeCheck(ctx context.Context, sel ast.SelectionSet, obj *model.NodeCheck) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeCheckImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeCheck")
+		case "nodeId":
+			out.Values[i] = ec._NodeCheck_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodenum":
+			out.Values[i] = ec._NodeCheck_nodenum(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hostname":
+			out.Values[i] = ec._NodeCheck_hostname(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reachable":
+			out.Values[i] = ec._NodeCheck_reachable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "findings":
+			out.Values[i] = ec._NodeCheck_findings(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23452,6 +24334,40 @@ func (ec *executionContext) marshalNCatalogKind2githubᚗcomᚋcooprhqᚋcoopr�
 	return v
 }
 
+func (ec *executionContext) marshalNCheckFinding2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐCheckFindingᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CheckFinding) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCheckFinding2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐCheckFinding(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCheckFinding2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐCheckFinding(ctx context.Context, sel ast.SelectionSet, v *model.CheckFinding) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CheckFinding!")
+		return graphql.Null
+	}
+	return ec._CheckFinding(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCheckFindingKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐCheckFindingKind(ctx context.Context, v any) (model.CheckFindingKind, error) {
+	var res model.CheckFindingKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCheckFindingKind2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐCheckFindingKind(ctx context.Context, sel ast.SelectionSet, v model.CheckFindingKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNClaimInput2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClaimInput(ctx context.Context, v any) (model.ClaimInput, error) {
 	res, err := ec.unmarshalInputClaimInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23962,6 +24878,30 @@ func (ec *executionContext) marshalNNodeChange2ᚖgithubᚗcomᚋcooprhqᚋcoopr
 		return graphql.Null
 	}
 	return ec._NodeChange(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNodeCheck2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeCheckᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.NodeCheck) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNodeCheck2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeCheck(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNodeCheck2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeCheck(ctx context.Context, sel ast.SelectionSet, v *model.NodeCheck) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NodeCheck!")
+		return graphql.Null
+	}
+	return ec._NodeCheck(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNNodeService2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐNodeServiceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.NodeService) graphql.Marshaler {
@@ -24841,6 +25781,13 @@ func (ec *executionContext) marshalOCluster2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋ
 		return graphql.Null
 	}
 	return ec._Cluster(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOClusterCheck2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterCheck(ctx context.Context, sel ast.SelectionSet, v *model.ClusterCheck) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClusterCheck(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOClusterStatus2ᚕgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐClusterStatusᚄ(ctx context.Context, v any) ([]model.ClusterStatus, error) {

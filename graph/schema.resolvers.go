@@ -191,6 +191,15 @@ func (r *clusterResolver) Jobs(ctx context.Context, obj *control.Cluster) ([]*co
 	return out, nil
 }
 
+// LastCheck is the resolver for the lastCheck field.
+func (r *clusterResolver) LastCheck(ctx context.Context, obj *control.Cluster) (*model.ClusterCheck, error) {
+	c, err := r.Control.LastCheck(ctx, obj.ID)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	return checkModel(c), nil
+}
+
 // State is the resolver for the state field.
 func (r *jobResolver) State(ctx context.Context, obj *control.Job) (model.JobState, error) {
 	return model.JobState(obj.State), nil
@@ -576,6 +585,31 @@ func (r *mutationResolver) RunOperation(ctx context.Context, clusterID string, i
 		return nil, err
 	}
 	return r.Control.RunOp(ctx, p, clusterID, req)
+}
+
+// CheckCluster is the resolver for the checkCluster field.
+func (r *mutationResolver) CheckCluster(ctx context.Context, id string) (*control.Job, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Control.RunOp(ctx, p, id, control.OpRequest{Op: control.OpCheck})
+}
+
+// RepairCluster is the resolver for the repairCluster field.
+func (r *mutationResolver) RepairCluster(ctx context.Context, id string, expectedPlanHash *string, providerFields any) (*control.Job, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req := control.OpRequest{Op: control.OpRepair}
+	if expectedPlanHash != nil {
+		req.ExpectedPlanHash = *expectedPlanHash
+	}
+	if req.ProviderFields, err = object("providerFields", providerFields); err != nil {
+		return nil, err
+	}
+	return r.Control.RunOp(ctx, p, id, req)
 }
 
 // DeleteCluster is the resolver for the deleteCluster field.

@@ -30,6 +30,13 @@ const (
 	NetworkUnconfigure
 	Delete
 	NetworkRelease
+	// Check and Status look without changing anything: Check reaches a
+	// node and reports what it finds, Status asks a service's automator
+	// whether the service runs (docs/operations.md#checking-a-cluster).
+	Check
+	Status
+	// Reboot powers a node's machine off and on (the vm driver).
+	Reboot
 	numActions
 )
 
@@ -48,6 +55,9 @@ var actionNames = [numActions]string{
 	NetworkUnconfigure: "NETWORK_UNCONFIGURE",
 	Delete:             "DELETE",
 	NetworkRelease:     "NETWORK_RELEASE",
+	Check:              "CHECK",
+	Status:             "STATUS",
+	Reboot:             "REBOOT",
 }
 
 // nameRank orders actions by name, the order stages are sorted in
@@ -104,7 +114,7 @@ func ParseAction(s string) (Action, bool) {
 // service: its tasks carry service "".
 func (a Action) NodeLevel() bool {
 	switch a {
-	case NetworkAllocate, Create, Confirm, NetworkConfigure, Bootstrap, NetworkUnconfigure, Delete, NetworkRelease:
+	case NetworkAllocate, Create, Confirm, NetworkConfigure, Bootstrap, NetworkUnconfigure, Delete, NetworkRelease, Check, Reboot:
 		return true
 	}
 	return false
@@ -144,6 +154,10 @@ func (a Action) installTime() bool { return a == Install || a == Remove }
 // without freeing the machine: what a node being removed may go without.
 func (a Action) cleanup() bool { return a == NetworkUnconfigure || a == Stop || a == Remove }
 
+// probe reports whether the action only looks: a node that cannot be
+// reached is a finding of the check, not a failure of its job.
+func (a Action) probe() bool { return a == Check || a == Status }
+
 // ClusterAction is a cluster operation (docs/planner.md#cluster-operations).
 type ClusterAction string
 
@@ -159,12 +173,23 @@ const (
 	AddServices                 ClusterAction = "ADD_SERVICES"
 	ScaleOut                    ClusterAction = "SCALE_OUT"
 	ScaleIn                     ClusterAction = "SCALE_IN"
+	// ClusterCheck looks at every node and service and changes nothing
+	// (docs/operations.md#checking-a-cluster).
+	ClusterCheck ClusterAction = "CLUSTER_CHECK"
+	// Repair brings a cluster back to its layout: it replaces dead nodes,
+	// installs missing services and starts stopped ones
+	// (docs/operations.md#repairing-a-cluster).
+	Repair ClusterAction = "REPAIR"
+	// RebootNodes reboots the planned nodes, bootstraps them again and
+	// starts their services (docs/operations.md#rebooting-a-node).
+	RebootNodes ClusterAction = "REBOOT_NODES"
 )
 
 // ClusterActions lists every cluster operation.
 var ClusterActions = []ClusterAction{
 	ClusterCreate, ClusterDelete, ClusterConfigure, ClusterConfigureWithRestart,
 	StartServices, StopServices, RestartServices, AddServices, ScaleOut, ScaleIn,
+	ClusterCheck, Repair, RebootNodes,
 }
 
 // ParseClusterAction reads a cluster operation name, in any case.

@@ -45,6 +45,12 @@ type Request struct {
 	// Restart makes SCALE_OUT stop and start the services of the nodes that
 	// stay around their CONFIGURE.
 	Restart bool
+	// Missing (REPAIR) maps a node id to services it lacks: they are
+	// installed, configured, initialised and started again.
+	Missing map[string][]string
+	// Stopped (REPAIR) maps a node id to services found stopped: they are
+	// started.
+	Stopped map[string][]string
 }
 
 // Task is one task of a plan.
@@ -113,6 +119,9 @@ type group struct {
 	lifecycle bool // the nodes come or go: node-level steps even without services
 	filtered  bool // the service filter applies
 	existing  bool // SCALE_OUT nodes that stay: they wait for the new nodes
+	// only, when set, names the services (graph index) walked on each
+	// node, instead of all of the node's (REPAIR).
+	only map[int][]int
 }
 
 type vkey struct {
@@ -250,16 +259,16 @@ func newBuilder(req *Request) (*builder, []group, error) {
 	for _, i := range removed {
 		b.removed[i] = true
 	}
-	scale := req.Action == ScaleOut || req.Action == ScaleIn
+	scale := req.Action == ScaleOut || req.Action == ScaleIn || req.Action == Repair
 	switch {
 	case req.Action == ScaleOut && len(newNodes) == 0:
 		return nil, nil, &RequestError{Field: "newNodes", Message: "SCALE_OUT needs at least one new node"}
 	case req.Action == ScaleIn && len(removed) == 0:
 		return nil, nil, &RequestError{Field: "removedNodes", Message: "SCALE_IN needs at least one node to remove"}
-	case req.Action != ScaleOut && len(newNodes) > 0:
-		return nil, nil, &RequestError{Field: "newNodes", Message: "only SCALE_OUT creates new nodes"}
-	case req.Action != ScaleIn && len(removed) > 0:
-		return nil, nil, &RequestError{Field: "removedNodes", Message: "only SCALE_IN removes nodes"}
+	case req.Action != ScaleOut && req.Action != Repair && len(newNodes) > 0:
+		return nil, nil, &RequestError{Field: "newNodes", Message: "only SCALE_OUT and REPAIR create new nodes"}
+	case req.Action != ScaleIn && req.Action != Repair && len(removed) > 0:
+		return nil, nil, &RequestError{Field: "removedNodes", Message: "only SCALE_IN and REPAIR remove nodes"}
 	case scale && req.PlannedServices != nil:
 		return nil, nil, &RequestError{Field: "plannedServices", Message: string(req.Action) + " acts on every service of the nodes it touches"}
 	}
@@ -328,6 +337,15 @@ func newBuilder(req *Request) (*builder, []group, error) {
 			{nodes: removed, order: slices.Concat([]Action{Stop}, unconfigure, []Action{Delete}), lifecycle: true},
 			{nodes: without(planned, removed), order: []Action{Configure}},
 		}
+	case ClusterCheck:
+		groups = one([]Action{Check, Status}, true)
+	case RebootNodes:
+		groups = one([]Action{Reboot, Bootstrap, Start}, true)
+	case Repair:
+		groups, err = b.repairGroups(planned, newNodes, removed, createOrder, unconfigure)
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	return b, groups, nil
 }
@@ -362,6 +380,9 @@ func (b *builder) chains(gr group) {
 			if !gr.filtered || b.filter == nil || b.filter.has(s) {
 				svcs = append(svcs, s)
 			}
+		}
+		if gr.only != nil {
+			svcs = gr.only[n]
 		}
 		if gr.lifecycle {
 			b.chain(gr, n, -1)
@@ -407,7 +428,9 @@ func (b *builder) chain(gr group, n, svc int) {
 // (docs/planner.md#building-the-dag, step 2). They are unique by construction:
 // each (rule, B, node) gives one source.
 func (b *builder) crossEdges() {
-	scale := b.req.Action == ScaleOut || b.req.Action == ScaleIn
+	// Operations that create or remove nodes take only edges between
+	// tasks of their own chains (docs/planner.md#scale-operations).
+	scale := b.req.Action == ScaleOut || b.req.Action == ScaleIn || b.req.Action == Repair || b.req.Action == RebootNodes
 	chainEnd := len(b.verts)
 	// sources[(Y, B)] is the vertex of Y of B on every node hosting B: a
 	// service on every node makes this the inner loop of a 10^6-edge plan.
@@ -495,7 +518,7 @@ func (b *builder) operationEdges(groups []group) {
 		}
 	}
 	switch b.req.Action {
-	case ScaleOut:
+	case ScaleOut, Repair:
 		for _, n := range groups[0].nodes {
 			if v, ok := b.idx[vkey{node: int32(n), action: Bootstrap, svc: -1}]; ok {
 				newBoots = append(newBoots, v)
@@ -612,7 +635,7 @@ func (b *builder) plan() (*Plan, error) {
 		if k.node >= 0 {
 			t.Node = b.nodes[k.node].ID
 			t.NodeNum = b.nodeNums[k.node]
-			t.BestEffort = b.removed[k.node] && k.action.cleanup()
+			t.BestEffort = (b.removed[k.node] && k.action.cleanup()) || k.action.probe()
 		}
 		p.Tasks[i] = t
 		p.Stages[t.Stage] = append(p.Stages[t.Stage], i)

@@ -138,6 +138,8 @@ func TestAuditEveryMutationKind(t *testing.T) {
 		{"setClusterExpireTime", w.alice, `mutation { setClusterExpireTime(id: "99999999", expireTime: "2030-01-01T00:00:00Z") { id } }`},
 		{"runOperation", w.alice, `mutation { runOperation(clusterId: "99999999", input: {operation: SCALE, numMachines: 3}) { id } }`},
 		{"deleteCluster", w.alice, `mutation { deleteCluster(id: "99999999") { id } }`},
+		{"checkCluster", w.alice, `mutation { checkCluster(id: "99999999") { id } }`},
+		{"repairCluster", w.alice, `mutation { repairCluster(id: "99999999") { id } }`},
 		{"pauseJob", w.alice, `mutation { pauseJob(id: "99999999-001") { id } }`},
 		{"resumeJob", w.alice, `mutation { resumeJob(id: "99999999-001") { id } }`},
 		{"abortJob", w.alice, `mutation { abortJob(id: "99999999-001") { id } }`},

@@ -644,7 +644,8 @@ func loopback(addr net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
-// janitor deletes clusters whose lease ended. Every server runs it; a
+// janitor deletes clusters whose lease ended and, on the server leading
+// the scheduler, starts the periodic checks. Every server runs it; a
 // cluster two servers both try to delete is deleted once (the second finds
 // it PENDING).
 func (s *Server) janitor(ctx context.Context) error {
@@ -657,6 +658,13 @@ func (s *Server) janitor(ctx context.Context) error {
 		case <-tick.C:
 			if _, err := s.control.ExpireDue(ctx, s.log); err != nil && ctx.Err() == nil {
 				s.log.Warn("lease janitor", "err", err)
+			}
+			// Periodic checks are the leader's, one server's: the one
+			// leading the scheduler.
+			if s.engine.Leading() {
+				if _, err := s.control.CheckDue(ctx, s.log); err != nil && ctx.Err() == nil {
+					s.log.Warn("periodic checks", "err", err)
+				}
 			}
 			if s.cfg.AuditRetention > 0 {
 				if _, err := audit.Prune(ctx, s.store.DB(), s.cfg.AuditRetention); err != nil && ctx.Err() == nil {

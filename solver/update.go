@@ -439,6 +439,11 @@ type ScaleRequest struct {
 	// from it) given up by a scale-in is never handed out again. Zero: one
 	// past the highest among Nodes.
 	NextNodeNum int
+	// Remove, when shrinking, names nodes (by id) that must be among the
+	// removed ones, instead of the highest numbers of their layouts; the
+	// solver still checks that what stays is a valid layout and picks any
+	// other nodes the new size needs (docs/solver.md#scaling).
+	Remove []string
 }
 
 // Scale grows or shrinks a cluster with minimal disruption: existing nodes
@@ -507,9 +512,23 @@ func Scale(r ScaleRequest) (*Update, error) {
 			cur[i] = len(g.nodes)
 		}
 	}
+	chosen, err := chosenNodes(r, nodes, grow)
+	if err != nil {
+		return nil, err
+	}
 	lo, hi := cur, []int(nil)
 	if !grow {
-		lo, hi = nil, cur
+		lo, hi = nil, slices.Clone(cur)
+		// Each chosen node lowers its layout's ceiling: it must go.
+		for i, l := range ls {
+			if g := byKey[l.key()]; g != nil {
+				for _, ni := range g.nodes {
+					if chosen[nodes[ni].ID] {
+						hi[i]--
+					}
+				}
+			}
+		}
 	}
 	k := newCounter(p, ls, lo, hi, b)
 	c, out := k.greatest(r.Size)
@@ -517,6 +536,10 @@ func Scale(r ScaleRequest) (*Update, error) {
 	case exhausted:
 		return nil, budgetError(r.MaxSteps)
 	case none:
+		if len(chosen) > 0 {
+			return nil, errorf(KindNoLayout, "removing %s leaves no valid layout of %d nodes: remove other nodes, or let the solver pick",
+				strings.Join(r.Remove, ", "), r.Size)
+		}
 		k = newCounter(p, ls, lo, hi, &budget{left: r.MaxSteps})
 		return nil, p.explain(k, r.Size, p.atomCandidates, hws, imgs)
 	}
@@ -536,8 +559,19 @@ func Scale(r ScaleRequest) (*Update, error) {
 			}
 		case d < 0:
 			g := byKey[l.key()]
-			for _, ni := range g.nodes[len(g.nodes)+d:] {
-				removed[ni] = true
+			// The chosen nodes first, then the highest numbers.
+			left := -d
+			for _, ni := range g.nodes {
+				if chosen[nodes[ni].ID] && left > 0 {
+					removed[ni] = true
+					left--
+				}
+			}
+			for j := len(g.nodes) - 1; j >= 0 && left > 0; j-- {
+				if ni := g.nodes[j]; !removed[ni] {
+					removed[ni] = true
+					left--
+				}
 			}
 		}
 	}

@@ -40,11 +40,11 @@ const (
 // name (docs/planner.md#actions): the one place this rule is written.
 func RoleOf(taskName string) Role {
 	switch taskName {
-	case "CREATE", "CONFIRM", "DELETE":
+	case "CREATE", "CONFIRM", "DELETE", "REBOOT":
 		return RoleVM
 	case "NETWORK_ALLOCATE", "NETWORK_RELEASE", "NETWORK_CONFIGURE", "NETWORK_UNCONFIGURE":
 		return RoleNetwork
-	case "BOOTSTRAP":
+	case "BOOTSTRAP", "CHECK":
 		return RoleNode
 	}
 	return RoleAutomator

@@ -21,7 +21,8 @@ import (
 // change and delete clusters, following the slow parts live.
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "Create, list, show, change and delete clusters through the API"}
-	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd(), newClusterLeaseCmd())
+	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd(), newClusterLeaseCmd(),
+		newClusterCheckCmd(), newClusterRepairCmd(), newClusterReplaceCmd(), newClusterRebootCmd())
 	return cmd
 }
 
@@ -372,6 +373,11 @@ type shownCluster struct {
 		StateReason   string
 		StateSince    *time.Time
 	}
+	LastCheck *struct {
+		At      time.Time
+		Healthy bool
+		Nodes   []struct{ Findings []struct{ Kind string } }
+	}
 	LatestJob *struct {
 		ID, Action, State string
 		Tasks             []struct {
@@ -386,6 +392,7 @@ func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) 
 	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name status message template
 		serviceSummary { service nodes states { state count } }
 		nodes { nodenum hostname ipaddresses serviceStates { service state } state stateReason stateSince }
+		lastCheck { at healthy nodes { findings { kind } } }
 		latestJob { id action state tasks { nodeId hostname action service state message } } } }`, map[string]any{"id": id}, &out); err != nil {
 		return err
 	}
@@ -444,6 +451,22 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 	}
 	for _, l := range lost {
 		fmt.Fprintln(w, l)
+	}
+	if lc := cl.LastCheck; lc != nil {
+		findings, bad := 0, 0
+		for _, n := range lc.Nodes {
+			findings += len(n.Findings)
+			if len(n.Findings) > 0 {
+				bad++
+			}
+		}
+		when := lc.At.Local().Format(time.DateTime)
+		if lc.Healthy {
+			fmt.Fprintf(w, "last check %s: healthy\n", when)
+		} else {
+			fmt.Fprintf(w, "last check %s: %d finding(s) on %d of %d nodes (coopr cluster check %s --last)\n",
+				when, findings, bad, len(lc.Nodes), cl.ID)
+		}
 	}
 	if j := cl.LatestJob; j != nil {
 		var skipped []string
@@ -521,7 +544,7 @@ func newClusterDeleteCmd() *cobra.Command {
 // or without restart), start/stop/restart services, add services, scale.
 func newClusterOpCmd() *cobra.Command {
 	var api apiFlags
-	var services []string
+	var services, remove []string
 	var configFile string
 	var size int
 	var noWait, dryRun, replace bool
@@ -536,6 +559,7 @@ func newClusterOpCmd() *cobra.Command {
   coopr cluster op ID restart --services web
   coopr cluster op ID add-services --services metrics
   coopr cluster op ID scale --size 5
+  coopr cluster op ID scale --size 3 --remove 1002
 
 start, stop and restart without --services act on every service of the
 cluster. With it, start also starts what those services need, and stop and
@@ -578,6 +602,12 @@ room the new nodes take on the provider.
 			}
 			if cmd.Flags().Changed("size") {
 				in["numMachines"] = size
+			}
+			if len(remove) > 0 {
+				if op != "SCALE" {
+					return fmt.Errorf("--remove is for scale, not %s", args[1])
+				}
+				in["nodes"] = remove
 			}
 			if err := withProviderFields(in, providerFields); err != nil {
 				return err
@@ -642,6 +672,7 @@ room the new nodes take on the provider.
 	cmd.Flags().StringVar(&configFile, "config", "", "JSON file merged into the config (configure)")
 	cmd.Flags().BoolVar(&replace, "replace", false, "the --config file replaces the whole config instead of merging into it (configure)")
 	cmd.Flags().IntVar(&size, "size", 0, "new node count (scale)")
+	cmd.Flags().StringSliceVar(&remove, "remove", nil, "nodes a scale-in removes (number, host name or id) instead of the solver's pick (scale)")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the operation is accepted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the operation would do, changing nothing")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "with --dry-run: json prints the whole preview")

@@ -86,6 +86,15 @@ type AgentSetup struct {
 	Cancel []string `json:"cancel"`
 }
 
+// One thing a check found wrong.
+type CheckFinding struct {
+	Kind CheckFindingKind `json:"kind"`
+	// The service the finding is about; empty for the node itself.
+	Service string `json:"service"`
+	// What was expected and what was found.
+	Detail string `json:"detail"`
+}
+
 type ClaimInput struct {
 	AgentID     string `json:"agentId"`
 	Incarnation string `json:"incarnation"`
@@ -107,6 +116,18 @@ type ClaimTasksInput struct {
 	// The agent's free slots for this tenant, each one the server assigned it: at most 256, none twice.
 	Slots       []int `json:"slots"`
 	WaitSeconds *int  `json:"waitSeconds,omitempty"`
+}
+
+// What a check found of a cluster (docs/operations.md#checking-a-cluster).
+type ClusterCheck struct {
+	// When the check's job settled.
+	At time.Time `json:"at"`
+	// The check's job.
+	JobID string `json:"jobId"`
+	// True when no node has a finding.
+	Healthy bool `json:"healthy"`
+	// Every node the check looked at, by node number.
+	Nodes []*NodeCheck `json:"nodes"`
 }
 
 type ClusterConnection struct {
@@ -290,6 +311,17 @@ type NodeChange struct {
 	Add []string `json:"add"`
 }
 
+// What a check found of one node.
+type NodeCheck struct {
+	NodeID   string `json:"nodeId"`
+	Nodenum  int    `json:"nodenum"`
+	Hostname string `json:"hostname"`
+	// The node answered SSH with its pinned host key.
+	Reachable bool `json:"reachable"`
+	// Empty when all is well.
+	Findings []*CheckFinding `json:"findings"`
+}
+
 type NodeService struct {
 	Service string       `json:"service"`
 	State   ServiceState `json:"state"`
@@ -315,6 +347,10 @@ type OperationInput struct {
 	Replace *bool `json:"replace,omitempty"`
 	// SCALE: the new node count.
 	NumMachines *int `json:"numMachines,omitempty"`
+	// Nodes by id, number or host name. SCALE (shrinking): nodes that must be
+	// among those removed, instead of the solver's pick. REPLACE_NODE and
+	// REBOOT_NODE: the nodes to replace or reboot.
+	Nodes []string `json:"nodes,omitempty"`
 	// As on create: user fields of the provider type; sensitive ones replace the stored ones.
 	ProviderFields any `json:"providerFields,omitempty"`
 }
@@ -772,6 +808,78 @@ func (e CatalogKind) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+type CheckFindingKind string
+
+const (
+	// The node did not answer SSH, or has no address.
+	CheckFindingKindUnreachable CheckFindingKind = "UNREACHABLE"
+	// Another host key than the pinned one answers at the node's address.
+	CheckFindingKindHostKeyChanged CheckFindingKind = "HOST_KEY_CHANGED"
+	// The service is installed and not running.
+	CheckFindingKindServiceStopped CheckFindingKind = "SERVICE_STOPPED"
+	// The service is not installed.
+	CheckFindingKindServiceMissing CheckFindingKind = "SERVICE_MISSING"
+	// The node calls itself by another name.
+	CheckFindingKindHostnameChanged CheckFindingKind = "HOSTNAME_CHANGED"
+	// The node's addresses differ from those it had.
+	CheckFindingKindAddressesChanged CheckFindingKind = "ADDRESSES_CHANGED"
+	// The check could not tell.
+	CheckFindingKindNotChecked CheckFindingKind = "NOT_CHECKED"
+)
+
+var AllCheckFindingKind = []CheckFindingKind{
+	CheckFindingKindUnreachable,
+	CheckFindingKindHostKeyChanged,
+	CheckFindingKindServiceStopped,
+	CheckFindingKindServiceMissing,
+	CheckFindingKindHostnameChanged,
+	CheckFindingKindAddressesChanged,
+	CheckFindingKindNotChecked,
+}
+
+func (e CheckFindingKind) IsValid() bool {
+	switch e {
+	case CheckFindingKindUnreachable, CheckFindingKindHostKeyChanged, CheckFindingKindServiceStopped, CheckFindingKindServiceMissing, CheckFindingKindHostnameChanged, CheckFindingKindAddressesChanged, CheckFindingKindNotChecked:
+		return true
+	}
+	return false
+}
+
+func (e CheckFindingKind) String() string {
+	return string(e)
+}
+
+func (e *CheckFindingKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CheckFindingKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CheckFindingKind", str)
+	}
+	return nil
+}
+
+func (e CheckFindingKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CheckFindingKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CheckFindingKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 type ClusterOperation string
 
 const (
@@ -785,6 +893,14 @@ const (
 	ClusterOperationAddServices          ClusterOperation = "ADD_SERVICES"
 	// Grow or shrink to numMachines nodes.
 	ClusterOperationScale ClusterOperation = "SCALE"
+	// Look at every node and service and record what is wrong in the cluster's lastCheck; changes nothing.
+	ClusterOperationCheck ClusterOperation = "CHECK"
+	// Act on the latest check's findings: replace dead nodes, install missing services again, start stopped ones.
+	ClusterOperationRepair ClusterOperation = "REPAIR"
+	// Replace the nodes named in nodes by new ones with the same services (new node numbers), reconfiguring the others.
+	ClusterOperationReplaceNode ClusterOperation = "REPLACE_NODE"
+	// Reboot the nodes named in nodes, bootstrap them again and start their services.
+	ClusterOperationRebootNode ClusterOperation = "REBOOT_NODE"
 )
 
 var AllClusterOperation = []ClusterOperation{
@@ -795,11 +911,15 @@ var AllClusterOperation = []ClusterOperation{
 	ClusterOperationRestartServices,
 	ClusterOperationAddServices,
 	ClusterOperationScale,
+	ClusterOperationCheck,
+	ClusterOperationRepair,
+	ClusterOperationReplaceNode,
+	ClusterOperationRebootNode,
 }
 
 func (e ClusterOperation) IsValid() bool {
 	switch e {
-	case ClusterOperationConfigure, ClusterOperationConfigureWithRestart, ClusterOperationStartServices, ClusterOperationStopServices, ClusterOperationRestartServices, ClusterOperationAddServices, ClusterOperationScale:
+	case ClusterOperationConfigure, ClusterOperationConfigureWithRestart, ClusterOperationStartServices, ClusterOperationStopServices, ClusterOperationRestartServices, ClusterOperationAddServices, ClusterOperationScale, ClusterOperationCheck, ClusterOperationRepair, ClusterOperationReplaceNode, ClusterOperationRebootNode:
 		return true
 	}
 	return false

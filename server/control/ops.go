@@ -29,6 +29,10 @@ const (
 	OpRestartServices      Operation = "RESTART_SERVICES"
 	OpAddServices          Operation = "ADD_SERVICES"
 	OpScale                Operation = "SCALE"
+	OpCheck                Operation = "CHECK"
+	OpRepair               Operation = "REPAIR"
+	OpReplaceNode          Operation = "REPLACE_NODE"
+	OpRebootNode           Operation = "REBOOT_NODE"
 )
 
 // OpRequest is an operation on a live cluster.
@@ -40,6 +44,9 @@ type OpRequest struct {
 	Size             int            // SCALE: the new node count
 	ExpectedPlanHash string
 	ProviderFields   map[string]any // as on create: docs/operations.md#provider-fields
+	// Nodes (ids, numbers or host names): for SCALE, nodes a scale-in
+	// must remove; for REPLACE_NODE, the nodes to replace.
+	Nodes []string
 }
 
 // OpPlan is what an operation will do.
@@ -73,6 +80,8 @@ var from = map[Operation][]engine.ClusterState{
 	OpConfigureWithRestart: {engine.ClusterActive, engine.ClusterInconsistent},
 	OpStartServices:        {engine.ClusterActive}, OpStopServices: {engine.ClusterActive}, OpRestartServices: {engine.ClusterActive},
 	OpAddServices: {engine.ClusterActive}, OpScale: {engine.ClusterActive},
+	OpCheck: {engine.ClusterActive, engine.ClusterInconsistent}, OpRepair: {engine.ClusterActive, engine.ClusterInconsistent},
+	OpReplaceNode: {engine.ClusterActive, engine.ClusterInconsistent}, OpRebootNode: {engine.ClusterActive, engine.ClusterInconsistent},
 }
 
 // planOp checks and plans an operation inside tx, which holds the
@@ -85,6 +94,9 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	allowed, ok := from[req.Op]
 	if !ok {
 		return nil, invalid("operation", "unknown operation %q", req.Op)
+	}
+	if len(req.Nodes) > 0 && req.Op != OpScale && req.Op != OpReplaceNode && req.Op != OpRebootNode {
+		return nil, invalid("nodes", "only SCALE, REPLACE_NODE and REBOOT_NODE take nodes (%s was asked)", req.Op)
 	}
 	if req.Replace && req.Op != OpConfigure && req.Op != OpConfigureWithRestart {
 		return nil, invalid("replace", "only CONFIGURE and CONFIGURE_WITH_RESTART take replace (%s was asked)", req.Op)
@@ -122,6 +134,10 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	network := snap.Provider != nil && snap.Provider.Network != nil
 	preq := &planner.Request{Services: snap.Services, Nodes: pnodes, Network: network, PlannedServices: req.Services}
 	switch req.Op {
+	case OpCheck, OpRepair, OpReplaceNode, OpRebootNode:
+		if err := s.planCheckRepair(ctx, tx, c, req, nodes, maxNodeNum, preq, out); err != nil {
+			return nil, err
+		}
 	case OpConfigure, OpConfigureWithRestart:
 		if req.Config == nil {
 			return nil, invalid("config", "CONFIGURE needs a config: the changes to merge into the cluster's (a null removes a key), or with replace the whole new config")
@@ -190,9 +206,13 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 					return nil, err
 				}
 			}
+			var remove []string
+			if remove, err = resolveNodes("nodes", nodes, req.Nodes); err != nil {
+				return nil, err
+			}
 			u, err = solver.Scale(solver.ScaleRequest{Template: snap.Template, Catalog: sc, Provider: c.Provider,
 				Cluster: solver.Cluster{ID: id, Name: c.Name, DNSSuffix: c.DNSSuffix}, Nodes: existing, Size: req.Size,
-				NextNodeNum: maxNodeNum + 1})
+				NextNodeNum: maxNodeNum + 1, Remove: remove})
 		}
 		if err != nil {
 			return nil, err

@@ -65,7 +65,8 @@ var defaultTimeouts = map[planner.Action]time.Duration{
 	planner.NetworkConfigure: 10 * time.Minute, planner.NetworkUnconfigure: 10 * time.Minute,
 	planner.Bootstrap: 20 * time.Minute, planner.Install: 30 * time.Minute, planner.Configure: 30 * time.Minute,
 	planner.Initialize: 30 * time.Minute, planner.Start: 10 * time.Minute, planner.Stop: 10 * time.Minute,
-	planner.Remove: 30 * time.Minute,
+	planner.Remove: 30 * time.Minute, planner.Check: 2 * time.Minute, planner.Status: 2 * time.Minute,
+	planner.Reboot: 10 * time.Minute,
 }
 
 func (c *Config) fill() {
@@ -330,6 +331,11 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 		if status == ClusterPending && !c.Fresh {
 			return fmt.Errorf("%w: cluster %s has a job running; wait for it, or abort it", ErrConflict, spec.ClusterID)
 		}
+		if spec.Action == planner.ClusterCheck {
+			// A check changes nothing: the cluster keeps its status
+			// (docs/operations.md#checking-a-cluster).
+			success, failure = status, status
+		}
 		state := JobRunning
 		if len(spec.Plan.Tasks) == 0 {
 			state = JobComplete
@@ -363,7 +369,7 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 			pq.Array(stage), pq.Array(attempts), pq.Array(timeouts), pq.BoolArray(bestEffort)); err != nil {
 			return err
 		}
-		if spec.Action == planner.ScaleIn {
+		if spec.Action == planner.ScaleIn || spec.Action == planner.Repair {
 			var leaving []string
 			for _, t := range p.Tasks {
 				if t.Action == planner.Delete {

@@ -123,8 +123,10 @@ func (e *Engine) settleJob(ctx context.Context, job string) (JobState, bool, err
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET settled = true, updated_at = now() WHERE id = $1`, job); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE clusters SET status = $2, message = $3, updated_at = now()
-			WHERE id = $1 AND latest_job_id = $4`, j.Cluster, status, msg, job); err != nil {
+		// A check leaves the message of the job before it.
+		if _, err := tx.ExecContext(ctx, `UPDATE clusters SET status = $2,
+			message = CASE WHEN $5 THEN message ELSE $3 END, updated_at = now()
+			WHERE id = $1 AND latest_job_id = $4`, j.Cluster, status, msg, job, j.Action == string(planner.ClusterCheck)); err != nil {
 			return err
 		}
 		if j.Action == string(planner.ScaleIn) && state == JobComplete {
@@ -133,6 +135,15 @@ func (e *Engine) settleJob(ctx context.Context, job string) (JobState, bool, err
 			if _, err := tx.ExecContext(ctx, `UPDATE clusters SET size = (SELECT count(*) FROM nodes WHERE cluster_id = $1)
 				WHERE id = $1`, j.Cluster); err != nil {
 				return err
+			}
+		}
+		if j.Action == string(planner.ClusterCheck) {
+			summary, err := recordCheck(ctx, tx, j.Cluster, job)
+			if err != nil {
+				return err
+			}
+			if msg == "" {
+				msg = summary
 			}
 		}
 		settled = true

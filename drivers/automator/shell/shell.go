@@ -181,6 +181,13 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		d.cleanup(ctx, tg, dir, log)
 	}
 	var ee *remote.ExitError
+	if t.TaskName == "STATUS" {
+		if state, ok := statusOf(err); ok {
+			out.Status(fmt.Sprintf("%s is %s on %s", t.Service.Name, state, t.Node.Hostname), 100)
+			return drivers.Result{Status: 0, Message: fmt.Sprintf("%s is %s", t.Service.Name, state),
+				Facts: map[string]any{"check": map[string]any{"job": t.JobID, "state": state}}}
+		}
+	}
 	switch {
 	case errors.As(err, &ee) && ee.Code == setupFailed && ee.Signal == "" && inline:
 		return failure(fmt.Errorf("write %s: %s", dir, ee.Stderr), true)
@@ -263,6 +270,28 @@ func (d *Driver) cleanup(ctx context.Context, tg remote.Target, dir string, log 
 	}); err != nil {
 		log.Warn("shell: could not remove the task directory", "dir", dir, "err", err)
 	}
+}
+
+// Exit codes of a status script (docs/catalog.md#status-scripts): 0 runs,
+// StoppedExitCode is installed and not running, MissingExitCode is not
+// installed. Any other exit is the script failing.
+const (
+	StoppedExitCode = 3
+	MissingExitCode = 4
+)
+
+// statusOf reads a status script's exit.
+func statusOf(err error) (string, bool) {
+	var ee *remote.ExitError
+	switch {
+	case err == nil:
+		return "running", true
+	case errors.As(err, &ee) && ee.Signal == "" && ee.Code == StoppedExitCode:
+		return "stopped", true
+	case errors.As(err, &ee) && ee.Signal == "" && ee.Code == MissingExitCode:
+		return "missing", true
+	}
+	return "", false
 }
 
 // writeFile writes a root-owned file through sudo and stdin rather than

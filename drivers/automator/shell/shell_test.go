@@ -304,3 +304,37 @@ func TestSessionsPerTask(t *testing.T) {
 		}
 	})
 }
+
+// STATUS reads the script's exit: 0 running, 3 stopped, 4 missing, each
+// a success reporting the state under check with the job; any other exit
+// is the script failing.
+func TestStatus(t *testing.T) {
+	t.Parallel()
+	drv := newDriver(t)
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{})
+	for _, tc := range []struct {
+		exit  string
+		state string // "" for a failure
+	}{{"0", "running"}, {"3", "stopped"}, {"4", "missing"}, {"1", ""}, {"100", ""}} {
+		t.Run("exit "+tc.exit, func(t *testing.T) {
+			task := c.Task("STATUS", 0)
+			task.JobID = "00000001-002"
+			task.Service = &drivers.Service{Name: "web"}
+			task.Service.Action.Type = "shell"
+			task.Service.Action.Fields = map[string]string{"script": "exit " + tc.exit}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			r := drv.Run(ctx, task, &drivertest.Recorder{})
+			if tc.state == "" {
+				if r.Status == 0 || r.Facts != nil {
+					t.Fatalf("exit %s: %+v, want a failure without facts", tc.exit, r)
+				}
+				return
+			}
+			want := map[string]any{"check": map[string]any{"job": "00000001-002", "state": tc.state}}
+			if r.Status != 0 || !reflect.DeepEqual(r.Facts, want) {
+				t.Fatalf("exit %s: status %d %q facts %v, want success with %v", tc.exit, r.Status, r.Message, r.Facts, want)
+			}
+		})
+	}
+}

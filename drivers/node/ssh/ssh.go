@@ -55,8 +55,11 @@ const statusFailed = 1
 
 // Run bootstraps t.Node.
 func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	if t.TaskName == "CHECK" {
+		return d.check(ctx, t, out)
+	}
 	if t.TaskName != "BOOTSTRAP" {
-		return failure(fmt.Errorf("the ssh node driver runs BOOTSTRAP, not %s", t.TaskName), false, nil)
+		return failure(fmt.Errorf("the ssh node driver runs BOOTSTRAP and CHECK, not %s", t.TaskName), false, nil)
 	}
 	n := t.Node
 	if n == nil {

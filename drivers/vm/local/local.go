@@ -198,6 +198,8 @@ func (d *driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		return d.confirm(ctx, s, t, out)
 	case "DELETE":
 		return d.delete(ctx, s, t, out)
+	case "REBOOT":
+		return d.reboot(ctx, s, t, out)
 	}
 	return drivers.Result{Status: statusFailed, Message: fmt.Sprintf("local: vm drivers do not run %s", t.TaskName), Retryable: &no}
 }

@@ -176,6 +176,10 @@ func (d *driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		return d.confirm(ctx, s, t, out, log)
 	case "DELETE":
 		return d.delete(ctx, s, t, out, log)
+	case "REBOOT":
+		// Hosts are the provider admin's machines: coopr does not power
+		// them off (docs/operations.md#rebooting-a-node).
+		return terminal(statusFailed, fmt.Errorf("the pool driver does not reboot hosts: reboot %s yourself, or replace the node", providerID(t.Node)))
 	}
 	return terminal(statusFailed, fmt.Errorf("vm drivers do not run %s", t.TaskName))
 }

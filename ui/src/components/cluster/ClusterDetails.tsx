@@ -154,6 +154,10 @@ export function ClusterDetails({
     { kind: 'STOP_SERVICES', label: 'Stop services' },
     { kind: 'RESTART_SERVICES', label: 'Restart services' },
     { kind: 'ADD_SERVICES', label: 'Add services' },
+    { kind: 'CHECK', label: 'Check' },
+    { kind: 'REPAIR', label: 'Repair' },
+    { kind: 'REPLACE_NODE', label: 'Replace nodes' },
+    { kind: 'REBOOT_NODE', label: 'Reboot nodes' },
   ];
   return (
     <>
@@ -232,6 +236,8 @@ export function ClusterDetails({
           onDone={refetch}
         />
       )}
+
+      <LastCheck check={c.lastCheck ?? null} />
 
       <Title order={2} fz="lg" mt="xl" mb="xs">
         Services
@@ -488,5 +494,56 @@ function LeaseModal({
         </Group>
       </Stack>
     </Modal>
+  );
+}
+
+/** What the latest check found (docs/operations.md#checking-a-cluster). */
+function LastCheck({ check }: { check: Cluster['lastCheck'] | null }) {
+  if (!check) return null;
+  const bad = check.nodes.filter((n) => n.findings.length > 0);
+  return (
+    <Paper withBorder radius="md" p="md" mt="md" data-testid="last-check">
+      <Group gap="sm" mb={bad.length > 0 ? 'xs' : 0}>
+        <Text fw={500}>Last check</Text>
+        <Badge color={check.healthy ? 'teal' : 'red'} variant="light">
+          {check.healthy ? 'healthy' : `${bad.length} of ${check.nodes.length} nodes with findings`}
+        </Badge>
+        <Text size="sm" c="dimmed">
+          <TimeText iso={check.at} />
+        </Text>
+      </Group>
+      {bad.length > 0 && (
+        <Table withTableBorder data-testid="check-findings">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Node</Table.Th>
+              <Table.Th>Finding</Table.Th>
+              <Table.Th>Service</Table.Th>
+              <Table.Th>Detail</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {bad.flatMap((n) =>
+              n.findings.map((f, i) => (
+                <Table.Tr key={`${n.nodeId}-${i}`}>
+                  <Table.Td>{n.hostname}</Table.Td>
+                  <Table.Td>
+                    <Badge color="red" variant="light" tt="none">
+                      {words(f.kind).toLowerCase()}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>{f.service}</Table.Td>
+                  <Table.Td>
+                    <Text size="xs" c="dimmed" lineClamp={2}>
+                      {f.detail}
+                    </Text>
+                  </Table.Td>
+                </Table.Tr>
+              )),
+            )}
+          </Table.Tbody>
+        </Table>
+      )}
+    </Paper>
   );
 }

@@ -114,14 +114,23 @@ const titles: Record<OperationKind, string> = {
   RESTART_SERVICES: 'Restart services',
   ADD_SERVICES: 'Add services',
   SCALE: 'Scale',
+  CHECK: 'Check',
+  REPAIR: 'Repair',
+  REPLACE_NODE: 'Replace nodes',
+  REBOOT_NODE: 'Reboot nodes',
   DELETE: 'Delete cluster',
 };
+
+/** Operations that act on nodes the user picks. */
+const nodeOps: OperationKind[] = ['REPLACE_NODE', 'REBOOT_NODE'];
 
 interface Values {
   services: string[];
   config: string;
   replace: boolean;
   numMachines: number | string;
+  /** Node numbers: the nodes to replace or reboot, or that a scale-in removes. */
+  nodes: string[];
 }
 
 export function OperationModal(props: OperationModalProps) {
@@ -187,6 +196,7 @@ function OperationBody({
   size,
   services,
   addable,
+  nodes,
   onClose,
   onStarted,
 }: OperationModalProps & { operation: ClusterOperation }) {
@@ -198,12 +208,13 @@ function OperationBody({
   } | null>(null);
   const [alert, setAlert] = useState<ApiError[]>([]);
   const form = useForm<Values>({
-    initialValues: { services: [], config: '', replace: false, numMachines: size },
+    initialValues: { services: [], config: '', replace: false, numMachines: size, nodes: [] },
     validate: {
       config: (v) =>
         operation === 'CONFIGURE' || operation === 'CONFIGURE_WITH_RESTART' ? (parseConfig(v).error ?? null) : null,
       services: (v) => (operation === 'ADD_SERVICES' && v.length === 0 ? 'Choose the services to add' : null),
       numMachines: (v) => (operation === 'SCALE' && !(typeof v === 'number' && v >= 1) ? 'At least 1 node' : null),
+      nodes: (v) => (nodeOps.includes(operation) && v.length === 0 ? 'Choose the nodes' : null),
     },
   });
   const values = form.values;
@@ -216,11 +227,14 @@ function OperationBody({
       input.replace = v.replace;
     }
     if (operation.endsWith('_SERVICES') && v.services.length > 0) input.services = v.services;
+    if ((nodeOps.includes(operation) || operation === 'SCALE') && v.nodes.length > 0) input.nodes = v.nodes;
     return input;
   };
   const showErrors = (errors: ApiError[]) => {
     const norm = errors.map((e) => (e.field?.startsWith('input.') ? { ...e, field: e.field.slice(6) } : e));
-    const { byField, rest } = splitFieldErrors(norm, { fields: ['services', 'config', 'numMachines', 'replace'] });
+    const { byField, rest } = splitFieldErrors(norm, {
+      fields: ['services', 'config', 'numMachines', 'replace', 'nodes'],
+    });
     form.setErrors(byField);
     setAlert(rest);
   };
@@ -255,6 +269,32 @@ function OperationBody({
             allowDecimal={false}
             {...form.getInputProps('numMachines')}
           />
+        )}
+        {(nodeOps.includes(operation) || operation === 'SCALE') && (
+          <MultiSelect
+            label={operation === 'SCALE' ? 'Nodes to remove' : 'Nodes'}
+            description={
+              operation === 'SCALE'
+                ? 'Shrinking: these go instead of the solver’s pick (optional)'
+                : operation === 'REPLACE_NODE'
+                  ? 'Each is deleted and a new node with its services takes its place'
+                  : 'Each is powered off and on, then its services are started'
+            }
+            data={nodes.map((n) => ({ value: String(n.nodenum), label: `${n.nodenum} ${n.hostname}` }))}
+            {...form.getInputProps('nodes')}
+          />
+        )}
+        {operation === 'CHECK' && (
+          <Text size="sm">
+            Reaches every node and asks every service whether it runs; changes nothing. The findings show on the cluster
+            page.
+          </Text>
+        )}
+        {operation === 'REPAIR' && (
+          <Text size="sm">
+            Acts on the latest check: replaces nodes that did not answer, installs missing services again and starts
+            stopped ones.
+          </Text>
         )}
         {operation.endsWith('_SERVICES') && (
           <MultiSelect

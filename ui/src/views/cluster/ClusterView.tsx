@@ -77,6 +77,22 @@ const ClusterSummaryDocument = graphql(`
         state
         message
       }
+      lastCheck {
+        at
+        jobId
+        healthy
+        nodes {
+          nodeId
+          nodenum
+          hostname
+          reachable
+          findings {
+            kind
+            service
+            detail
+          }
+        }
+      }
       jobs {
         id
         action

@@ -1,0 +1,134 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/server/engine"
+)
+
+// A template with administration.checkinterval has the leading server
+// check its clusters: at once when never checked, again once the interval
+// has passed since the last check; a cluster of a template without it is
+// never checked. A check leaves an INCONSISTENT cluster INCONSISTENT with
+// its message.
+func TestPeriodicChecks(t *testing.T) {
+	w := newWorldWith(t, func(c *server.Config) { c.JanitorInterval = 200 * time.Millisecond })
+	s := w.s
+	raw, err := os.ReadFile(templatesDir + "/clustertemplates/lamp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmpl map[string]any
+	if err := json.Unmarshal(raw, &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	tmpl["name"] = "checked-lamp"
+	tmpl["administration"] = map[string]any{"checkinterval": "10s"}
+	if r := s.Do(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: CLUSTERTEMPLATES, entity: $e) { entity { version } } }`,
+		map[string]any{"e": tmpl}); r.Code() != "INVALID_INPUT" {
+		t.Fatalf("a check interval of 10s: %+v, want INVALID_INPUT", r.Errors)
+	}
+	tmpl["administration"] = map[string]any{"checkinterval": "1h"}
+	s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: CLUSTERTEMPLATES, entity: $e) { entity { version } } }`,
+		map[string]any{"e": tmpl}, &struct{}{})
+
+	create := func(template string) string {
+		var cr struct{ CreateCluster struct{ ID string } }
+		s.Must(w.alice, `mutation($t: String!) { createCluster(input: {name: "x", clusterTemplate: $t, numMachines: 2}) { id } }`,
+			map[string]any{"t": template}, &cr)
+		return cr.CreateCluster.ID
+	}
+	checked, plain := create("checked-lamp"), create("lamp")
+
+	// jobs plays the agent until the cluster has n jobs, the last one
+	// settled, and returns their actions, newest first.
+	jobs := func(id string, n int) []string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for {
+			var c struct {
+				Cluster struct {
+					Status string
+					Jobs   []struct{ Action string }
+				}
+			}
+			s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { status jobs { action } } }`, map[string]any{"id": id}, &c)
+			if len(c.Cluster.Jobs) >= n && c.Cluster.Status != "PENDING" {
+				out := make([]string, len(c.Cluster.Jobs))
+				for i, j := range c.Cluster.Jobs {
+					out[i] = j.Action
+				}
+				return out
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("cluster %s: %s with %d jobs, want %d", id, c.Cluster.Status, len(c.Cluster.Jobs), n)
+			}
+			a, err := s.Srv.Engine().Claim(ctx, engine.ClaimRequest{TenantID: w.tenantID, AgentID: "test-agent", Wait: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a == nil {
+				continue
+			}
+			res := engine.Result{}
+			switch a.TaskName {
+			case "CONFIRM":
+				res.IPAddresses = map[string]string{"access_v4": "10.0.0.1", "bind_v4": "10.0.0.1"}
+			case "CHECK":
+				res.Facts = map[string]any{"check": map[string]any{"job": a.JobID, "reachable": true}}
+			}
+			if err := s.Srv.Engine().Finish(ctx, a.TaskID, a.Attempt, a.ClaimToken, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := jobs(checked, 2); got[0] != "CLUSTER_CHECK" || got[1] != "CLUSTER_CREATE" {
+		t.Fatalf("jobs of the checked cluster %v, want a check after the create", got)
+	}
+	jobs(plain, 1)
+	lastCheck := func(id string) *struct{ JobID string } {
+		var c struct {
+			Cluster struct{ LastCheck *struct{ JobID string } }
+		}
+		s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { lastCheck { jobId } } }`, map[string]any{"id": id}, &c)
+		return c.Cluster.LastCheck
+	}
+	if lastCheck(checked) == nil {
+		t.Fatal("the periodic check left no lastCheck")
+	}
+	// Not again within the interval.
+	time.Sleep(time.Second)
+	if got := jobs(checked, 2); len(got) != 2 {
+		t.Fatalf("checked again within the interval: %v", got)
+	}
+	// An hour later (the last check moved back), again.
+	if _, err := s.Srv.Store().DB().Exec(`UPDATE clusters SET last_check_at = now() - interval '61 minutes' WHERE id = $1`, checked); err != nil {
+		t.Fatal(err)
+	}
+	if got := jobs(checked, 3); got[0] != "CLUSTER_CHECK" {
+		t.Fatalf("jobs after the interval %v, want another check", got)
+	}
+	if got := jobs(plain, 1); len(got) != 1 || lastCheck(plain) != nil {
+		t.Errorf("a cluster without periodic checks was checked: %v", got)
+	}
+
+	// An INCONSISTENT cluster stays so, with its message, after a check.
+	if _, err := s.Srv.Store().DB().Exec(`UPDATE clusters SET status = 'INCONSISTENT', message = 'it broke' WHERE id = $1`, plain); err != nil {
+		t.Fatal(err)
+	}
+	s.Must(w.alice, `mutation($id: ID!) { checkCluster(id: $id) { id } }`, map[string]any{"id": plain}, &struct{}{})
+	jobs(plain, 2)
+	var c struct {
+		Cluster struct{ Status, Message string }
+	}
+	s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { status message } }`, map[string]any{"id": plain}, &c)
+	if c.Cluster.Status != "INCONSISTENT" || c.Cluster.Message != "it broke" {
+		t.Errorf("after a check: %s %q, want INCONSISTENT %q", c.Cluster.Status, c.Cluster.Message, "it broke")
+	}
+}
