@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,10 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/ssh"
-
-	"github.com/cooprhq/coopr/server/credentials"
 )
 
 type checkFinding struct{ Kind, Service, Detail string }

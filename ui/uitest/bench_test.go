@@ -139,7 +139,9 @@ func TestBrowserBench(t *testing.T) {
 		if after != "" {
 			vars["after"] = after
 		}
-		var page struct{ Job struct{ Tasks []struct{ ID string } } }
+		var page struct {
+			Job struct{ Tasks []struct{ ID string } }
+		}
 		w.s.Must(w.alice, `query($id: ID!, $first: Int!, $after: ID) { job(id: $id) { id tasks(first: $first, after: $after) {
 			id nodeId hostname action service stage state attempt failures maxAttempts message } } }`, vars, &page)
 		read += len(page.Job.Tasks)
