@@ -126,25 +126,26 @@ type ComplexityRoot struct {
 	}
 
 	Cluster struct {
-		Config         func(childComplexity int) int
-		CreatedAt      func(childComplexity int) int
-		DNSSuffix      func(childComplexity int) int
-		Description    func(childComplexity int) int
-		ExpireTime     func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Jobs           func(childComplexity int) int
-		LatestJob      func(childComplexity int) int
-		Message        func(childComplexity int) int
-		Name           func(childComplexity int) int
-		Nodes          func(childComplexity int) int
-		Owner          func(childComplexity int) int
-		Provider       func(childComplexity int) int
-		ServiceSummary func(childComplexity int) int
-		Services       func(childComplexity int) int
-		Size           func(childComplexity int) int
-		Status         func(childComplexity int) int
-		Template       func(childComplexity int) int
-		UpdatedAt      func(childComplexity int) int
+		Config          func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		DNSSuffix       func(childComplexity int) int
+		Description     func(childComplexity int) int
+		ExpireTime      func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Jobs            func(childComplexity int) int
+		LatestJob       func(childComplexity int) int
+		Message         func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Nodes           func(childComplexity int) int
+		Owner           func(childComplexity int) int
+		Provider        func(childComplexity int) int
+		ServiceSummary  func(childComplexity int) int
+		Services        func(childComplexity int) int
+		Size            func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Template        func(childComplexity int) int
+		TemplateVersion func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
 	}
 
 	ClusterConnection struct {
@@ -336,6 +337,7 @@ type ComplexityRoot struct {
 		PlanHash      func(childComplexity int) int
 		Removed       func(childComplexity int) int
 		Stages        func(childComplexity int) int
+		Sync          func(childComplexity int) int
 		Tasks         func(childComplexity int) int
 	}
 
@@ -527,10 +529,24 @@ type ComplexityRoot struct {
 		TaskID  func(childComplexity int) int
 	}
 
+	TemplateChange struct {
+		New  func(childComplexity int) int
+		Old  func(childComplexity int) int
+		Path func(childComplexity int) int
+	}
+
 	TemplateSolve struct {
 		Failure  func(childComplexity int) int
 		Layout   func(childComplexity int) int
 		Warnings func(childComplexity int) int
+	}
+
+	TemplateSync struct {
+		AddServices       func(childComplexity int) int
+		ConstraintChanges func(childComplexity int) int
+		FromVersion       func(childComplexity int) int
+		KeptServices      func(childComplexity int) int
+		ToVersion         func(childComplexity int) int
 	}
 
 	Tenant struct {
@@ -1139,6 +1155,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.Template(childComplexity), true
+	case "Cluster.templateVersion":
+		if e.ComplexityRoot.Cluster.TemplateVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.TemplateVersion(childComplexity), true
 	case "Cluster.updatedAt":
 		if e.ComplexityRoot.Cluster.UpdatedAt == nil {
 			break
@@ -2172,6 +2194,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationPreview.Stages(childComplexity), true
+	case "OperationPreview.sync":
+		if e.ComplexityRoot.OperationPreview.Sync == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Sync(childComplexity), true
 	case "OperationPreview.tasks":
 		if e.ComplexityRoot.OperationPreview.Tasks == nil {
 			break
@@ -3033,6 +3061,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskLogLine.TaskID(childComplexity), true
 
+	case "TemplateChange.new":
+		if e.ComplexityRoot.TemplateChange.New == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateChange.New(childComplexity), true
+	case "TemplateChange.old":
+		if e.ComplexityRoot.TemplateChange.Old == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateChange.Old(childComplexity), true
+	case "TemplateChange.path":
+		if e.ComplexityRoot.TemplateChange.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateChange.Path(childComplexity), true
+
 	case "TemplateSolve.failure":
 		if e.ComplexityRoot.TemplateSolve.Failure == nil {
 			break
@@ -3051,6 +3098,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TemplateSolve.Warnings(childComplexity), true
+
+	case "TemplateSync.addServices":
+		if e.ComplexityRoot.TemplateSync.AddServices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.AddServices(childComplexity), true
+	case "TemplateSync.constraintChanges":
+		if e.ComplexityRoot.TemplateSync.ConstraintChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.ConstraintChanges(childComplexity), true
+	case "TemplateSync.fromVersion":
+		if e.ComplexityRoot.TemplateSync.FromVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.FromVersion(childComplexity), true
+	case "TemplateSync.keptServices":
+		if e.ComplexityRoot.TemplateSync.KeptServices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.KeptServices(childComplexity), true
+	case "TemplateSync.toVersion":
+		if e.ComplexityRoot.TemplateSync.ToVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.ToVersion(childComplexity), true
 
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
@@ -3757,6 +3835,8 @@ type Cluster {
   latestJob: Job
   "Newest first."
   jobs: [Job!]!
+  "The version of its template the cluster was made from or last synced to (SYNC_TEMPLATE); 0 when not recorded."
+  templateVersion: Int!
 }
 
 type ClusterConnection {
@@ -4421,6 +4501,8 @@ enum ClusterOperation {
   ADD_SERVICES
   "Grow or shrink to numMachines nodes."
   SCALE
+  "Move to the newest version of the cluster's template: add the services it adds, take its config changes, check its constraints against the layout."
+  SYNC_TEMPLATE
 }
 
 input OperationInput {
@@ -4464,6 +4546,31 @@ type OperationPreview {
   edges: [[String!]!]!
   stages: [[String!]!]!
   planHash: String!
+  "SYNC_TEMPLATE: the versions and the template's changes; null for other operations."
+  sync: TemplateSync
+}
+
+"What a template sync changes besides nodes and config (docs/catalog.md#template-sync)."
+type TemplateSync {
+  "The version the cluster records; 0 when none is recorded."
+  fromVersion: Int!
+  "The newest version, which the cluster records once the sync's job is submitted."
+  toVersion: Int!
+  "Services the new version adds; changed lists the nodes that get them."
+  addServices: [String!]!
+  "Services the new version no longer names by default: a sync does not remove them."
+  keptServices: [String!]!
+  "Constraint and compatibility changes, each satisfied by the cluster's layout."
+  constraintChanges: [TemplateChange!]!
+}
+
+"One changed constraint or compatibility list of a template."
+type TemplateChange {
+  "E.g. constraints.services.web, constraints.size, compatibility.services."
+  path: String!
+  "Compact JSON; null when absent."
+  old: String
+  new: String
 }
 
 "One difference between a cluster's config and the one an operation gives it."
@@ -4675,6 +4782,8 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_latestJob(ctx, field)
 	case "jobs":
 		return ec.fieldContext_Cluster_jobs(ctx, field)
+	case "templateVersion":
+		return ec.fieldContext_Cluster_templateVersion(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
 }
@@ -4983,6 +5092,8 @@ func (ec *executionContext) childFields_OperationPreview(ctx context.Context, fi
 		return ec.fieldContext_OperationPreview_stages(ctx, field)
 	case "planHash":
 		return ec.fieldContext_OperationPreview_planHash(ctx, field)
+	case "sync":
+		return ec.fieldContext_OperationPreview_sync(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OperationPreview", field.Name)
 }
@@ -5305,6 +5416,18 @@ func (ec *executionContext) childFields_TaskLogLine(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type TaskLogLine", field.Name)
 }
 
+func (ec *executionContext) childFields_TemplateChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_TemplateChange_path(ctx, field)
+	case "old":
+		return ec.fieldContext_TemplateChange_old(ctx, field)
+	case "new":
+		return ec.fieldContext_TemplateChange_new(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TemplateChange", field.Name)
+}
+
 func (ec *executionContext) childFields_TemplateSolve(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "layout":
@@ -5315,6 +5438,22 @@ func (ec *executionContext) childFields_TemplateSolve(ctx context.Context, field
 		return ec.fieldContext_TemplateSolve_warnings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TemplateSolve", field.Name)
+}
+
+func (ec *executionContext) childFields_TemplateSync(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "fromVersion":
+		return ec.fieldContext_TemplateSync_fromVersion(ctx, field)
+	case "toVersion":
+		return ec.fieldContext_TemplateSync_toVersion(ctx, field)
+	case "addServices":
+		return ec.fieldContext_TemplateSync_addServices(ctx, field)
+	case "keptServices":
+		return ec.fieldContext_TemplateSync_keptServices(ctx, field)
+	case "constraintChanges":
+		return ec.fieldContext_TemplateSync_constraintChanges(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TemplateSync", field.Name)
 }
 
 func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8215,6 +8354,29 @@ func (ec *executionContext) fieldContext_Cluster_jobs(_ context.Context, field g
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_templateVersion(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_templateVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TemplateVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_templateVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClusterConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ClusterConnection) (ret graphql.Marshaler) {
@@ -12354,6 +12516,38 @@ func (ec *executionContext) fieldContext_OperationPreview_planHash(_ context.Con
 	return graphql.NewScalarFieldContext("OperationPreview", field, false, false, "String")
 }
 
+func (ec *executionContext) _OperationPreview_sync(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_sync(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sync, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TemplateSync) graphql.Marshaler {
+			return ec.marshalOTemplateSync2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateSync(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_sync(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TemplateSync(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PlanTask_ref(ctx context.Context, field graphql.CollectedField, obj *model.PlanTask) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15788,6 +15982,75 @@ func (ec *executionContext) fieldContext_TaskLogLine_lagged(_ context.Context, f
 	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _TemplateChange_path(ctx context.Context, field graphql.CollectedField, obj *model.TemplateChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateChange_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateChange_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _TemplateChange_old(ctx context.Context, field graphql.CollectedField, obj *model.TemplateChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateChange_old(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Old, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateChange_old(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _TemplateChange_new(ctx context.Context, field graphql.CollectedField, obj *model.TemplateChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateChange_new(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.New, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateChange_new(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateChange", field, false, false, "String")
+}
+
 func (ec *executionContext) _TemplateSolve_layout(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSolve) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15879,6 +16142,130 @@ func (ec *executionContext) fieldContext_TemplateSolve_warnings(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Issue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TemplateSync_fromVersion(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_fromVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_fromVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateSync", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TemplateSync_toVersion(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_toVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_toVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateSync", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TemplateSync_addServices(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_addServices(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AddServices, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_addServices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateSync", field, false, false, "String")
+}
+
+func (ec *executionContext) _TemplateSync_keptServices(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_keptServices(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.KeptServices, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_keptServices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateSync", field, false, false, "String")
+}
+
+func (ec *executionContext) _TemplateSync_constraintChanges(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_constraintChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConstraintChanges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TemplateChange) graphql.Marshaler {
+			return ec.marshalNTemplateChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_constraintChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TemplateSync",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TemplateChange(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19435,6 +19822,11 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_jobs(ctx, field, obj)
 				})
+		case "templateVersion":
+			out.Values[i] = ec._Cluster_templateVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20703,6 +21095,11 @@ func (ec *executionContext) _OperationPreview(ctx context.Context, sel ast.Selec
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "sync":
+			out.Values[i] = ec._OperationPreview_sync(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21936,6 +22333,49 @@ func (ec *executionContext) _TaskLogLine(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var templateChangeImplementors = []string{"TemplateChange"}
+
+func (ec *executionContext) _TemplateChange(ctx context.Context, sel ast.SelectionSet, obj *model.TemplateChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, templateChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TemplateChange")
+		case "path":
+			out.Values[i] = ec._TemplateChange_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "old":
+			out.Values[i] = ec._TemplateChange_old(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "new":
+			out.Values[i] = ec._TemplateChange_new(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var templateSolveImplementors = []string{"TemplateSolve"}
 
 func (ec *executionContext) _TemplateSolve(ctx context.Context, sel ast.SelectionSet, obj *model.TemplateSolve) graphql.Marshaler {
@@ -21959,6 +22399,59 @@ func (ec *executionContext) _TemplateSolve(ctx context.Context, sel ast.Selectio
 			}
 		case "warnings":
 			out.Values[i] = ec._TemplateSolve_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var templateSyncImplementors = []string{"TemplateSync"}
+
+func (ec *executionContext) _TemplateSync(ctx context.Context, sel ast.SelectionSet, obj *model.TemplateSync) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, templateSyncImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TemplateSync")
+		case "fromVersion":
+			out.Values[i] = ec._TemplateSync_fromVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toVersion":
+			out.Values[i] = ec._TemplateSync_toVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addServices":
+			out.Values[i] = ec._TemplateSync_addServices(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "keptServices":
+			out.Values[i] = ec._TemplateSync_keptServices(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "constraintChanges":
+			out.Values[i] = ec._TemplateSync_constraintChanges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23719,6 +24212,30 @@ func (ec *executionContext) marshalNTaskState2githubᚗcomᚋcooprhqᚋcooprᚋg
 	return v
 }
 
+func (ec *executionContext) marshalNTemplateChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TemplateChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTemplateChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTemplateChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateChange(ctx context.Context, sel ast.SelectionSet, v *model.TemplateChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TemplateChange!")
+		return graphql.Null
+	}
+	return ec._TemplateChange(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNTemplateSolve2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateSolve(ctx context.Context, sel ast.SelectionSet, v *model.TemplateSolve) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "TemplateSolve!")
@@ -24335,6 +24852,13 @@ func (ec *executionContext) marshalOTaskAssignment2ᚖgithubᚗcomᚋcooprhqᚋc
 		return graphql.Null
 	}
 	return ec._TaskAssignment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTemplateSync2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateSync(ctx context.Context, sel ast.SelectionSet, v *model.TemplateSync) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TemplateSync(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOTenant2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐTenant(ctx context.Context, sel ast.SelectionSet, v *store.Tenant) graphql.Marshaler {

@@ -159,12 +159,14 @@ const (
 	AddServices                 ClusterAction = "ADD_SERVICES"
 	ScaleOut                    ClusterAction = "SCALE_OUT"
 	ScaleIn                     ClusterAction = "SCALE_IN"
+	SyncTemplate                ClusterAction = "SYNC_TEMPLATE"
 )
 
 // ClusterActions lists every cluster operation.
 var ClusterActions = []ClusterAction{
 	ClusterCreate, ClusterDelete, ClusterConfigure, ClusterConfigureWithRestart,
 	StartServices, StopServices, RestartServices, AddServices, ScaleOut, ScaleIn,
+	SyncTemplate,
 }
 
 // ParseClusterAction reads a cluster operation name, in any case.

@@ -45,6 +45,9 @@ type Request struct {
 	// Restart makes SCALE_OUT stop and start the services of the nodes that
 	// stay around their CONFIGURE.
 	Restart bool
+	// Reconfigure makes SYNC_TEMPLATE bootstrap every node and configure
+	// every service the sync does not add: the config changed.
+	Reconfigure bool
 }
 
 // Task is one task of a plan.
@@ -113,6 +116,7 @@ type group struct {
 	lifecycle bool // the nodes come or go: node-level steps even without services
 	filtered  bool // the service filter applies
 	existing  bool // SCALE_OUT nodes that stay: they wait for the new nodes
+	except    bool // the services the filter holds are left out
 }
 
 type vkey struct {
@@ -328,6 +332,8 @@ func newBuilder(req *Request) (*builder, []group, error) {
 			{nodes: removed, order: slices.Concat([]Action{Stop}, unconfigure, []Action{Delete}), lifecycle: true},
 			{nodes: without(planned, removed), order: []Action{Configure}},
 		}
+	case SyncTemplate:
+		groups = syncGroups(req, planned)
 	}
 	return b, groups, nil
 }
@@ -359,7 +365,12 @@ func (b *builder) chains(gr group) {
 	for _, n := range gr.nodes {
 		var svcs []int
 		for _, s := range b.svcOn[n] {
-			if !gr.filtered || b.filter == nil || b.filter.has(s) {
+			switch {
+			case gr.except:
+				if b.filter == nil || !b.filter.has(s) {
+					svcs = append(svcs, s)
+				}
+			case !gr.filtered || b.filter == nil || b.filter.has(s):
 				svcs = append(svcs, s)
 			}
 		}

@@ -21,7 +21,8 @@ import (
 // change and delete clusters, following the slow parts live.
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "Create, list, show, change and delete clusters through the API"}
-	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd(), newClusterLeaseCmd())
+	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd(), newClusterLeaseCmd(),
+		newClusterSyncCmd())
 	return cmd
 }
 

@@ -113,6 +113,7 @@ const titles: Record<OperationKind, string> = {
   RESTART_SERVICES: 'Restart services',
   ADD_SERVICES: 'Add services',
   SCALE: 'Scale',
+  SYNC_TEMPLATE: 'Sync to the newest template version',
   DELETE: 'Delete cluster',
 };
 
