@@ -246,41 +246,42 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AbortJob             func(childComplexity int, id string) int
-		AddSSHKey            func(childComplexity int, publicKey string, name *string) int
-		AgentHeartbeat       func(childComplexity int, input model.AgentHeartbeatInput) int
-		ClaimTask            func(childComplexity int, input model.ClaimInput) int
-		ClaimTasks           func(childComplexity int, input model.ClaimTasksInput) int
-		CreateAPIToken       func(childComplexity int, input model.APITokenInput) int
-		CreateCluster        func(childComplexity int, input model.ClusterInput, expectedPlanHash *string) int
-		CreateTenant         func(childComplexity int, input model.TenantInput, bootstrap *bool) int
-		CreateUser           func(childComplexity int, name string, role model.Role, tenant *string) int
-		CreateWebhook        func(childComplexity int, input model.WebhookInput) int
-		DeleteCatalogEntity  func(childComplexity int, kind model.CatalogKind, name string, version *int) int
-		DeleteCluster        func(childComplexity int, id string, expectedPlanHash *string, providerFields any) int
-		DeleteResource       func(childComplexity int, input model.ResourceVersionInput) int
-		DeleteTenant         func(childComplexity int, name string) int
-		DeleteWebhook        func(childComplexity int, id string) int
-		FinishTask           func(childComplexity int, input model.FinishInput) int
-		ImportCatalog        func(childComplexity int, document any) int
-		PauseJob             func(childComplexity int, id string) int
-		PreviewCluster       func(childComplexity int, input model.ClusterInput) int
-		PreviewOperation     func(childComplexity int, clusterID string, input model.OperationInput) int
-		PutCatalogEntity     func(childComplexity int, kind model.CatalogKind, entity any) int
-		RecallResource       func(childComplexity int, input model.ResourceVersionInput) int
-		RegisterAgent        func(childComplexity int, input model.AgentRegistration) int
-		ReleaseTask          func(childComplexity int, input model.ReleaseInput) int
-		RemoveSSHKey         func(childComplexity int, id string) int
-		ReportProgress       func(childComplexity int, input model.ProgressInput) int
-		ResumeJob            func(childComplexity int, id string) int
-		RetryJob             func(childComplexity int, id string) int
-		RevokeAPIToken       func(childComplexity int, id string) int
-		RunOperation         func(childComplexity int, clusterID string, input model.OperationInput, expectedPlanHash *string) int
-		SetClusterExpireTime func(childComplexity int, id string, expireTime time.Time) int
-		StageResource        func(childComplexity int, input model.ResourceVersionInput) int
-		SyncResources        func(childComplexity int) int
-		UpdateTenant         func(childComplexity int, name string, input model.TenantInput) int
-		UploadResource       func(childComplexity int, input model.ResourceUploadInput) int
+		AbortJob              func(childComplexity int, id string) int
+		AddSSHKey             func(childComplexity int, publicKey string, name *string) int
+		AgentHeartbeat        func(childComplexity int, input model.AgentHeartbeatInput) int
+		ClaimTask             func(childComplexity int, input model.ClaimInput) int
+		ClaimTasks            func(childComplexity int, input model.ClaimTasksInput) int
+		CreateAPIToken        func(childComplexity int, input model.APITokenInput) int
+		CreateCluster         func(childComplexity int, input model.ClusterInput, expectedPlanHash *string) int
+		CreateTenant          func(childComplexity int, input model.TenantInput, bootstrap *bool) int
+		CreateUser            func(childComplexity int, name string, role model.Role, tenant *string) int
+		CreateWebhook         func(childComplexity int, input model.WebhookInput) int
+		DeleteCatalogEntity   func(childComplexity int, kind model.CatalogKind, name string, version *int) int
+		DeleteCluster         func(childComplexity int, id string, expectedPlanHash *string, providerFields any) int
+		DeleteResource        func(childComplexity int, input model.ResourceVersionInput) int
+		DeleteTenant          func(childComplexity int, name string) int
+		DeleteWebhook         func(childComplexity int, id string) int
+		FinishTask            func(childComplexity int, input model.FinishInput) int
+		ImportCatalog         func(childComplexity int, document any) int
+		PauseJob              func(childComplexity int, id string) int
+		PreviewCluster        func(childComplexity int, input model.ClusterInput) int
+		PreviewOperation      func(childComplexity int, clusterID string, input model.OperationInput) int
+		PutCatalogEntity      func(childComplexity int, kind model.CatalogKind, entity any) int
+		RecallResource        func(childComplexity int, input model.ResourceVersionInput) int
+		RegisterAgent         func(childComplexity int, input model.AgentRegistration) int
+		ReleaseTask           func(childComplexity int, input model.ReleaseInput) int
+		RemoveSSHKey          func(childComplexity int, id string) int
+		ReportProgress        func(childComplexity int, input model.ProgressInput) int
+		ResumeJob             func(childComplexity int, id string) int
+		RetryJob              func(childComplexity int, id string) int
+		RevokeAPIToken        func(childComplexity int, id string) int
+		RunOperation          func(childComplexity int, clusterID string, input model.OperationInput, expectedPlanHash *string) int
+		SetClusterExpireTime  func(childComplexity int, id string, expireTime time.Time) int
+		SetTenantAdminSSHKeys func(childComplexity int, enabled bool) int
+		StageResource         func(childComplexity int, input model.ResourceVersionInput) int
+		SyncResources         func(childComplexity int) int
+		UpdateTenant          func(childComplexity int, name string, input model.TenantInput) int
+		UploadResource        func(childComplexity int, input model.ResourceUploadInput) int
 	}
 
 	NewAPIToken struct {
@@ -550,13 +551,14 @@ type ComplexityRoot struct {
 	}
 
 	Tenant struct {
-		CreatedAt   func(childComplexity int) int
-		Description func(childComplexity int) int
-		ID          func(childComplexity int) int
-		MaxClusters func(childComplexity int) int
-		MaxNodes    func(childComplexity int) int
-		Name        func(childComplexity int) int
-		Workers     func(childComplexity int) int
+		AdminSSHKeys func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		Description  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		MaxClusters  func(childComplexity int) int
+		MaxNodes     func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Workers      func(childComplexity int) int
 	}
 
 	User struct {
@@ -640,6 +642,7 @@ type MutationResolver interface {
 	RevokeAPIToken(ctx context.Context, id string) (bool, error)
 	AddSSHKey(ctx context.Context, publicKey string, name *string) (*store.SSHKey, error)
 	RemoveSSHKey(ctx context.Context, id string) (bool, error)
+	SetTenantAdminSSHKeys(ctx context.Context, enabled bool) (*store.Tenant, error)
 	CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.NewWebhook, error)
 	DeleteWebhook(ctx context.Context, id string) (bool, error)
 	ImportCatalog(ctx context.Context, document any) (*model.ImportResult, error)
@@ -1921,6 +1924,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetClusterExpireTime(childComplexity, args["id"].(string), args["expireTime"].(time.Time)), true
+	case "Mutation.setTenantAdminSSHKeys":
+		if e.ComplexityRoot.Mutation.SetTenantAdminSSHKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setTenantAdminSSHKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetTenantAdminSSHKeys(childComplexity, args["enabled"].(bool)), true
 	case "Mutation.stageResource":
 		if e.ComplexityRoot.Mutation.StageResource == nil {
 			break
@@ -3130,6 +3144,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TemplateSync.ToVersion(childComplexity), true
 
+	case "Tenant.adminSSHKeys":
+		if e.ComplexityRoot.Tenant.AdminSSHKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.AdminSSHKeys(childComplexity), true
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
 			break
@@ -3517,12 +3537,20 @@ type Mutation {
   """
   Put an SSH public key (one line of a .pub file) on one's profile: BOOTSTRAP
   installs the keys of a cluster's owner on its nodes, so that the owner can
-  log in (coopr ssh). Private keys, certificates and anything else are
-  refused. name defaults to the key's comment.
+  log in (coopr ssh), and an UPDATE_SSH_KEYS job starts on each of the
+  owner's ACTIVE clusters to bring it to their nodes now. Private keys,
+  certificates and anything else are refused. name defaults to the key's
+  comment.
   """
   addSSHKey(publicKey: String!, name: String): SSHKey!
-  "Take one of one's SSH keys off one's profile. Nodes bootstrapped before keep it until bootstrapped again."
+  "Take one of one's SSH keys off one's profile; an UPDATE_SSH_KEYS job takes it off the nodes of one's ACTIVE clusters."
   removeSSHKey(id: ID!): Boolean!
+  """
+  Let the tenant's admins' SSH keys in on every cluster of the tenant, beside
+  the owner's (tenant admins; off by default). Changing it starts an
+  UPDATE_SSH_KEYS job on every ACTIVE cluster of the tenant.
+  """
+  setTenantAdminSSHKeys(enabled: Boolean!): Tenant!
   "Tell an HTTP endpoint of job and cluster state changes (tenant admins). The answer holds the signing secret, shown this once."
   createWebhook(input: WebhookInput!): NewWebhook!
   "Remove a webhook and its delivery history (tenant admins)."
@@ -4130,6 +4158,8 @@ type Tenant {
   "Null: unlimited."
   maxNodes: Int
   createdAt: Time!
+  "The nodes of every cluster of the tenant also let in the tenant admins' SSH keys (setTenantAdminSSHKeys)."
+  adminSSHKeys: Boolean!
 }
 
 "Absent fields keep their value (on create: no description, 0 workers, no quotas)."
@@ -5472,6 +5502,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_maxNodes(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Tenant_createdAt(ctx, field)
+	case "adminSSHKeys":
+		return ec.fieldContext_Tenant_adminSSHKeys(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tenant", field.Name)
 }
@@ -6237,6 +6269,20 @@ func (ec *executionContext) field_Mutation_setClusterExpireTime_args(ctx context
 		return nil, err
 	}
 	args["expireTime"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setTenantAdminSSHKeys_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "enabled",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["enabled"] = arg0
 	return args, nil
 }
 
@@ -10347,6 +10393,50 @@ func (ec *executionContext) fieldContext_Mutation_removeSSHKey(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_removeSSHKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setTenantAdminSSHKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setTenantAdminSSHKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetTenantAdminSSHKeys(ctx, fc.Args["enabled"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Tenant) graphql.Marshaler {
+			return ec.marshalNTenant2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐTenant(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setTenantAdminSSHKeys(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tenant(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setTenantAdminSSHKeys_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16432,6 +16522,29 @@ func (ec *executionContext) fieldContext_Tenant_createdAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Tenant_adminSSHKeys(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_adminSSHKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AdminSSHKeys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_adminSSHKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20537,6 +20650,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setTenantAdminSSHKeys":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setTenantAdminSSHKeys(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createWebhook":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createWebhook(ctx, field)
@@ -22515,6 +22635,11 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "createdAt":
 			out.Values[i] = ec._Tenant_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "adminSSHKeys":
+			out.Values[i] = ec._Tenant_adminSSHKeys(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -30,6 +30,9 @@ const (
 	NetworkUnconfigure
 	Delete
 	NetworkRelease
+	// AuthorizeKeys rewrites the owner's keys in a live node's
+	// authorized_keys, and nothing else (docs/operations.md#keys-on-live-clusters).
+	AuthorizeKeys
 	numActions
 )
 
@@ -48,6 +51,7 @@ var actionNames = [numActions]string{
 	NetworkUnconfigure: "NETWORK_UNCONFIGURE",
 	Delete:             "DELETE",
 	NetworkRelease:     "NETWORK_RELEASE",
+	AuthorizeKeys:      "AUTHORIZE_KEYS",
 }
 
 // nameRank orders actions by name, the order stages are sorted in
@@ -104,7 +108,8 @@ func ParseAction(s string) (Action, bool) {
 // service: its tasks carry service "".
 func (a Action) NodeLevel() bool {
 	switch a {
-	case NetworkAllocate, Create, Confirm, NetworkConfigure, Bootstrap, NetworkUnconfigure, Delete, NetworkRelease:
+	case NetworkAllocate, Create, Confirm, NetworkConfigure, Bootstrap, NetworkUnconfigure, Delete, NetworkRelease,
+		AuthorizeKeys:
 		return true
 	}
 	return false
@@ -160,13 +165,14 @@ const (
 	ScaleOut                    ClusterAction = "SCALE_OUT"
 	ScaleIn                     ClusterAction = "SCALE_IN"
 	SyncTemplate                ClusterAction = "SYNC_TEMPLATE"
+	UpdateSSHKeys               ClusterAction = "UPDATE_SSH_KEYS"
 )
 
 // ClusterActions lists every cluster operation.
 var ClusterActions = []ClusterAction{
 	ClusterCreate, ClusterDelete, ClusterConfigure, ClusterConfigureWithRestart,
 	StartServices, StopServices, RestartServices, AddServices, ScaleOut, ScaleIn,
-	SyncTemplate,
+	SyncTemplate, UpdateSSHKeys,
 }
 
 // ParseClusterAction reads a cluster operation name, in any case.

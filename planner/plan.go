@@ -334,6 +334,9 @@ func newBuilder(req *Request) (*builder, []group, error) {
 		}
 	case SyncTemplate:
 		groups = syncGroups(req, planned)
+	case UpdateSSHKeys:
+		// One task per node, services or not.
+		groups = one([]Action{AuthorizeKeys}, true)
 	}
 	return b, groups, nil
 }

@@ -65,3 +65,19 @@ func TestSyncTemplatePlans(t *testing.T) {
 		})
 	}
 }
+
+func TestUpdateSSHKeysPlan(t *testing.T) {
+	services, nodes := workedExample()
+	withEmpty := append(slices.Clone(nodes), Node{ID: "C", NodeNum: 1002})
+	p := mustBuild(t, &Request{Action: UpdateSSHKeys, Services: services, Nodes: withEmpty})
+	if got, want := stageLines(p), []string{"A AUTHORIZE_KEYS, B AUTHORIZE_KEYS, C AUTHORIZE_KEYS"}; !slices.Equal(got, want) {
+		t.Errorf("stages %q, want %q", got, want)
+	}
+	if len(p.Edges) != 0 {
+		t.Errorf("edges %q", edgeLines(p))
+	}
+	if a := p.Tasks[0].Action; a.Role() != "node" || !a.NodeLevel() || a.BringUp() {
+		t.Errorf("AUTHORIZE_KEYS: role %s, node level %v, bring-up %v", a.Role(), a.NodeLevel(), a.BringUp())
+	}
+	checkPlan(t, p)
+}

@@ -65,7 +65,7 @@ var defaultTimeouts = map[planner.Action]time.Duration{
 	planner.NetworkConfigure: 10 * time.Minute, planner.NetworkUnconfigure: 10 * time.Minute,
 	planner.Bootstrap: 20 * time.Minute, planner.Install: 30 * time.Minute, planner.Configure: 30 * time.Minute,
 	planner.Initialize: 30 * time.Minute, planner.Start: 10 * time.Minute, planner.Stop: 10 * time.Minute,
-	planner.Remove: 30 * time.Minute,
+	planner.Remove: 30 * time.Minute, planner.AuthorizeKeys: 5 * time.Minute,
 }
 
 func (c *Config) fill() {
@@ -257,6 +257,9 @@ func statuses(a planner.ClusterAction) (success, failure ClusterState) {
 		return ClusterActive, ClusterIncomplete
 	case planner.ClusterDelete:
 		return ClusterTerminated, ClusterIncomplete
+	case planner.UpdateSSHKeys:
+		// Keys that did not reach a node leave its services as they were.
+		return ClusterActive, ClusterActive
 	}
 	return ClusterActive, ClusterInconsistent
 }

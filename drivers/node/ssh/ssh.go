@@ -55,8 +55,11 @@ const statusFailed = 1
 
 // Run bootstraps t.Node.
 func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	if t.TaskName == "AUTHORIZE_KEYS" {
+		return d.authorizeKeys(ctx, t, out)
+	}
 	if t.TaskName != "BOOTSTRAP" {
-		return failure(fmt.Errorf("the ssh node driver runs BOOTSTRAP, not %s", t.TaskName), false, nil)
+		return failure(fmt.Errorf("the ssh node driver runs BOOTSTRAP and AUTHORIZE_KEYS, not %s", t.TaskName), false, nil)
 	}
 	n := t.Node
 	if n == nil {
