@@ -3538,17 +3538,17 @@ type Mutation {
   Put an SSH public key (one line of a .pub file) on one's profile: BOOTSTRAP
   installs the keys of a cluster's owner on its nodes, so that the owner can
   log in (coopr ssh), and an UPDATE_SSH_KEYS job starts on each of the
-  owner's ACTIVE clusters to bring it to their nodes now. Private keys,
+  owner's ACTIVE or INCONSISTENT clusters to bring it to their nodes now. Private keys,
   certificates and anything else are refused. name defaults to the key's
   comment.
   """
   addSSHKey(publicKey: String!, name: String): SSHKey!
-  "Take one of one's SSH keys off one's profile; an UPDATE_SSH_KEYS job takes it off the nodes of one's ACTIVE clusters."
+  "Take one of one's SSH keys off one's profile; an UPDATE_SSH_KEYS job takes it off the nodes of one's ACTIVE or INCONSISTENT clusters."
   removeSSHKey(id: ID!): Boolean!
   """
   Let the tenant's admins' SSH keys in on every cluster of the tenant, beside
   the owner's (tenant admins; off by default). Changing it starts an
-  UPDATE_SSH_KEYS job on every ACTIVE cluster of the tenant.
+  UPDATE_SSH_KEYS job on every ACTIVE or INCONSISTENT cluster of the tenant.
   """
   setTenantAdminSSHKeys(enabled: Boolean!): Tenant!
   "Tell an HTTP endpoint of job and cluster state changes (tenant admins). The answer holds the signing secret, shown this once."

@@ -13,20 +13,21 @@ import (
 )
 
 // KeyPush is what a change of keys started: one UPDATE_SSH_KEYS job per
-// ACTIVE cluster, and the clusters left for their next BOOTSTRAP.
+// ACTIVE or INCONSISTENT cluster, and the clusters left for their next
+// BOOTSTRAP.
 type KeyPush struct {
 	Jobs    []string
-	Skipped []string // clusters not ACTIVE, or whose job started meanwhile
+	Skipped []string // clusters neither ACTIVE nor INCONSISTENT
 }
 
 // PushSSHKeys brings the keys of a changed profile or setting to live
 // nodes (docs/operations.md#keys-on-live-clusters): it starts an
-// UPDATE_SSH_KEYS job, one AUTHORIZE_KEYS task per node, on each ACTIVE
-// cluster of the tenant owned by owner, or on every one when owner is ""
-// (an admin's keys with the tenant's AdminSSHKeys on, or the setting
-// changed). A cluster in any other status is skipped: a job in flight
-// would make it a conflict, and the others get the keys with their next
-// BOOTSTRAP. Each cluster is its own transaction, so one failing leaves
+// UPDATE_SSH_KEYS job, one AUTHORIZE_KEYS task per node, on each ACTIVE or
+// INCONSISTENT cluster of the tenant owned by owner, or on every one when
+// owner is "" (an admin's keys with the tenant's AdminSSHKeys on, or the
+// setting changed). A cluster in any other status is skipped: a job in
+// flight would make it a conflict, and an INCOMPLETE one may have nodes
+// never bootstrapped; they get the keys with their next BOOTSTRAP. Each cluster is its own transaction, so one failing leaves
 // the others' jobs.
 func (s *Service) PushSSHKeys(ctx context.Context, tenantID, owner string) (KeyPush, error) {
 	var out KeyPush
@@ -51,8 +52,8 @@ func (s *Service) PushSSHKeys(ctx context.Context, tenantID, owner string) (KeyP
 	return out, errors.Join(errs...)
 }
 
-// pushKeys submits one cluster's UPDATE_SSH_KEYS job; "" when the cluster
-// is not ACTIVE.
+// pushKeys submits one cluster's UPDATE_SSH_KEYS job; "" when the
+// cluster is neither ACTIVE nor INCONSISTENT.
 func (s *Service) pushKeys(ctx context.Context, tenantID, id string) (string, error) {
 	var jobID string
 	err := s.tx(ctx, func(tx *sqlx.Tx) error {
@@ -62,7 +63,7 @@ func (s *Service) pushKeys(ctx context.Context, tenantID, id string) (string, er
 			Scan(&raw, &status); err != nil {
 			return err
 		}
-		if status != engine.ClusterActive {
+		if status != engine.ClusterActive && status != engine.ClusterInconsistent {
 			return nil
 		}
 		snap := &snapshot{}

@@ -257,9 +257,6 @@ func statuses(a planner.ClusterAction) (success, failure ClusterState) {
 		return ClusterActive, ClusterIncomplete
 	case planner.ClusterDelete:
 		return ClusterTerminated, ClusterIncomplete
-	case planner.UpdateSSHKeys:
-		// Keys that did not reach a node leave its services as they were.
-		return ClusterActive, ClusterActive
 	}
 	return ClusterActive, ClusterInconsistent
 }
@@ -332,6 +329,11 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 		status := c.Status
 		if status == ClusterPending && !c.Fresh {
 			return fmt.Errorf("%w: cluster %s has a job running; wait for it, or abort it", ErrConflict, spec.ClusterID)
+		}
+		if spec.Action == planner.UpdateSSHKeys {
+			// Keys change nothing a cluster's status tells: it ends as it
+			// was, whether they reached every node or not.
+			success, failure = status, status
 		}
 		state := JobRunning
 		if len(spec.Plan.Tasks) == 0 {
