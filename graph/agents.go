@@ -314,7 +314,7 @@ func (r *Resolver) assignment(ctx context.Context, c claimed) (*model.TaskAssign
 		return nil, err
 	}
 	t := payloadOf(a, c.provider, c.secrets, refs)
-	if a.Action == planner.Bootstrap {
+	if a.Action == planner.Bootstrap || a.Action == planner.AuthorizeKeys {
 		// The owner's keys as they are now: a key added or removed since
 		// the cluster was made reaches the node with its next BOOTSTRAP
 		// (docs/operations.md#host-keys-and-logging-in).

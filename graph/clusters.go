@@ -115,6 +115,7 @@ func opPreviewModel(op *control.OpPlan) *model.OperationPreview {
 	}
 	out.Tasks, out.Edges, out.Stages = planModel(op.Plan, func(t planner.Task) int { return op.NodeNum(t.Node) })
 	out.Capacity = capacityModel(op.Capacity)
+	out.Sync = syncModel(op.Sync)
 	return out
 }
 

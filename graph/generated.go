@@ -132,26 +132,27 @@ type ComplexityRoot struct {
 	}
 
 	Cluster struct {
-		Config         func(childComplexity int) int
-		CreatedAt      func(childComplexity int) int
-		DNSSuffix      func(childComplexity int) int
-		Description    func(childComplexity int) int
-		ExpireTime     func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Jobs           func(childComplexity int) int
-		LastCheck      func(childComplexity int) int
-		LatestJob      func(childComplexity int) int
-		Message        func(childComplexity int) int
-		Name           func(childComplexity int) int
-		Nodes          func(childComplexity int) int
-		Owner          func(childComplexity int) int
-		Provider       func(childComplexity int) int
-		ServiceSummary func(childComplexity int) int
-		Services       func(childComplexity int) int
-		Size           func(childComplexity int) int
-		Status         func(childComplexity int) int
-		Template       func(childComplexity int) int
-		UpdatedAt      func(childComplexity int) int
+		Config          func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		DNSSuffix       func(childComplexity int) int
+		Description     func(childComplexity int) int
+		ExpireTime      func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Jobs            func(childComplexity int) int
+		LastCheck       func(childComplexity int) int
+		LatestJob       func(childComplexity int) int
+		Message         func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Nodes           func(childComplexity int) int
+		Owner           func(childComplexity int) int
+		Provider        func(childComplexity int) int
+		ServiceSummary  func(childComplexity int) int
+		Services        func(childComplexity int) int
+		Size            func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Template        func(childComplexity int) int
+		TemplateVersion func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
 	}
 
 	ClusterCheck struct {
@@ -273,44 +274,45 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AbortJob             func(childComplexity int, id string) int
-		AddSSHKey            func(childComplexity int, publicKey string, name *string) int
-		AgentHeartbeat       func(childComplexity int, input model.AgentHeartbeatInput) int
-		CheckCluster         func(childComplexity int, id string) int
-		ClaimTask            func(childComplexity int, input model.ClaimInput) int
-		ClaimTasks           func(childComplexity int, input model.ClaimTasksInput) int
-		CreateAPIToken       func(childComplexity int, input model.APITokenInput) int
-		CreateCluster        func(childComplexity int, input model.ClusterInput, expectedPlanHash *string) int
-		CreateTenant         func(childComplexity int, input model.TenantInput, bootstrap *bool) int
-		CreateUser           func(childComplexity int, name string, role model.Role, tenant *string) int
-		CreateWebhook        func(childComplexity int, input model.WebhookInput) int
-		DeleteCatalogEntity  func(childComplexity int, kind model.CatalogKind, name string, version *int) int
-		DeleteCluster        func(childComplexity int, id string, expectedPlanHash *string, providerFields any) int
-		DeleteResource       func(childComplexity int, input model.ResourceVersionInput) int
-		DeleteTenant         func(childComplexity int, name string) int
-		DeleteWebhook        func(childComplexity int, id string) int
-		ExchangeTasks        func(childComplexity int, input model.ExchangeInput) int
-		FinishTask           func(childComplexity int, input model.FinishInput) int
-		ImportCatalog        func(childComplexity int, document any) int
-		PauseJob             func(childComplexity int, id string) int
-		PreviewCluster       func(childComplexity int, input model.ClusterInput) int
-		PreviewOperation     func(childComplexity int, clusterID string, input model.OperationInput) int
-		PutCatalogEntity     func(childComplexity int, kind model.CatalogKind, entity any) int
-		RecallResource       func(childComplexity int, input model.ResourceVersionInput) int
-		RegisterAgent        func(childComplexity int, input model.AgentRegistration) int
-		ReleaseTask          func(childComplexity int, input model.ReleaseInput) int
-		RemoveSSHKey         func(childComplexity int, id string) int
-		RepairCluster        func(childComplexity int, id string, expectedPlanHash *string, providerFields any) int
-		ReportProgress       func(childComplexity int, input model.ProgressInput) int
-		ResumeJob            func(childComplexity int, id string) int
-		RetryJob             func(childComplexity int, id string) int
-		RevokeAPIToken       func(childComplexity int, id string) int
-		RunOperation         func(childComplexity int, clusterID string, input model.OperationInput, expectedPlanHash *string) int
-		SetClusterExpireTime func(childComplexity int, id string, expireTime time.Time) int
-		StageResource        func(childComplexity int, input model.ResourceVersionInput) int
-		SyncResources        func(childComplexity int) int
-		UpdateTenant         func(childComplexity int, name string, input model.TenantInput) int
-		UploadResource       func(childComplexity int, input model.ResourceUploadInput) int
+		AbortJob              func(childComplexity int, id string) int
+		AddSSHKey             func(childComplexity int, publicKey string, name *string) int
+		AgentHeartbeat        func(childComplexity int, input model.AgentHeartbeatInput) int
+		CheckCluster          func(childComplexity int, id string) int
+		ClaimTask             func(childComplexity int, input model.ClaimInput) int
+		ClaimTasks            func(childComplexity int, input model.ClaimTasksInput) int
+		CreateAPIToken        func(childComplexity int, input model.APITokenInput) int
+		CreateCluster         func(childComplexity int, input model.ClusterInput, expectedPlanHash *string) int
+		CreateTenant          func(childComplexity int, input model.TenantInput, bootstrap *bool) int
+		CreateUser            func(childComplexity int, name string, role model.Role, tenant *string) int
+		CreateWebhook         func(childComplexity int, input model.WebhookInput) int
+		DeleteCatalogEntity   func(childComplexity int, kind model.CatalogKind, name string, version *int) int
+		DeleteCluster         func(childComplexity int, id string, expectedPlanHash *string, providerFields any) int
+		DeleteResource        func(childComplexity int, input model.ResourceVersionInput) int
+		DeleteTenant          func(childComplexity int, name string) int
+		DeleteWebhook         func(childComplexity int, id string) int
+		ExchangeTasks         func(childComplexity int, input model.ExchangeInput) int
+		FinishTask            func(childComplexity int, input model.FinishInput) int
+		ImportCatalog         func(childComplexity int, document any) int
+		PauseJob              func(childComplexity int, id string) int
+		PreviewCluster        func(childComplexity int, input model.ClusterInput) int
+		PreviewOperation      func(childComplexity int, clusterID string, input model.OperationInput) int
+		PutCatalogEntity      func(childComplexity int, kind model.CatalogKind, entity any) int
+		RecallResource        func(childComplexity int, input model.ResourceVersionInput) int
+		RegisterAgent         func(childComplexity int, input model.AgentRegistration) int
+		ReleaseTask           func(childComplexity int, input model.ReleaseInput) int
+		RemoveSSHKey          func(childComplexity int, id string) int
+		RepairCluster         func(childComplexity int, id string, expectedPlanHash *string, providerFields any) int
+		ReportProgress        func(childComplexity int, input model.ProgressInput) int
+		ResumeJob             func(childComplexity int, id string) int
+		RetryJob              func(childComplexity int, id string) int
+		RevokeAPIToken        func(childComplexity int, id string) int
+		RunOperation          func(childComplexity int, clusterID string, input model.OperationInput, expectedPlanHash *string) int
+		SetClusterExpireTime  func(childComplexity int, id string, expireTime time.Time) int
+		SetTenantAdminSSHKeys func(childComplexity int, enabled bool) int
+		StageResource         func(childComplexity int, input model.ResourceVersionInput) int
+		SyncResources         func(childComplexity int) int
+		UpdateTenant          func(childComplexity int, name string, input model.TenantInput) int
+		UploadResource        func(childComplexity int, input model.ResourceUploadInput) int
 	}
 
 	NewAPIToken struct {
@@ -375,6 +377,7 @@ type ComplexityRoot struct {
 		PlanHash      func(childComplexity int) int
 		Removed       func(childComplexity int) int
 		Stages        func(childComplexity int) int
+		Sync          func(childComplexity int) int
 		Tasks         func(childComplexity int) int
 	}
 
@@ -566,20 +569,35 @@ type ComplexityRoot struct {
 		TaskID  func(childComplexity int) int
 	}
 
+	TemplateChange struct {
+		New  func(childComplexity int) int
+		Old  func(childComplexity int) int
+		Path func(childComplexity int) int
+	}
+
 	TemplateSolve struct {
 		Failure  func(childComplexity int) int
 		Layout   func(childComplexity int) int
 		Warnings func(childComplexity int) int
 	}
 
+	TemplateSync struct {
+		AddServices       func(childComplexity int) int
+		ConstraintChanges func(childComplexity int) int
+		FromVersion       func(childComplexity int) int
+		KeptServices      func(childComplexity int) int
+		ToVersion         func(childComplexity int) int
+	}
+
 	Tenant struct {
-		CreatedAt   func(childComplexity int) int
-		Description func(childComplexity int) int
-		ID          func(childComplexity int) int
-		MaxClusters func(childComplexity int) int
-		MaxNodes    func(childComplexity int) int
-		Name        func(childComplexity int) int
-		Workers     func(childComplexity int) int
+		AdminSSHKeys func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		Description  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		MaxClusters  func(childComplexity int) int
+		MaxNodes     func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Workers      func(childComplexity int) int
 	}
 
 	User struct {
@@ -647,6 +665,7 @@ type ClusterResolver interface {
 	ServiceSummary(ctx context.Context, obj *control.Cluster) ([]*model.ServiceSummary, error)
 	LatestJob(ctx context.Context, obj *control.Cluster) (*control.Job, error)
 	Jobs(ctx context.Context, obj *control.Cluster) ([]*control.Job, error)
+
 	LastCheck(ctx context.Context, obj *control.Cluster) (*model.ClusterCheck, error)
 }
 type JobResolver interface {
@@ -665,6 +684,7 @@ type MutationResolver interface {
 	RevokeAPIToken(ctx context.Context, id string) (bool, error)
 	AddSSHKey(ctx context.Context, publicKey string, name *string) (*store.SSHKey, error)
 	RemoveSSHKey(ctx context.Context, id string) (bool, error)
+	SetTenantAdminSSHKeys(ctx context.Context, enabled bool) (*store.Tenant, error)
 	CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.NewWebhook, error)
 	DeleteWebhook(ctx context.Context, id string) (bool, error)
 	ImportCatalog(ctx context.Context, document any) (*model.ImportResult, error)
@@ -1208,6 +1228,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.Template(childComplexity), true
+	case "Cluster.templateVersion":
+		if e.ComplexityRoot.Cluster.TemplateVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.TemplateVersion(childComplexity), true
 	case "Cluster.updatedAt":
 		if e.ComplexityRoot.Cluster.UpdatedAt == nil {
 			break
@@ -2086,6 +2112,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetClusterExpireTime(childComplexity, args["id"].(string), args["expireTime"].(time.Time)), true
+	case "Mutation.setTenantAdminSSHKeys":
+		if e.ComplexityRoot.Mutation.SetTenantAdminSSHKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setTenantAdminSSHKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetTenantAdminSSHKeys(childComplexity, args["enabled"].(bool)), true
 	case "Mutation.stageResource":
 		if e.ComplexityRoot.Mutation.StageResource == nil {
 			break
@@ -2390,6 +2427,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationPreview.Stages(childComplexity), true
+	case "OperationPreview.sync":
+		if e.ComplexityRoot.OperationPreview.Sync == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationPreview.Sync(childComplexity), true
 	case "OperationPreview.tasks":
 		if e.ComplexityRoot.OperationPreview.Tasks == nil {
 			break
@@ -3251,6 +3294,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskLogLine.TaskID(childComplexity), true
 
+	case "TemplateChange.new":
+		if e.ComplexityRoot.TemplateChange.New == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateChange.New(childComplexity), true
+	case "TemplateChange.old":
+		if e.ComplexityRoot.TemplateChange.Old == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateChange.Old(childComplexity), true
+	case "TemplateChange.path":
+		if e.ComplexityRoot.TemplateChange.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateChange.Path(childComplexity), true
+
 	case "TemplateSolve.failure":
 		if e.ComplexityRoot.TemplateSolve.Failure == nil {
 			break
@@ -3270,6 +3332,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TemplateSolve.Warnings(childComplexity), true
 
+	case "TemplateSync.addServices":
+		if e.ComplexityRoot.TemplateSync.AddServices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.AddServices(childComplexity), true
+	case "TemplateSync.constraintChanges":
+		if e.ComplexityRoot.TemplateSync.ConstraintChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.ConstraintChanges(childComplexity), true
+	case "TemplateSync.fromVersion":
+		if e.ComplexityRoot.TemplateSync.FromVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.FromVersion(childComplexity), true
+	case "TemplateSync.keptServices":
+		if e.ComplexityRoot.TemplateSync.KeptServices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.KeptServices(childComplexity), true
+	case "TemplateSync.toVersion":
+		if e.ComplexityRoot.TemplateSync.ToVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TemplateSync.ToVersion(childComplexity), true
+
+	case "Tenant.adminSSHKeys":
+		if e.ComplexityRoot.Tenant.AdminSSHKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.AdminSSHKeys(childComplexity), true
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
 			break
@@ -3658,12 +3757,20 @@ type Mutation {
   """
   Put an SSH public key (one line of a .pub file) on one's profile: BOOTSTRAP
   installs the keys of a cluster's owner on its nodes, so that the owner can
-  log in (coopr ssh). Private keys, certificates and anything else are
-  refused. name defaults to the key's comment.
+  log in (coopr ssh), and an UPDATE_SSH_KEYS job starts on each of the
+  owner's ACTIVE or INCONSISTENT clusters to bring it to their nodes now. Private keys,
+  certificates and anything else are refused. name defaults to the key's
+  comment.
   """
   addSSHKey(publicKey: String!, name: String): SSHKey!
-  "Take one of one's SSH keys off one's profile. Nodes bootstrapped before keep it until bootstrapped again."
+  "Take one of one's SSH keys off one's profile; an UPDATE_SSH_KEYS job takes it off the nodes of one's ACTIVE or INCONSISTENT clusters."
   removeSSHKey(id: ID!): Boolean!
+  """
+  Let the tenant's admins' SSH keys in on every cluster of the tenant, beside
+  the owner's (tenant admins; off by default). Changing it starts an
+  UPDATE_SSH_KEYS job on every ACTIVE or INCONSISTENT cluster of the tenant.
+  """
+  setTenantAdminSSHKeys(enabled: Boolean!): Tenant!
   "Tell an HTTP endpoint of job and cluster state changes (tenant admins). The answer holds the signing secret, shown this once."
   createWebhook(input: WebhookInput!): NewWebhook!
   "Remove a webhook and its delivery history (tenant admins)."
@@ -4021,6 +4128,8 @@ type Cluster {
   latestJob: Job
   "Newest first."
   jobs: [Job!]!
+  "The version of its template the cluster was made from or last synced to (SYNC_TEMPLATE); 0 when not recorded."
+  templateVersion: Int!
   "What the latest check (CHECK operation) found; null when the cluster was never checked."
   lastCheck: ClusterCheck
 }
@@ -4372,6 +4481,8 @@ type Tenant {
   "Null: unlimited."
   maxNodes: Int
   createdAt: Time!
+  "The nodes of every cluster of the tenant also let in the tenant admins' SSH keys (setTenantAdminSSHKeys)."
+  adminSSHKeys: Boolean!
 }
 
 "Absent fields keep their value (on create: no description, 0 workers, no quotas)."
@@ -4751,6 +4862,8 @@ enum ClusterOperation {
   REPLACE_NODE
   "Reboot the nodes named in nodes, bootstrap them again and start their services."
   REBOOT_NODE
+  "Move to the newest version of the cluster's template: add the services it adds, take its config changes, check its constraints against the layout."
+  SYNC_TEMPLATE
 }
 
 input OperationInput {
@@ -4800,6 +4913,31 @@ type OperationPreview {
   edges: [[String!]!]!
   stages: [[String!]!]!
   planHash: String!
+  "SYNC_TEMPLATE: the versions and the template's changes; null for other operations."
+  sync: TemplateSync
+}
+
+"What a template sync changes besides nodes and config (docs/catalog.md#template-sync)."
+type TemplateSync {
+  "The version the cluster records; 0 when none is recorded."
+  fromVersion: Int!
+  "The newest version, which the cluster records once the sync's job is submitted."
+  toVersion: Int!
+  "Services the new version adds; changed lists the nodes that get them."
+  addServices: [String!]!
+  "Services the new version no longer names by default: a sync does not remove them."
+  keptServices: [String!]!
+  "Constraint and compatibility changes, each satisfied by the cluster's layout."
+  constraintChanges: [TemplateChange!]!
+}
+
+"One changed constraint or compatibility list of a template."
+type TemplateChange {
+  "E.g. constraints.services.web, constraints.size, compatibility.services."
+  path: String!
+  "Compact JSON; null when absent."
+  old: String
+  new: String
 }
 
 "One difference between a cluster's config and the one an operation gives it."
@@ -5023,6 +5161,8 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_latestJob(ctx, field)
 	case "jobs":
 		return ec.fieldContext_Cluster_jobs(ctx, field)
+	case "templateVersion":
+		return ec.fieldContext_Cluster_templateVersion(ctx, field)
 	case "lastCheck":
 		return ec.fieldContext_Cluster_lastCheck(ctx, field)
 	}
@@ -5391,6 +5531,8 @@ func (ec *executionContext) childFields_OperationPreview(ctx context.Context, fi
 		return ec.fieldContext_OperationPreview_stages(ctx, field)
 	case "planHash":
 		return ec.fieldContext_OperationPreview_planHash(ctx, field)
+	case "sync":
+		return ec.fieldContext_OperationPreview_sync(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OperationPreview", field.Name)
 }
@@ -5713,6 +5855,18 @@ func (ec *executionContext) childFields_TaskLogLine(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type TaskLogLine", field.Name)
 }
 
+func (ec *executionContext) childFields_TemplateChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_TemplateChange_path(ctx, field)
+	case "old":
+		return ec.fieldContext_TemplateChange_old(ctx, field)
+	case "new":
+		return ec.fieldContext_TemplateChange_new(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TemplateChange", field.Name)
+}
+
 func (ec *executionContext) childFields_TemplateSolve(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "layout":
@@ -5723,6 +5877,22 @@ func (ec *executionContext) childFields_TemplateSolve(ctx context.Context, field
 		return ec.fieldContext_TemplateSolve_warnings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TemplateSolve", field.Name)
+}
+
+func (ec *executionContext) childFields_TemplateSync(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "fromVersion":
+		return ec.fieldContext_TemplateSync_fromVersion(ctx, field)
+	case "toVersion":
+		return ec.fieldContext_TemplateSync_toVersion(ctx, field)
+	case "addServices":
+		return ec.fieldContext_TemplateSync_addServices(ctx, field)
+	case "keptServices":
+		return ec.fieldContext_TemplateSync_keptServices(ctx, field)
+	case "constraintChanges":
+		return ec.fieldContext_TemplateSync_constraintChanges(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TemplateSync", field.Name)
 }
 
 func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5741,6 +5911,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_maxNodes(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Tenant_createdAt(ctx, field)
+	case "adminSSHKeys":
+		return ec.fieldContext_Tenant_adminSSHKeys(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tenant", field.Name)
 }
@@ -6600,6 +6772,20 @@ func (ec *executionContext) field_Mutation_setClusterExpireTime_args(ctx context
 		return nil, err
 	}
 	args["expireTime"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setTenantAdminSSHKeys_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "enabled",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["enabled"] = arg0
 	return args, nil
 }
 
@@ -8786,6 +8972,29 @@ func (ec *executionContext) fieldContext_Cluster_jobs(_ context.Context, field g
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_templateVersion(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_templateVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TemplateVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_templateVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Cluster_lastCheck(ctx context.Context, field graphql.CollectedField, obj *control.Cluster) (ret graphql.Marshaler) {
@@ -11124,6 +11333,50 @@ func (ec *executionContext) fieldContext_Mutation_removeSSHKey(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_removeSSHKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setTenantAdminSSHKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setTenantAdminSSHKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetTenantAdminSSHKeys(ctx, fc.Args["enabled"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Tenant) graphql.Marshaler {
+			return ec.marshalNTenant2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐTenant(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setTenantAdminSSHKeys(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tenant(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setTenantAdminSSHKeys_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13553,6 +13806,38 @@ func (ec *executionContext) _OperationPreview_planHash(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_OperationPreview_planHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OperationPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationPreview_sync(ctx context.Context, field graphql.CollectedField, obj *model.OperationPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationPreview_sync(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sync, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TemplateSync) graphql.Marshaler {
+			return ec.marshalOTemplateSync2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateSync(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationPreview_sync(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TemplateSync(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _PlanTask_ref(ctx context.Context, field graphql.CollectedField, obj *model.PlanTask) (ret graphql.Marshaler) {
@@ -16989,6 +17274,75 @@ func (ec *executionContext) fieldContext_TaskLogLine_lagged(_ context.Context, f
 	return graphql.NewScalarFieldContext("TaskLogLine", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _TemplateChange_path(ctx context.Context, field graphql.CollectedField, obj *model.TemplateChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateChange_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateChange_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _TemplateChange_old(ctx context.Context, field graphql.CollectedField, obj *model.TemplateChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateChange_old(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Old, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateChange_old(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _TemplateChange_new(ctx context.Context, field graphql.CollectedField, obj *model.TemplateChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateChange_new(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.New, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateChange_new(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateChange", field, false, false, "String")
+}
+
 func (ec *executionContext) _TemplateSolve_layout(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSolve) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17080,6 +17434,130 @@ func (ec *executionContext) fieldContext_TemplateSolve_warnings(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Issue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TemplateSync_fromVersion(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_fromVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_fromVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateSync", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TemplateSync_toVersion(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_toVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_toVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateSync", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TemplateSync_addServices(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_addServices(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AddServices, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_addServices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateSync", field, false, false, "String")
+}
+
+func (ec *executionContext) _TemplateSync_keptServices(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_keptServices(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.KeptServices, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_keptServices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TemplateSync", field, false, false, "String")
+}
+
+func (ec *executionContext) _TemplateSync_constraintChanges(ctx context.Context, field graphql.CollectedField, obj *model.TemplateSync) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TemplateSync_constraintChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConstraintChanges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TemplateChange) graphql.Marshaler {
+			return ec.marshalNTemplateChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TemplateSync_constraintChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TemplateSync",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TemplateChange(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17244,6 +17722,29 @@ func (ec *executionContext) _Tenant_createdAt(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Tenant_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tenant", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Tenant_adminSSHKeys(ctx context.Context, field graphql.CollectedField, obj *store.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_adminSSHKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AdminSSHKeys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_adminSSHKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tenant", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -20763,6 +21264,11 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_jobs(ctx, field, obj)
 				})
+		case "templateVersion":
+			out.Values[i] = ec._Cluster_templateVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "lastCheck":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -21624,6 +22130,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setTenantAdminSSHKeys":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setTenantAdminSSHKeys(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createWebhook":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createWebhook(ctx, field)
@@ -22254,6 +22767,11 @@ func (ec *executionContext) _OperationPreview(ctx context.Context, sel ast.Selec
 		case "planHash":
 			out.Values[i] = ec._OperationPreview_planHash(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sync":
+			out.Values[i] = ec._OperationPreview_sync(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -23489,6 +24007,49 @@ func (ec *executionContext) _TaskLogLine(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var templateChangeImplementors = []string{"TemplateChange"}
+
+func (ec *executionContext) _TemplateChange(ctx context.Context, sel ast.SelectionSet, obj *model.TemplateChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, templateChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TemplateChange")
+		case "path":
+			out.Values[i] = ec._TemplateChange_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "old":
+			out.Values[i] = ec._TemplateChange_old(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "new":
+			out.Values[i] = ec._TemplateChange_new(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var templateSolveImplementors = []string{"TemplateSolve"}
 
 func (ec *executionContext) _TemplateSolve(ctx context.Context, sel ast.SelectionSet, obj *model.TemplateSolve) graphql.Marshaler {
@@ -23512,6 +24073,59 @@ func (ec *executionContext) _TemplateSolve(ctx context.Context, sel ast.Selectio
 			}
 		case "warnings":
 			out.Values[i] = ec._TemplateSolve_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var templateSyncImplementors = []string{"TemplateSync"}
+
+func (ec *executionContext) _TemplateSync(ctx context.Context, sel ast.SelectionSet, obj *model.TemplateSync) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, templateSyncImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TemplateSync")
+		case "fromVersion":
+			out.Values[i] = ec._TemplateSync_fromVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toVersion":
+			out.Values[i] = ec._TemplateSync_toVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addServices":
+			out.Values[i] = ec._TemplateSync_addServices(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "keptServices":
+			out.Values[i] = ec._TemplateSync_keptServices(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "constraintChanges":
+			out.Values[i] = ec._TemplateSync_constraintChanges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23575,6 +24189,11 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "createdAt":
 			out.Values[i] = ec._Tenant_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "adminSSHKeys":
+			out.Values[i] = ec._Tenant_adminSSHKeys(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25386,6 +26005,30 @@ func (ec *executionContext) marshalNTaskState2githubᚗcomᚋcooprhqᚋcooprᚋg
 	return v
 }
 
+func (ec *executionContext) marshalNTemplateChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TemplateChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTemplateChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTemplateChange2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateChange(ctx context.Context, sel ast.SelectionSet, v *model.TemplateChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TemplateChange!")
+		return graphql.Null
+	}
+	return ec._TemplateChange(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNTemplateSolve2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateSolve(ctx context.Context, sel ast.SelectionSet, v *model.TemplateSolve) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "TemplateSolve!")
@@ -26016,6 +26659,13 @@ func (ec *executionContext) marshalOTaskAssignment2ᚖgithubᚗcomᚋcooprhqᚋc
 		return graphql.Null
 	}
 	return ec._TaskAssignment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTemplateSync2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐTemplateSync(ctx context.Context, sel ast.SelectionSet, v *model.TemplateSync) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TemplateSync(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOTenant2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋstoreᚐTenant(ctx context.Context, sel ast.SelectionSet, v *store.Tenant) graphql.Marshaler {

@@ -411,6 +411,11 @@ func (r *mutationResolver) RemoveSSHKey(ctx context.Context, id string) (bool, e
 	return r.removeSSHKey(ctx, id)
 }
 
+// SetTenantAdminSSHKeys is the resolver for the setTenantAdminSSHKeys field.
+func (r *mutationResolver) SetTenantAdminSSHKeys(ctx context.Context, enabled bool) (*store.Tenant, error) {
+	return r.setTenantAdminSSHKeys(ctx, enabled)
+}
+
 // CreateWebhook is the resolver for the createWebhook field.
 func (r *mutationResolver) CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.NewWebhook, error) {
 	return r.createWebhook(ctx, input)

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 
 	"github.com/cooprhq/coopr/graph/model"
@@ -36,6 +37,7 @@ func (r *Resolver) addSSHKey(ctx context.Context, publicKey string, name *string
 	if err != nil {
 		return nil, err
 	}
+	r.pushKeys(ctx, p)
 	return &k, nil
 }
 
@@ -51,7 +53,59 @@ func (r *Resolver) removeSSHKey(ctx context.Context, id string) (bool, error) {
 		}
 		return false, err
 	}
+	r.pushKeys(ctx, p)
 	return true, nil
+}
+
+// pushKeys brings p's changed keys to the nodes that let them in: the
+// clusters p owns, or every cluster of the tenant when p is an admin and
+// the tenant lets admins' keys in. The key change stands whatever happens
+// here; a job that could not start is logged, and its cluster gets the
+// keys with its next BOOTSTRAP.
+func (r *Resolver) pushKeys(ctx context.Context, p store.Principal) {
+	owner := p.User
+	if p.Admin() {
+		t, err := r.Store.Tenant(ctx, p.TenantName)
+		if err != nil {
+			slog.Error("ssh keys: tenant setting", "tenant", p.TenantName, "err", err)
+			return
+		}
+		if t.AdminSSHKeys {
+			owner = ""
+		}
+	}
+	r.push(ctx, p.TenantID, owner)
+}
+
+func (r *Resolver) push(ctx context.Context, tenantID, owner string) {
+	push, err := r.Control.PushSSHKeys(ctx, tenantID, owner)
+	if err != nil {
+		slog.Error("ssh keys: update jobs", "tenant", tenantID, "owner", owner, "err", err)
+	}
+	if len(push.Jobs)+len(push.Skipped) > 0 {
+		slog.Info("ssh keys: update jobs", "tenant", tenantID, "owner", owner, "jobs", push.Jobs, "skipped", push.Skipped)
+	}
+}
+
+// setTenantAdminSSHKeys turns the tenant's AdminSSHKeys setting on or off
+// and brings the keys it lets in, or takes out, to every ACTIVE cluster.
+func (r *Resolver) setTenantAdminSSHKeys(ctx context.Context, enabled bool) (*store.Tenant, error) {
+	p, err := admin(ctx, "changing who logs in to the tenant's clusters")
+	if err != nil {
+		return nil, err
+	}
+	before, err := r.Store.Tenant(ctx, p.TenantName)
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.Store.SetAdminSSHKeys(ctx, p.TenantID, enabled)
+	if err != nil {
+		return nil, err
+	}
+	if before.AdminSSHKeys != enabled {
+		r.push(ctx, p.TenantID, "")
+	}
+	return &t, nil
 }
 
 // principalSSHKeys are the keys on the principal's profile; none for

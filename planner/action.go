@@ -37,6 +37,9 @@ const (
 	Status
 	// Reboot powers a node's machine off and on (the vm driver).
 	Reboot
+	// AuthorizeKeys rewrites the owner's keys in a live node's
+	// authorized_keys, and nothing else (docs/operations.md#keys-on-live-clusters).
+	AuthorizeKeys
 	numActions
 )
 
@@ -58,6 +61,7 @@ var actionNames = [numActions]string{
 	Check:              "CHECK",
 	Status:             "STATUS",
 	Reboot:             "REBOOT",
+	AuthorizeKeys:      "AUTHORIZE_KEYS",
 }
 
 // nameRank orders actions by name, the order stages are sorted in
@@ -114,7 +118,8 @@ func ParseAction(s string) (Action, bool) {
 // service: its tasks carry service "".
 func (a Action) NodeLevel() bool {
 	switch a {
-	case NetworkAllocate, Create, Confirm, NetworkConfigure, Bootstrap, NetworkUnconfigure, Delete, NetworkRelease, Check, Reboot:
+	case NetworkAllocate, Create, Confirm, NetworkConfigure, Bootstrap, NetworkUnconfigure, Delete, NetworkRelease, Check, Reboot,
+		AuthorizeKeys:
 		return true
 	}
 	return false
@@ -183,13 +188,15 @@ const (
 	// RebootNodes reboots the planned nodes, bootstraps them again and
 	// starts their services (docs/operations.md#rebooting-a-node).
 	RebootNodes ClusterAction = "REBOOT_NODES"
+	SyncTemplate                ClusterAction = "SYNC_TEMPLATE"
+	UpdateSSHKeys               ClusterAction = "UPDATE_SSH_KEYS"
 )
 
 // ClusterActions lists every cluster operation.
 var ClusterActions = []ClusterAction{
 	ClusterCreate, ClusterDelete, ClusterConfigure, ClusterConfigureWithRestart,
 	StartServices, StopServices, RestartServices, AddServices, ScaleOut, ScaleIn,
-	ClusterCheck, Repair, RebootNodes,
+	ClusterCheck, Repair, RebootNodes, SyncTemplate, UpdateSSHKeys,
 }
 
 // ParseClusterAction reads a cluster operation name, in any case.

@@ -51,6 +51,9 @@ type Request struct {
 	// Stopped (REPAIR) maps a node id to services found stopped: they are
 	// started.
 	Stopped map[string][]string
+	// Reconfigure makes SYNC_TEMPLATE bootstrap every node and configure
+	// every service the sync does not add: the config changed.
+	Reconfigure bool
 }
 
 // Task is one task of a plan.
@@ -122,6 +125,7 @@ type group struct {
 	// only, when set, names the services (graph index) walked on each
 	// node, instead of all of the node's (REPAIR).
 	only map[int][]int
+	except    bool // the services the filter holds are left out
 }
 
 type vkey struct {
@@ -346,6 +350,11 @@ func newBuilder(req *Request) (*builder, []group, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+	case SyncTemplate:
+		groups = syncGroups(req, planned)
+	case UpdateSSHKeys:
+		// One task per node, services or not.
+		groups = one([]Action{AuthorizeKeys}, true)
 	}
 	return b, groups, nil
 }
@@ -377,7 +386,12 @@ func (b *builder) chains(gr group) {
 	for _, n := range gr.nodes {
 		var svcs []int
 		for _, s := range b.svcOn[n] {
-			if !gr.filtered || b.filter == nil || b.filter.has(s) {
+			switch {
+			case gr.except:
+				if b.filter == nil || !b.filter.has(s) {
+					svcs = append(svcs, s)
+				}
+			case !gr.filtered || b.filter == nil || b.filter.has(s):
 				svcs = append(svcs, s)
 			}
 		}

@@ -129,6 +129,7 @@ func TestAuditEveryMutationKind(t *testing.T) {
 		{"revokeAPIToken", w.admin, `mutation { revokeAPIToken(id: "` + bogus + `") }`},
 		{"addSSHKey", w.alice, `mutation { addSSHKey(publicKey: "` + pub + `") { id } }`},
 		{"removeSSHKey", w.alice, `mutation { removeSSHKey(id: "` + bogus + `") }`},
+		{"setTenantAdminSSHKeys", w.admin, `mutation { setTenantAdminSSHKeys(enabled: true) { adminSSHKeys } }`},
 		{"createWebhook", w.admin, `mutation { createWebhook(input: {url: "https://h.example/x", events: [JOB_FAILED]}) { secret } }`},
 		{"deleteWebhook", w.admin, `mutation { deleteWebhook(id: "` + bogus + `") }`},
 		{"importCatalog", w.alice, `mutation { importCatalog(document: {}) { created } }`},

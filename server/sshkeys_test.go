@@ -54,7 +54,7 @@ func TestBootstrapCarriesOwnerKeys(t *testing.T) {
 		"name": "keys", "clusterTemplate": "lamp", "numMachines": 1}}, &cr)
 	claim := map[string]any{"agentId": "agent-k", "incarnation": "inc-1", "tenantId": w.tenantID, "slot": 0, "waitSeconds": 1}
 	// runJob plays the agent until the cluster is ACTIVE and returns what
-	// each BOOTSTRAP payload carried.
+	// each BOOTSTRAP or AUTHORIZE_KEYS payload carried.
 	runJob := func() (bootstraps [][]string) {
 		t.Helper()
 		deadline := time.Now().Add(60 * time.Second)
@@ -79,7 +79,7 @@ func TestBootstrapCarriesOwnerKeys(t *testing.T) {
 			if a == nil {
 				continue
 			}
-			if a.Payload.TaskName == "BOOTSTRAP" {
+			if a.Payload.TaskName == "BOOTSTRAP" || a.Payload.TaskName == "AUTHORIZE_KEYS" {
 				bootstraps = append(bootstraps, a.Payload.AuthorizedKeys)
 			} else if a.Payload.AuthorizedKeys != nil {
 				t.Errorf("%s carries keys %q", a.Payload.TaskName, a.Payload.AuthorizedKeys)
@@ -100,12 +100,61 @@ func TestBootstrapCarriesOwnerKeys(t *testing.T) {
 		t.Errorf("create's BOOTSTRAP carries %q, want alice's keys %q", got, want)
 	}
 
-	// A key removed reaches the live cluster with a CONFIGURE that changes
-	// nothing: it runs BOOTSTRAP again on every node.
+	// A key removed reaches the live cluster by itself: an UPDATE_SSH_KEYS
+	// job, one AUTHORIZE_KEYS per node, carrying the keys left.
+	latest := func() (action string) {
+		var c struct {
+			Cluster struct{ LatestJob struct{ Action string } }
+		}
+		s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { latestJob { action } } }`, map[string]any{"id": cr.CreateCluster.ID}, &c)
+		return c.Cluster.LatestJob.Action
+	}
 	s.Must(w.alice, `mutation($id: ID!) { removeSSHKey(id: $id) }`, map[string]any{"id": me.Me.SSHKeys[0].ID}, &struct{}{})
+	if a := latest(); a != "UPDATE_SSH_KEYS" {
+		t.Fatalf("after removing a key the latest job is %s, want UPDATE_SSH_KEYS", a)
+	}
+	if got := runJob(); len(got) != 1 || !slices.Equal(got[0], []string{k2.AuthorizedKey}) {
+		t.Errorf("the key update carries %q, want %q", got, k2.AuthorizedKey)
+	}
+	// A CONFIGURE's BOOTSTRAP carries them too.
 	s.Must(w.alice, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: CONFIGURE, config: {}}) { id } }`,
 		map[string]any{"id": cr.CreateCluster.ID}, &struct{}{})
 	if got := runJob(); len(got) != 1 || !slices.Equal(got[0], []string{k2.AuthorizedKey}) {
 		t.Errorf("configure's BOOTSTRAP carries %q, want %q", got, k2.AuthorizedKey)
+	}
+	// bob's key changes start nothing on alice's cluster.
+	s.Must(w.bob, `mutation($k: String!) { addSSHKey(publicKey: $k) { id } }`, map[string]any{"k": sshdtest.NewKey(t).AuthorizedKey}, &struct{}{})
+	if a := latest(); a != "CLUSTER_CONFIGURE" {
+		t.Errorf("bob's key started %s on alice's cluster", a)
+	}
+
+	// The tenant lets its admins' keys in: turning it on brings the admin's
+	// key to alice's cluster, an admin's new key follows, and turning it
+	// off takes them out. A plain user may not change it.
+	adminKey, adminKey2 := sshdtest.NewKey(t), sshdtest.NewKey(t)
+	s.Must(w.admin, `mutation($k: String!) { addSSHKey(publicKey: $k) { id } }`, map[string]any{"k": adminKey.AuthorizedKey}, &struct{}{})
+	if a := latest(); a != "CLUSTER_CONFIGURE" {
+		t.Errorf("with the setting off, an admin's key started %s on alice's cluster", a)
+	}
+	if r := s.Do(w.alice, `mutation { setTenantAdminSSHKeys(enabled: true) { adminSSHKeys } }`, nil); r.Code() != "FORBIDDEN" {
+		t.Errorf("a plain user changes the setting: %+v", r.Errors)
+	}
+	var set struct{ SetTenantAdminSSHKeys struct{ AdminSSHKeys bool } }
+	s.Must(w.admin, `mutation { setTenantAdminSSHKeys(enabled: true) { adminSSHKeys } }`, nil, &set)
+	if !set.SetTenantAdminSSHKeys.AdminSSHKeys || latest() != "UPDATE_SSH_KEYS" {
+		t.Fatalf("setting on: %+v, latest job %s", set, latest())
+	}
+	withAdmin := []string{k2.AuthorizedKey, adminKey.AuthorizedKey}
+	slices.Sort(withAdmin)
+	if got := runJob(); len(got) != 1 || !slices.Equal(got[0], withAdmin) {
+		t.Errorf("with admins' keys on, the update carries %q, want %q", got, withAdmin)
+	}
+	s.Must(w.admin, `mutation($k: String!) { addSSHKey(publicKey: $k) { id } }`, map[string]any{"k": adminKey2.AuthorizedKey}, &struct{}{})
+	if got := runJob(); len(got) != 1 || len(got[0]) != 3 || !slices.Contains(got[0], adminKey2.AuthorizedKey) {
+		t.Errorf("an admin's new key: the update carries %q", got)
+	}
+	s.Must(w.admin, `mutation { setTenantAdminSSHKeys(enabled: false) { adminSSHKeys } }`, nil, &struct{}{})
+	if got := runJob(); len(got) != 1 || !slices.Equal(got[0], []string{k2.AuthorizedKey}) {
+		t.Errorf("setting off: the update carries %q, want only alice's %q", got, k2.AuthorizedKey)
 	}
 }

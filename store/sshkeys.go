@@ -112,15 +112,32 @@ func (s *Store) RemoveSSHKey(ctx context.Context, tenantID, user, id string) err
 	return nil
 }
 
-// AuthorizedKeys are the public keys BOOTSTRAP installs on a cluster's
-// nodes: its owner's, one authorized_keys line each, sorted for a stable
-// payload.
+// AuthorizedKeys are the public keys BOOTSTRAP and AUTHORIZE_KEYS install
+// on a cluster's nodes: its owner's, and the tenant admins' when the
+// tenant's AdminSSHKeys is on; one authorized_keys line each, sorted for a
+// stable payload.
 func (s *Store) AuthorizedKeys(ctx context.Context, tenantID, owner string) ([]string, error) {
 	var ks []string
-	err := s.db.SelectContext(ctx, &ks, `SELECT DISTINCT public_key FROM user_ssh_keys
-		WHERE tenant_id = $1 AND user_name = $2 ORDER BY public_key`, tenantID, owner)
+	err := s.db.SelectContext(ctx, &ks, `SELECT DISTINCT k.public_key FROM user_ssh_keys k
+		JOIN users u ON u.tenant_id = k.tenant_id AND u.name = k.user_name
+		JOIN tenants t ON t.id = k.tenant_id
+		WHERE k.tenant_id = $1 AND (k.user_name = $2 OR (t.admin_ssh_keys AND u.role = 'admin'))
+		ORDER BY k.public_key`, tenantID, owner)
 	if err != nil {
 		return nil, fmt.Errorf("store: authorized keys of %q: %w", owner, err)
 	}
 	return ks, nil
+}
+
+// SetAdminSSHKeys turns the tenant's AdminSSHKeys setting on or off.
+func (s *Store) SetAdminSSHKeys(ctx context.Context, tenantID string, on bool) (Tenant, error) {
+	var t Tenant
+	err := s.db.GetContext(ctx, &t, `UPDATE tenants SET admin_ssh_keys = $2 WHERE id = $1 RETURNING `+tenantColumns, tenantID, on)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, fmt.Errorf("tenant %s: %w", tenantID, ErrNotFound)
+	}
+	if err != nil {
+		return Tenant{}, fmt.Errorf("store: tenant %s admin ssh keys: %w", tenantID, err)
+	}
+	return t, nil
 }

@@ -19,9 +19,12 @@ type Tenant struct {
 	MaxClusters *int      `db:"max_clusters"` // nil = unlimited
 	MaxNodes    *int      `db:"max_nodes"`    // nil = unlimited
 	CreatedAt   time.Time `db:"created_at"`
+	// AdminSSHKeys: the nodes of every cluster of the tenant also let in
+	// the tenant admins' keys (docs/operations.md#keys-on-live-clusters).
+	AdminSSHKeys bool `db:"admin_ssh_keys"`
 }
 
-const tenantColumns = `id, name, description, workers, max_clusters, max_nodes, created_at`
+const tenantColumns = `id, name, description, workers, max_clusters, max_nodes, created_at, admin_ssh_keys`
 
 // Tenant returns the tenant named name.
 func (s *Store) Tenant(ctx context.Context, name string) (Tenant, error) {

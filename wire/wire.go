@@ -44,7 +44,7 @@ func RoleOf(taskName string) Role {
 		return RoleVM
 	case "NETWORK_ALLOCATE", "NETWORK_RELEASE", "NETWORK_CONFIGURE", "NETWORK_UNCONFIGURE":
 		return RoleNetwork
-	case "BOOTSTRAP", "CHECK":
+	case "BOOTSTRAP", "CHECK", "AUTHORIZE_KEYS":
 		return RoleNode
 	}
 	return RoleAutomator

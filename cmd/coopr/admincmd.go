@@ -28,7 +28,8 @@ const tenantFields = `id name description workers maxClusters maxNodes createdAt
 
 func newTenantCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "tenant", Short: "List, make and delete tenants (superadmin)"}
-	cmd.AddCommand(newTenantListCmd(), newTenantCreateCmd(), newTenantUpdateCmd(), newTenantDeleteCmd())
+	cmd.AddCommand(newTenantListCmd(), newTenantCreateCmd(), newTenantUpdateCmd(), newTenantDeleteCmd(),
+		newTenantAdminKeysCmd())
 	return cmd
 }
 

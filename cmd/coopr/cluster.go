@@ -22,7 +22,7 @@ import (
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "Create, list, show, change and delete clusters through the API"}
 	cmd.AddCommand(newClusterCreateCmd(), newClusterListCmd(), newClusterShowCmd(), newClusterDeleteCmd(), newClusterOpCmd(), newClusterLeaseCmd(),
-		newClusterCheckCmd(), newClusterRepairCmd(), newClusterReplaceCmd(), newClusterRebootCmd())
+		newClusterCheckCmd(), newClusterRepairCmd(), newClusterReplaceCmd(), newClusterRebootCmd(), newClusterSyncCmd())
 	return cmd
 }
 

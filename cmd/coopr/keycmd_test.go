@@ -114,3 +114,33 @@ func TestKeyCommands(t *testing.T) {
 		t.Errorf("add - --name piped: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// tenant admin-keys turns the tenant's adminSSHKeys setting on and off.
+func TestTenantAdminKeysCommand(t *testing.T) {
+	w := newCLIWorld(t)
+	setting := func() bool {
+		var me struct {
+			Me struct{ Tenant struct{ AdminSSHKeys bool } }
+		}
+		w.s.Must(w.token, `{ me { tenant { adminSSHKeys } } }`, nil, &me)
+		return me.Me.Tenant.AdminSSHKeys
+	}
+	if setting() {
+		t.Fatal("adminSSHKeys is on by default")
+	}
+	for _, tt := range []struct {
+		arg, out string
+		want     bool
+	}{
+		{"on", "tenant cli: admins' SSH keys are let in on every cluster; ACTIVE clusters are updating\n", true},
+		{"off", "tenant cli: admins' SSH keys are no longer let in on every cluster; ACTIVE clusters are updating\n", false},
+	} {
+		out, errOut, code := w.cli(t, "tenant", "admin-keys", tt.arg)
+		if code != 0 || out != tt.out || setting() != tt.want {
+			t.Errorf("admin-keys %s: exit %d %q %q, setting %v", tt.arg, code, out, errOut, setting())
+		}
+	}
+	if _, errOut, code := w.cli(t, "tenant", "admin-keys", "maybe"); code != 1 || !strings.Contains(errOut, "on or off") {
+		t.Errorf("admin-keys maybe: exit %d %q", code, errOut)
+	}
+}

@@ -83,11 +83,14 @@ const (
 // When the connection drops it says so on notes, reconnects with backoff
 // and goes on from the snapshot the new subscription starts with.
 func watchCluster(ctx context.Context, c *client.Client, id string, out, notes io.Writer, follow bool) error {
-	w := &watcher{c: c, id: id, out: out, notes: notes, follow: follow, printed: map[string]bool{}}
+	w := &watcher{c: c, id: id, out: out, notes: notes, follow: follow, printed: map[string]bool{}, track: &progressTracker{}}
+	w.tty, w.width = isTerminal(out)
+	defer w.clearBar()
 	wait := reconnectFirst
 	down := false
 	for {
 		err := w.watch(ctx, down)
+		w.clearBar()
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -102,6 +105,7 @@ func watchCluster(ctx context.Context, c *client.Client, id string, out, notes i
 			w.received, down, wait = false, false, reconnectFirst
 		}
 		if !down {
+			w.clearBar()
 			fmt.Fprintf(notes, "server went away (%s); reconnecting…\n", ce.Reason())
 			down = true
 		}
@@ -127,6 +131,13 @@ type watcher struct {
 	// told apart from a retry that found the server still down.
 	received bool
 	ever     bool // some subscription answered
+	// The followed job's progress: plain lines carry its task counts; a
+	// terminal shows it as one line redrawn under the changes
+	// (docs/cli.md#progress).
+	track    *progressTracker
+	tty      bool
+	width    int
+	barShown bool
 }
 
 // errServerEnded is a subscription the server completed before the
@@ -164,8 +175,10 @@ func (w *watcher) watch(ctx context.Context, resumed bool) error {
 		}
 		e := ev.ClusterEvents
 		if !w.received && resumed {
+			w.clearBar()
 			fmt.Fprintf(w.notes, "reconnected; following cluster %s again\n", w.id)
 		}
+		w.trackEvent(ctx, e.Kind, e.State, e.JobID, e.TaskID, e.Lagged)
 		w.received, w.ever = true, true
 		cluster := e.Kind == "CLUSTER" || e.Kind == "SNAPSHOT"
 		switch {
@@ -177,7 +190,7 @@ func (w *watcher) watch(ctx context.Context, resumed bool) error {
 			if e.Seq != "" && e.Seq != "0" {
 				w.printed[e.Seq] = true
 			}
-			w.print(e.Kind, e.State, e.Message, e.JobID, e.TaskID, e.Attempt, e.At, e.Lagged)
+			w.show(e.Kind, e.State, e.Message, e.JobID, e.TaskID, e.Attempt, e.At, e.Lagged)
 		}
 		if !cluster {
 			continue
@@ -195,7 +208,64 @@ func (w *watcher) watch(ctx context.Context, resumed bool) error {
 	}
 }
 
-func (w *watcher) print(kind, state, message string, job, task *string, attempt *int, at time.Time, lagged bool) {
+// trackEvent keeps the tracked job up to date: a new job, a snapshot or a
+// lag reads its tasks again, a task event moves one task.
+func (w *watcher) trackEvent(ctx context.Context, kind, state string, job, task *string, lagged bool) {
+	if job == nil {
+		return
+	}
+	reload := *job != w.track.job || kind == "SNAPSHOT" || lagged
+	if !reload && kind == "TASK" && task != nil {
+		reload = !w.track.set(*task, state)
+	}
+	if reload {
+		// Without the job's tasks the changes still print, uncounted.
+		if err := w.track.load(ctx, w.c, *job); err != nil {
+			w.track.job = ""
+		}
+	}
+	if kind == "JOB" {
+		w.track.ended = state == "COMPLETE" || state == "FAILED"
+	}
+}
+
+// show prints one change. Plain output prints every change, task changes
+// with the job's counts; a terminal prints the cluster's and the job's
+// changes, failures and retries above the progress line and redraws it.
+func (w *watcher) show(kind, state, message string, job, task *string, attempt *int, at time.Time, lagged bool) {
+	line := w.line(kind, state, message, job, task, attempt, at, lagged)
+	tracked := w.track.job != "" && job != nil && *job == w.track.job
+	if !w.tty {
+		if kind == "TASK" && tracked {
+			line += "  " + progressLine(w.track.progress(time.Now()))
+		}
+		fmt.Fprintln(w.out, line)
+		return
+	}
+	retry := attempt != nil && *attempt > 1 && state == "IN_PROGRESS"
+	if kind != "TASK" || state == "FAILED" || state == "DROPPED" || retry {
+		w.clearBar()
+		if kind == "JOB" && tracked && w.track.ended {
+			// The job's last progress stays on screen.
+			fmt.Fprintln(w.out, renderProgress(w.track.progress(time.Now()), w.width-1))
+		}
+		fmt.Fprintln(w.out, line)
+	}
+	if w.track.job != "" && !w.track.ended {
+		fmt.Fprint(w.out, "\r\x1b[K"+renderProgress(w.track.progress(time.Now()), w.width-1))
+		w.barShown = true
+	}
+}
+
+// clearBar takes the progress line off the terminal.
+func (w *watcher) clearBar() {
+	if w.barShown {
+		fmt.Fprint(w.out, "\r\x1b[K")
+		w.barShown = false
+	}
+}
+
+func (w *watcher) line(kind, state, message string, job, task *string, attempt *int, at time.Time, lagged bool) string {
 	what := w.id
 	switch {
 	case task != nil:
@@ -213,5 +283,5 @@ func (w *watcher) print(kind, state, message string, job, task *string, attempt 
 	if lagged {
 		line += "  [some changes were skipped: this watcher fell behind]"
 	}
-	fmt.Fprintln(w.out, line)
+	return line
 }

@@ -372,6 +372,8 @@ type OperationPreview struct {
 	Edges    [][]string        `json:"edges"`
 	Stages   [][]string        `json:"stages"`
 	PlanHash string            `json:"planHash"`
+	// SYNC_TEMPLATE: the versions and the template's changes; null for other operations.
+	Sync *TemplateSync `json:"sync,omitempty"`
 }
 
 type PlanTask struct {
@@ -588,6 +590,15 @@ type TaskResultInput struct {
 	Unreachable *bool `json:"unreachable,omitempty"`
 }
 
+// One changed constraint or compatibility list of a template.
+type TemplateChange struct {
+	// E.g. constraints.services.web, constraints.size, compatibility.services.
+	Path string `json:"path"`
+	// Compact JSON; null when absent.
+	Old *string `json:"old,omitempty"`
+	New *string `json:"new,omitempty"`
+}
+
 // What the solver makes of a draft template at one size.
 type TemplateSolve struct {
 	// The layouts and their node counts, in the solver's preference order; empty on failure.
@@ -596,6 +607,20 @@ type TemplateSolve struct {
 	Failure *SolveFailure `json:"failure,omitempty"`
 	// The catalog's warnings about the draft (dangling names).
 	Warnings []*Issue `json:"warnings"`
+}
+
+// What a template sync changes besides nodes and config (docs/catalog.md#template-sync).
+type TemplateSync struct {
+	// The version the cluster records; 0 when none is recorded.
+	FromVersion int `json:"fromVersion"`
+	// The newest version, which the cluster records once the sync's job is submitted.
+	ToVersion int `json:"toVersion"`
+	// Services the new version adds; changed lists the nodes that get them.
+	AddServices []string `json:"addServices"`
+	// Services the new version no longer names by default: a sync does not remove them.
+	KeptServices []string `json:"keptServices"`
+	// Constraint and compatibility changes, each satisfied by the cluster's layout.
+	ConstraintChanges []*TemplateChange `json:"constraintChanges"`
 }
 
 // Absent fields keep their value (on create: no description, 0 workers, no quotas).
@@ -901,6 +926,8 @@ const (
 	ClusterOperationReplaceNode ClusterOperation = "REPLACE_NODE"
 	// Reboot the nodes named in nodes, bootstrap them again and start their services.
 	ClusterOperationRebootNode ClusterOperation = "REBOOT_NODE"
+	// Move to the newest version of the cluster's template: add the services it adds, take its config changes, check its constraints against the layout.
+	ClusterOperationSyncTemplate ClusterOperation = "SYNC_TEMPLATE"
 )
 
 var AllClusterOperation = []ClusterOperation{
@@ -915,11 +942,12 @@ var AllClusterOperation = []ClusterOperation{
 	ClusterOperationRepair,
 	ClusterOperationReplaceNode,
 	ClusterOperationRebootNode,
+	ClusterOperationSyncTemplate,
 }
 
 func (e ClusterOperation) IsValid() bool {
 	switch e {
-	case ClusterOperationConfigure, ClusterOperationConfigureWithRestart, ClusterOperationStartServices, ClusterOperationStopServices, ClusterOperationRestartServices, ClusterOperationAddServices, ClusterOperationScale, ClusterOperationCheck, ClusterOperationRepair, ClusterOperationReplaceNode, ClusterOperationRebootNode:
+	case ClusterOperationConfigure, ClusterOperationConfigureWithRestart, ClusterOperationStartServices, ClusterOperationStopServices, ClusterOperationRestartServices, ClusterOperationAddServices, ClusterOperationScale, ClusterOperationCheck, ClusterOperationRepair, ClusterOperationReplaceNode, ClusterOperationRebootNode, ClusterOperationSyncTemplate:
 		return true
 	}
 	return false

@@ -215,21 +215,22 @@ type QuotaUse struct {
 
 // prepared is a checked and solved create.
 type prepared struct {
-	req      CreateRequest
-	tmpl     *catalog.Template
-	provider *catalog.Provider
-	services map[string]*catalog.Service
-	config   map[string]any
-	lease    time.Duration // 0: forever
-	suffix   string
-	sol      *solver.Solution
-	plan     *planner.Plan // canonical: node ids are node numbers
-	hash     string
-	warnings []string
-	fields   providerFields
-	admin    map[string]any // the provider's sensitive admin values
-	capacity *CapacityUse   // nil when the provider's driver declares none
-	quota    QuotaUse
+	req         CreateRequest
+	tmpl        *catalog.Template
+	tmplVersion int // the named template's own version
+	provider    *catalog.Provider
+	services    map[string]*catalog.Service
+	config      map[string]any
+	lease       time.Duration // 0: forever
+	suffix      string
+	sol         *solver.Solution
+	plan        *planner.Plan // canonical: node ids are node numbers
+	hash        string
+	warnings    []string
+	fields      providerFields
+	admin       map[string]any // the provider's sensitive admin values
+	capacity    *CapacityUse   // nil when the provider's driver declares none
+	quota       QuotaUse
 }
 
 func checkName(name string) error {
@@ -270,7 +271,7 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 	if err != nil {
 		return nil, invalid("clusterTemplate", "%v", err)
 	}
-	out := &prepared{req: req, tmpl: tmpl}
+	out := &prepared{req: req, tmpl: tmpl, tmplVersion: c.ClusterTemplates()[req.Template].Version}
 	if out.lease, err = initialLease(tmpl, req.InitialLease); err != nil {
 		return nil, err
 	}
@@ -525,6 +526,9 @@ type snapshot struct {
 	Template *catalog.Template           `json:"template"`
 	Provider *catalog.Provider           `json:"provider"`
 	Services map[string]*catalog.Service `json:"services"`
+	// TemplateVersion is the version of the template the cluster was made
+	// from, or last synced to (0: not recorded).
+	TemplateVersion int `json:"templateVersion,omitempty"`
 }
 
 // Create makes a cluster and its CLUSTER_CREATE job in one transaction.
@@ -548,7 +552,8 @@ func (s *Service) Create(ctx context.Context, p store.Principal, req CreateReque
 		if err != nil {
 			return err
 		}
-		snap, err := json.Marshal(snapshot{Template: pr.tmpl, Provider: pr.provider, Services: pr.services})
+		snap, err := json.Marshal(snapshot{Template: pr.tmpl, Provider: pr.provider, Services: pr.services,
+			TemplateVersion: pr.tmplVersion})
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,7 @@ const (
 	OpRepair               Operation = "REPAIR"
 	OpReplaceNode          Operation = "REPLACE_NODE"
 	OpRebootNode           Operation = "REBOOT_NODE"
+	OpSyncTemplate         Operation = "SYNC_TEMPLATE"
 )
 
 // OpRequest is an operation on a live cluster.
@@ -63,7 +64,10 @@ type OpPlan struct {
 	ConfigChanges []ConfigChange
 	// Capacity is the provider's room a scale-out takes (nil for other
 	// operations, or when the provider's driver declares none).
-	Capacity  *CapacityUse
+	Capacity *CapacityUse
+	// Sync is what SYNC_TEMPLATE changes besides nodes and config (nil
+	// for other operations).
+	Sync      *SyncInfo
 	hosts     map[string]int // node id -> nodenum, for previews
 	snap      *snapshot
 	sensitive map[string]any // provider fields to seal, replacing the stored ones
@@ -82,6 +86,7 @@ var from = map[Operation][]engine.ClusterState{
 	OpAddServices: {engine.ClusterActive}, OpScale: {engine.ClusterActive},
 	OpCheck: {engine.ClusterActive, engine.ClusterInconsistent}, OpRepair: {engine.ClusterActive, engine.ClusterInconsistent},
 	OpReplaceNode: {engine.ClusterActive, engine.ClusterInconsistent}, OpRebootNode: {engine.ClusterActive, engine.ClusterInconsistent},
+	OpSyncTemplate: {engine.ClusterActive},
 }
 
 // planOp checks and plans an operation inside tx, which holds the
@@ -161,6 +166,10 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 		preq.Action, preq.PlannedServices = planner.ClusterConfigure, nil
 		if req.Op == OpConfigureWithRestart {
 			preq.Action = planner.ClusterConfigureWithRestart
+		}
+	case OpSyncTemplate:
+		if err := s.planSync(ctx, p, c, snap, rawConfig, existing, preq, out); err != nil {
+			return nil, err
 		}
 	case OpStartServices, OpStopServices, OpRestartServices:
 		for _, sv := range req.Services {

@@ -37,6 +37,9 @@ type Cluster struct {
 	ExpireAt    *time.Time          `db:"expire_at"`
 	CreatedAt   time.Time           `db:"created_at"`
 	UpdatedAt   time.Time           `db:"updated_at"`
+	// TemplateVersion is the template version the cluster was made from or
+	// last synced to; 0 when not recorded.
+	TemplateVersion int `db:"template_version"`
 }
 
 // Config decodes the cluster's config.
@@ -46,13 +49,15 @@ func (c *Cluster) Config() (map[string]any, error) {
 }
 
 const clusterColumns = `id, tenant_id, name, description, owner, status, message, template, provider, services, size,
-	dns_suffix, config, latest_job_id, expire_at, created_at, updated_at`
+	dns_suffix, config, latest_job_id, expire_at, created_at, updated_at,
+	coalesce((snapshot->>'templateVersion')::int, 0) AS template_version`
 
 // listColumns are clusterColumns without the config, which can be tens of
 // kilobytes: a page of 500 clusters is read without them, and Config
 // reads the one asked for.
 const listColumns = `id, tenant_id, name, description, owner, status, message, template, provider, services, size,
-	dns_suffix, NULL AS config, latest_job_id, expire_at, created_at, updated_at`
+	dns_suffix, NULL AS config, latest_job_id, expire_at, created_at, updated_at,
+	coalesce((snapshot->>'templateVersion')::int, 0) AS template_version`
 
 // visible is the SQL condition for clusters the caller may see: its tenant's,
 // and only its own unless it is an admin

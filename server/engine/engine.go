@@ -66,7 +66,7 @@ var defaultTimeouts = map[planner.Action]time.Duration{
 	planner.Bootstrap: 20 * time.Minute, planner.Install: 30 * time.Minute, planner.Configure: 30 * time.Minute,
 	planner.Initialize: 30 * time.Minute, planner.Start: 10 * time.Minute, planner.Stop: 10 * time.Minute,
 	planner.Remove: 30 * time.Minute, planner.Check: 2 * time.Minute, planner.Status: 2 * time.Minute,
-	planner.Reboot: 10 * time.Minute,
+	planner.Reboot: 10 * time.Minute, planner.AuthorizeKeys: 5 * time.Minute,
 }
 
 func (c *Config) fill() {
@@ -331,9 +331,11 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 		if status == ClusterPending && !c.Fresh {
 			return fmt.Errorf("%w: cluster %s has a job running; wait for it, or abort it", ErrConflict, spec.ClusterID)
 		}
-		if spec.Action == planner.ClusterCheck {
-			// A check changes nothing: the cluster keeps its status
-			// (docs/operations.md#checking-a-cluster).
+		if spec.Action == planner.ClusterCheck || spec.Action == planner.UpdateSSHKeys {
+			// A check changes nothing, and keys change nothing a
+			// cluster's status tells: the cluster ends as it was
+			// (docs/operations.md#checking-a-cluster,
+			// docs/operations.md#keys-on-live-clusters).
 			success, failure = status, status
 		}
 		state := JobRunning

@@ -55,11 +55,14 @@ const statusFailed = 1
 
 // Run bootstraps t.Node.
 func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
-	if t.TaskName == "CHECK" {
+	switch t.TaskName {
+	case "CHECK":
 		return d.check(ctx, t, out)
-	}
-	if t.TaskName != "BOOTSTRAP" {
-		return failure(fmt.Errorf("the ssh node driver runs BOOTSTRAP and CHECK, not %s", t.TaskName), false, nil)
+	case "AUTHORIZE_KEYS":
+		return d.authorizeKeys(ctx, t, out)
+	case "BOOTSTRAP":
+	default:
+		return failure(fmt.Errorf("the ssh node driver runs BOOTSTRAP, CHECK and AUTHORIZE_KEYS, not %s", t.TaskName), false, nil)
 	}
 	n := t.Node
 	if n == nil {

@@ -108,7 +108,9 @@ export type ClusterOperation =
   /** Grow or shrink to numMachines nodes. */
   | 'SCALE'
   | 'START_SERVICES'
-  | 'STOP_SERVICES';
+  | 'STOP_SERVICES'
+  /** Move to the newest version of the cluster's template: add the services it adds, take its config changes, check its constraints against the layout. */
+  | 'SYNC_TEMPLATE';
 
 export type ClusterStatus =
   | 'ACTIVE'

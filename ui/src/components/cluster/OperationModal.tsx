@@ -118,6 +118,7 @@ const titles: Record<OperationKind, string> = {
   REPAIR: 'Repair',
   REPLACE_NODE: 'Replace nodes',
   REBOOT_NODE: 'Reboot nodes',
+  SYNC_TEMPLATE: 'Sync to the newest template version',
   DELETE: 'Delete cluster',
 };
 
