@@ -187,9 +187,9 @@ const (
 	Repair ClusterAction = "REPAIR"
 	// RebootNodes reboots the planned nodes, bootstraps them again and
 	// starts their services (docs/operations.md#rebooting-a-node).
-	RebootNodes ClusterAction = "REBOOT_NODES"
-	SyncTemplate                ClusterAction = "SYNC_TEMPLATE"
-	UpdateSSHKeys               ClusterAction = "UPDATE_SSH_KEYS"
+	RebootNodes   ClusterAction = "REBOOT_NODES"
+	SyncTemplate  ClusterAction = "SYNC_TEMPLATE"
+	UpdateSSHKeys ClusterAction = "UPDATE_SSH_KEYS"
 )
 
 // ClusterActions lists every cluster operation.

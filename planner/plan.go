@@ -124,8 +124,8 @@ type group struct {
 	existing  bool // SCALE_OUT nodes that stay: they wait for the new nodes
 	// only, when set, names the services (graph index) walked on each
 	// node, instead of all of the node's (REPAIR).
-	only map[int][]int
-	except    bool // the services the filter holds are left out
+	only   map[int][]int
+	except bool // the services the filter holds are left out
 }
 
 type vkey struct {
