@@ -94,6 +94,10 @@ type running struct {
 	taskID, token string
 	attempt       int
 	cancel        context.CancelCauseFunc
+	// ended: the run is over and its finish on its way. Heartbeats still
+	// list the claim until the finish is answered (the lease must hold
+	// while it is retried), so the server's cancelling it is expected.
+	ended bool
 }
 
 var (
@@ -539,6 +543,9 @@ func (a *Agent) runTask(ctx, work context.Context, tl *tenantLoop, c wire.Assign
 		delete(tl.busy, c.Slot)
 		if fin != nil {
 			tl.ended = append(tl.ended, *fin)
+			if r := a.held[c.TaskID]; r != nil {
+				r.ended = true
+			}
 		} else {
 			delete(a.held, c.TaskID)
 		}
@@ -652,7 +659,7 @@ func (a *Agent) cancel(ids []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, id := range ids {
-		if r := a.held[id]; r != nil {
+		if r := a.held[id]; r != nil && !r.ended {
 			a.log.Info("task cancelled by the server", "task", id)
 			r.cancel(errCancelled)
 		}

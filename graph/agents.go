@@ -277,7 +277,7 @@ func (r *Resolver) sortClaims(ctx context.Context, as []*engine.Assignment, carr
 		cc, ok := contexts[a.ClusterID]
 		if !ok {
 			var err error
-			cc.provider, cc.secrets, err = r.Control.ClaimContext(ctx, a.ClusterID)
+			cc.provider, cc.secrets, err = r.Control.ClaimContext(ctx, a.ClusterID, a.ContextKey)
 			if err != nil {
 				giveUp(i, "the server could not read the cluster")
 				return nil, err

@@ -98,16 +98,18 @@ const (
 // plane: the cluster's provider with its accepted and sensitive fields,
 // and the driver secrets by namespace. Only the claim path may call it.
 //
-// It is kept per cluster, under a key read in one query (the versions of
-// the cluster's row and of each of its credential rows), so that a claim
-// reads and decrypts them only when one changed: an agent claims a round
+// It is kept per cluster, under a key (the versions of the cluster's row
+// and of each of its credential rows, read by the claim statement), so
+// that a claim reads and decrypts them only when one changed: an agent claims a round
 // trip or more per task. Callers must not change what it returns.
-func (s *Service) ClaimContext(ctx context.Context, clusterID string) (wire.Provider, map[string]map[string]any, error) {
-	var key string
-	err := s.db.GetContext(ctx, &key, `SELECT cl.xmin::text || '/' || coalesce((SELECT string_agg(c.namespace || ':' || c.xmin::text, ','
-			ORDER BY c.namespace) FROM credentials c WHERE c.cluster_id = cl.id), '') FROM clusters cl WHERE cl.id = $1`, clusterID)
-	if err != nil {
-		return wire.Provider{}, nil, err
+// key is the cluster's engine.ContextKey as the claim read it; "" reads
+// it here.
+func (s *Service) ClaimContext(ctx context.Context, clusterID, key string) (wire.Provider, map[string]map[string]any, error) {
+	if key == "" {
+		err := s.db.GetContext(ctx, &key, `SELECT `+engine.ContextKey+` FROM clusters cl WHERE cl.id = $1`, clusterID)
+		if err != nil {
+			return wire.Provider{}, nil, err
+		}
 	}
 	s.claimMu.Lock()
 	c, ok := s.claimContexts[clusterID]

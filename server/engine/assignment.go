@@ -55,6 +55,8 @@ type Assignment struct {
 	// job pinned (docs/task-protocol.md#plugin-resources); the API lists the
 	// resources in the payload.
 	ResourceGeneration int `json:"-"`
+	// ContextKey is the cluster's ContextKey as the claim read it.
+	ContextKey string `json:"-"`
 }
 
 // ClusterPayload is the cluster a task belongs to.

@@ -332,8 +332,9 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		SvcAction []byte    `db:"svc_action"`
 		ResGen    int       `db:"resource_generation"`
 		Facts     []byte    `db:"node_facts"`
-		ViewKey   *string   `db:"view_key"` // on one row per cluster
-		Room      *int      `db:"room"`     // before this claim; nil: no bound
+		ViewKey   *string   `db:"view_key"`    // on one row per cluster
+		CtxKey    *string   `db:"context_key"` // on one row per cluster
+		Room      *int      `db:"room"`        // before this claim; nil: no bound
 	}
 	// A task listed twice (a re-published entry) is updated once; the
 	// token tells which slot won it.
@@ -364,7 +365,11 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		e.eventsCommitted()
 	}
 	clusters := make(map[string]*clusterView, 1)
+	contexts := make(map[string]string, 1)
 	for _, r := range rows {
+		if r.CtxKey != nil {
+			contexts[r.Cluster] = *r.CtxKey
+		}
 		if r.ViewKey == nil {
 			continue
 		}
@@ -390,7 +395,7 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		action, _ := planner.ParseAction(r.Action)
 		a := &Assignment{TaskID: r.ID, JobID: r.Job, ClusterID: r.Cluster, TenantID: tenant, Attempt: entries[i].Attempt,
 			ClaimToken: hex.EncodeToString(r.Token), Slot: picks[i].slot, LeaseExpiresAt: r.Lease, TimeoutAt: r.Deadline, TaskName: r.Action,
-			Action: action, TimeoutSeconds: r.Timeout, ResourceGeneration: r.ResGen}
+			Action: action, TimeoutSeconds: r.Timeout, ResourceGeneration: r.ResGen, ContextKey: contexts[r.Cluster]}
 		cv := clusters[r.Cluster]
 		if cv == nil {
 			return nil, false, fmt.Errorf("task %s: cluster %s not found", r.ID, r.Cluster)
@@ -533,6 +538,8 @@ const claimSQL = `WITH i AS (
 			(SELECT n.facts FROM nodes n WHERE n.id = cj.node_id) AS node_facts,
 			CASE WHEN row_number() OVER (PARTITION BY cluster_id) = 1 THEN (
 				SELECT ` + viewKey + ` FROM clusters cl WHERE cl.id = cj.cluster_id) END AS view_key,
+			CASE WHEN row_number() OVER (PARTITION BY cluster_id) = 1 THEN (
+				SELECT ` + ContextKey + ` FROM clusters cl WHERE cl.id = cj.cluster_id) END AS context_key,
 			(SELECT room FROM r) AS room
 		FROM cj`
 

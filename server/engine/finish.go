@@ -91,9 +91,13 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 			}
 			return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 		}
-		<-f.settled
+		// The scheduler queues the tasks this one held back while the
+		// job's settle check runs: the next task of the node does not wait
+		// for the check's round trip. Both may settle the job; its row
+		// lock lets one do it (settleJob).
 		e.stats.completed.Add(1)
 		e.notify(note{job: f.job, task: &taskChange{id: taskID, state: Complete}})
+		<-f.settled
 		return nil
 	}
 	var change *taskChange

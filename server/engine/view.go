@@ -58,6 +58,14 @@ func (cv *clusterView) env(self string) *macro.Env { return cv.macros.At(self) }
 const viewKey = `(cl.xmin::text || ':' || (SELECT count(*) || ':' || coalesce(sum(n.view_seq), 0) || ':' || coalesce(max(n.view_seq), 0)
 	FROM nodes n WHERE n.cluster_id = cl.id))`
 
+// ContextKey is the SQL of the key under which the API keeps a cluster's
+// claim context (its provider and decrypted secrets): the versions of the
+// cluster's row and of each of its credential rows, over a row cl of
+// clusters. The claim statement reads it beside the view's key, so that a
+// claim learns in the same round trip whether the context kept is current.
+const ContextKey = `(cl.xmin::text || '/' || coalesce((SELECT string_agg(c.namespace || ':' || c.xmin::text, ',' ORDER BY c.namespace)
+	FROM credentials c WHERE c.cluster_id = cl.id), ''))`
+
 // viewKeyParts splits a key into the cluster row's version, the nodes'
 // count, the sum of their view_seq and the highest.
 func viewKeyParts(key string) (xmin string, count, sum, top int64, ok bool) {
