@@ -8,6 +8,7 @@ import (
 
 	"github.com/cooprhq/coopr/graph/fanout"
 	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/server/events"
 	"github.com/cooprhq/coopr/server/gqlws"
@@ -110,8 +111,18 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 		return nil, err
 	}
 	sentSnapshot := false
-	var dedup recent
+	var pullCtx context.Context // the context of the pull under way
+	cs := &clusterStream{id: id, before: before, reread: func() (*control.Cluster, events.Snapshot, error) {
+		gqlws.Idle(pullCtx) // not holding writes through a database read
+		seen, err := r.snapshot(pullCtx)
+		if err != nil {
+			return nil, events.Snapshot{}, err
+		}
+		c, err := r.Control.Get(pullCtx, p, id)
+		return c, seen, err
+	}}
 	pull := func(ctx context.Context) (*model.ClusterEvent, bool) {
+		pullCtx = ctx
 		if !sentSnapshot {
 			sentSnapshot = true
 			return &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, State: string(snapshot.Status),
@@ -136,44 +147,12 @@ func (r *Resolver) clusterEvents(ctx context.Context, p store.Principal, id stri
 					if len(sub.C) > 0 || !sub.Lagged() {
 						continue
 					}
-					m := &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, At: time.Now(), Lagged: true}
-					if seen, err := r.snapshot(ctx); err == nil {
-						if c, err := r.Control.Get(ctx, p, id); err == nil {
-							m.Cluster, m.State, m.Message = c, string(c.Status), c.Message
-							before = seen
-						}
-					}
-					return m, true
+					return cs.lagSnapshot(time.Now()), true
 				}
 			}
-			if !dedup.first(ev.Seq) || before.Saw(ev) {
-				if len(sub.C) == 0 && sub.Lagged() {
-					// The last waiting event is one the re-read holds,
-					// and events after it were dropped: nothing else
-					// will carry the lag (see jobProgress).
-					m := &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: id, At: time.Now(), Lagged: true}
-					gqlws.Idle(ctx)
-					if seen, err := r.snapshot(ctx); err == nil {
-						if c, err := r.Control.Get(ctx, p, id); err == nil {
-							m.Cluster, m.State, m.Message = c, string(c.Status), c.Message
-							before = seen
-						}
-					}
-					return m, true
-				}
+			m := cs.event(ev, sub.Lagged())
+			if m == nil {
 				continue
-			}
-			m := &model.ClusterEvent{Kind: kindOfEvent(ev.Kind), Seq: strconv.FormatInt(ev.Seq, 10), ClusterID: id,
-				JobID: opt(ev.Job), TaskID: opt(ev.Task), State: ev.State, Attempt: optInt(ev.Attempt), Message: ev.Message, At: ev.At}
-			if sub.Lagged() {
-				m.Lagged = true
-				gqlws.Idle(ctx) // not holding writes through a database read
-				if seen, err := r.snapshot(ctx); err == nil {
-					if c, err := r.Control.Get(ctx, p, id); err == nil {
-						// Waiting events the read saw are stale now.
-						m.Cluster, before = c, seen
-					}
-				}
 			}
 			if len(sub.C) > 0 {
 				gqlws.MoreReady(ctx)
@@ -415,5 +394,47 @@ func (js *jobStream) event(ev events.Event, lagged bool) *model.JobProgress {
 	m := js.pr.model(kindOfEvent(ev.Kind))
 	m.Seq, m.TaskID, m.State, m.Attempt = strconv.FormatInt(ev.Seq, 10), opt(ev.Task), ev.State, optInt(ev.Attempt)
 	m.Message, m.At, m.Lagged = ev.Message, ev.At, lagged
+	return m
+}
+
+// clusterStream is what clusterEvents keeps between a cluster's events.
+type clusterStream struct {
+	id string
+	// before is the snapshot of the last read: events it saw are not sent.
+	before events.Snapshot
+	dedup  recent
+	// reread reads the cluster again, with the snapshot before.
+	reread func() (*control.Cluster, events.Snapshot, error)
+}
+
+// lagSnapshot reads the cluster again and says events were dropped.
+func (cs *clusterStream) lagSnapshot(at time.Time) *model.ClusterEvent {
+	m := &model.ClusterEvent{Kind: model.EventKindSnapshot, Seq: "0", ClusterID: cs.id, At: at, Lagged: true}
+	if c, seen, err := cs.reread(); err == nil {
+		m.Cluster, m.State, m.Message = c, string(c.Status), c.Message
+		cs.before = seen
+	}
+	return m
+}
+
+// event is what ev sends (nil for nothing), lagged saying events were
+// dropped before it; a lag goes out even when ev does not (as in
+// jobStream.event).
+func (cs *clusterStream) event(ev events.Event, lagged bool) *model.ClusterEvent {
+	if !cs.dedup.first(ev.Seq) || cs.before.Saw(ev) {
+		if lagged {
+			return cs.lagSnapshot(ev.At)
+		}
+		return nil
+	}
+	m := &model.ClusterEvent{Kind: kindOfEvent(ev.Kind), Seq: strconv.FormatInt(ev.Seq, 10), ClusterID: cs.id,
+		JobID: opt(ev.Job), TaskID: opt(ev.Task), State: ev.State, Attempt: optInt(ev.Attempt), Message: ev.Message, At: ev.At}
+	if lagged {
+		m.Lagged = true
+		if c, seen, err := cs.reread(); err == nil {
+			// Waiting events the read saw are stale now.
+			m.Cluster, cs.before = c, seen
+		}
+	}
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/server/control"
 	"github.com/cooprhq/coopr/server/events"
 )
 
@@ -96,6 +97,61 @@ func TestJobStreamEvent(t *testing.T) {
 			}
 			if m.Kind != c.want || m.Done != c.done || m.Lagged != c.lag || m.Total != 2 {
 				t.Errorf("sent %s done %d of %d lagged %v, want %s done %d of 2 lagged %v", m.Kind, m.Done, m.Total, m.Lagged, c.want, c.done, c.lag)
+			}
+		})
+	}
+}
+
+// What clusterEvents sends for one event: as jobProgress, a lag goes out
+// even with an event the last read holds.
+func TestClusterStreamEvent(t *testing.T) {
+	before, err := events.ParseSnapshot("100:100:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := events.ParseSnapshot("200:200:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name      string
+		ev        events.Event
+		lagged    bool
+		want      model.EventKind // "" for nothing
+		lag       bool
+		rereads   int
+		withState bool // the message carries the re-read cluster
+	}{
+		{"a new change", events.Event{Seq: 5, Kind: "job", State: "RUNNING", Txid: 150}, false, model.EventKindJob, false, 0, false},
+		{"a change the last read saw", events.Event{Seq: 5, Kind: "job", State: "RUNNING", Txid: 50}, false, "", false, 0, false},
+		{"a change the last read saw, after drops", events.Event{Seq: 5, Kind: "job", State: "RUNNING", Txid: 50}, true, model.EventKindSnapshot, true, 1, true},
+		{"a new change, after drops", events.Event{Seq: 5, Kind: "task", State: "COMPLETE", Txid: 150}, true, model.EventKindTask, true, 1, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rereads := 0
+			cs := &clusterStream{id: "c1", before: before, reread: func() (*control.Cluster, events.Snapshot, error) {
+				rereads++
+				return &control.Cluster{Status: "ACTIVE"}, after, nil
+			}}
+			m := cs.event(c.ev, c.lagged)
+			if rereads != c.rereads {
+				t.Errorf("%d re-reads, want %d", rereads, c.rereads)
+			}
+			if c.want == "" {
+				if m != nil {
+					t.Fatalf("sent %+v, want nothing", m)
+				}
+				return
+			}
+			if m == nil {
+				t.Fatalf("sent nothing, want %s", c.want)
+			}
+			if m.Kind != c.want || m.Lagged != c.lag || (m.Cluster != nil) != c.withState {
+				t.Errorf("sent %s lagged %v cluster %v, want %s lagged %v cluster %v", m.Kind, m.Lagged, m.Cluster != nil, c.want, c.lag, c.withState)
+			}
+			if c.rereads > 0 && !cs.before.Saw(events.Event{Txid: 150}) {
+				t.Error("the re-read's snapshot is not the one kept")
 			}
 		})
 	}

@@ -220,7 +220,7 @@ try {
     .evaluateAll((es) => es.map((e) => e.getAttribute('data-plan-box')));
   const arrows = await page.locator('[data-testid="plan-graph"] .react-flow__edge').count();
   check(
-    boxes.some((b) => b.startsWith('Create')) && boxes.some((b) => /web/.test(b)),
+    boxes.some((b) => /^create/i.test(b)) && boxes.some((b) => /^start web/i.test(b)),
     `the plan graph's boxes: ${boxes.join(', ')}`,
   );
   check(arrows >= boxes.length - 1, `the plan graph has ${boxes.length} boxes and only ${arrows} arrows`);

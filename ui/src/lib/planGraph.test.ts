@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boxHeight, planGraph } from './planGraph';
+import { boxHeight, boxWidth, planGraph } from './planGraph';
 
 // A 3-node plan as the planner makes one: create and bootstrap every
 // node, install lb and web, configure them, start web before lb.
@@ -54,21 +54,22 @@ describe('planGraph', () => {
       '2/START/web->3/START/lb',
     ]);
   });
-  it('puts each stage in its own column, left to right, boxes apart', () => {
-    const xs = g.boxes.map((b) => b.x);
-    expect(new Set(xs).size).toBe(4);
+  it('puts each stage in its own row, top to bottom, boxes apart', () => {
+    const ys = g.boxes.map((b) => b.y);
+    expect(new Set(ys).size).toBe(4);
     const byStage = (s: number) => g.boxes.filter((b) => b.stage === s);
-    expect(byStage(0)[0]?.x).toBeLessThan(byStage(1)[0]?.x ?? 0);
+    expect(byStage(0)[0]?.y).toBeLessThan(byStage(1)[0]?.y ?? 0);
+    expect(byStage(1)[0]?.y).toBeGreaterThanOrEqual((byStage(0)[0]?.y ?? 0) + boxHeight);
     const [a, b] = byStage(1);
-    expect(Math.abs((a?.y ?? 0) - (b?.y ?? 0))).toBeGreaterThanOrEqual(boxHeight);
+    expect(Math.abs((a?.x ?? 0) - (b?.x ?? 0))).toBeGreaterThanOrEqual(boxWidth);
   });
   it('orders a column by where its arrows come from', () => {
     // In plan order START web comes first in stage 3, but CONFIGURE lb
-    // follows INSTALL lb, the top box of stage 2: it goes on top.
+    // follows INSTALL lb, the first box of stage 2: it goes first.
     const rows = planGraph([...tasks, t('t9', 2, 'CONFIGURE', 'lb', 1)], [...edges, ['t3', 't9']]).boxes;
-    const y = (id: string) => rows.find((b) => b.id === id)?.y ?? -1;
-    expect(y('1/INSTALL/lb')).toBeLessThan(y('1/INSTALL/web'));
-    expect(y('2/CONFIGURE/lb')).toBeLessThan(y('2/START/web'));
+    const x = (id: string) => rows.find((b) => b.id === id)?.x ?? -1;
+    expect(x('1/INSTALL/lb')).toBeLessThan(x('1/INSTALL/web'));
+    expect(x('2/CONFIGURE/lb')).toBeLessThan(x('2/START/web'));
   });
   it('is empty for an empty plan', () => {
     expect(planGraph([], [])).toEqual({ boxes: [], arrows: [] });

@@ -2,8 +2,10 @@
 // rows of the stage table, so a thousand nodes stay a few boxes), an arrow
 // where a task of one waits for a task of another. The planner's stages
 // are already a layering of the graph (every edge goes to a later stage),
-// so the boxes stand in a column per stage, ordered to cross few arrows;
-// no general graph layout is needed.
+// so the boxes stand in a row per stage, top to bottom, ordered to cross
+// few arrows; no general graph layout is needed. (Rows, not columns: a
+// plan is a long chain of stages a few boxes wide, which read at full size
+// down a page, but shrank to illegible side by side.)
 import type { PlannedTask } from './plan';
 
 export interface GraphBox {
@@ -26,8 +28,8 @@ export interface GraphArrow {
 
 export const boxWidth = 200;
 export const boxHeight = 52;
-const columnGap = 70;
-const rowGap = 22;
+const columnGap = 24;
+const rowGap = 36;
 
 /**
  * planGraph groups a plan's tasks and edges into boxes and arrows, laid
@@ -84,7 +86,7 @@ export function planGraph(
     }
   }
 
-  // Columns by stage; within one, order by the mean row of the boxes an
+  // A row per stage; within one, order by the mean place of the boxes an
   // arrow comes from (the barycenter heuristic), keeping plan order first.
   const columns = new Map<number, GraphBox[]>();
   for (const b of boxes.values()) {
@@ -113,14 +115,14 @@ export function planGraph(
       order.map(({ b }) => b),
     );
   }
-  const tallest = Math.max(0, ...[...columns.values()].map((c) => c.length));
-  stages.forEach((s, x) => {
-    const col = columns.get(s) ?? [];
-    // Shorter columns are centered beside the tallest.
-    const offset = ((tallest - col.length) * (boxHeight + rowGap)) / 2;
-    col.forEach((b, i) => {
-      b.x = x * (boxWidth + columnGap);
-      b.y = offset + i * (boxHeight + rowGap);
+  const widest = Math.max(0, ...[...columns.values()].map((c) => c.length));
+  stages.forEach((s, y) => {
+    const row = columns.get(s) ?? [];
+    // Shorter rows are centered under the widest.
+    const offset = ((widest - row.length) * (boxWidth + columnGap)) / 2;
+    row.forEach((b, i) => {
+      b.x = offset + i * (boxWidth + columnGap);
+      b.y = y * (boxHeight + rowGap);
     });
   });
   return { boxes: stages.flatMap((s) => columns.get(s) ?? []), arrows };

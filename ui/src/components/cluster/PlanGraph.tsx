@@ -3,6 +3,7 @@
 // part of the first page's JavaScript.
 import '@xyflow/react/dist/style.css';
 import { Box, Paper, Text, useComputedColorScheme } from '@mantine/core';
+import { useElementSize } from '@mantine/hooks';
 import {
   Background,
   Controls,
@@ -25,19 +26,20 @@ type BoxNode = Node<BoxData, 'box'>;
 function BoxView({ data }: NodeProps<BoxNode>) {
   return (
     <Paper withBorder radius="sm" px="xs" py={4} w={boxWidth} h={boxHeight} data-plan-box={data.label}>
-      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <Handle type="target" position={Position.Top} isConnectable={false} />
       <Text size="sm" fw={600} truncate="end">
         {data.label}
       </Text>
       <Text size="xs" c="dimmed" truncate="end">
         {data.detail}
       </Text>
-      <Handle type="source" position={Position.Right} isConnectable={false} />
+      <Handle type="source" position={Position.Bottom} isConnectable={false} />
     </Paper>
   );
 }
 
 const nodeTypes = { box: BoxView };
+const pad = 24;
 
 export default function PlanGraph({
   tasks,
@@ -47,7 +49,8 @@ export default function PlanGraph({
   edges: readonly (readonly string[])[];
 }) {
   const scheme = useComputedColorScheme('light');
-  const { nodes, arrows, stages } = useMemo(() => {
+  const { ref, width } = useElementSize();
+  const { nodes, arrows, stages, right, bottom } = useMemo(() => {
     const g = planGraph(tasks, edges);
     const nodes: BoxNode[] = g.boxes.map((b) => ({
       id: b.id,
@@ -76,22 +79,30 @@ export default function PlanGraph({
       selectable: false,
       markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
     }));
-    return { nodes, arrows, stages: new Set(g.boxes.map((b) => b.stage)).size };
+    const right = Math.max(0, ...g.boxes.map((b) => b.x)) + boxWidth;
+    const bottom = Math.max(0, ...g.boxes.map((b) => b.y)) + boxHeight;
+    return { nodes, arrows, stages: new Set(g.boxes.map((b) => b.stage)).size, right, bottom };
   }, [tasks, edges]);
+  const height = Math.ceil(pad * 2 + bottom * Math.min(1, width > 0 ? (width - pad * 2) / right : 1));
   return (
+    // The graph at full size when it fits the width, scaled down to fit it
+    // otherwise; as tall as it then is, so the page scrolls, not the graph.
     <Box
-      h={Math.min(520, Math.max(220, 80 + Math.max(...nodes.map((n) => n.position.y), 0) + boxHeight))}
+      ref={ref}
+      h={height}
       data-testid="plan-graph"
       role="figure"
-      aria-label={`The plan as a graph: ${nodes.length} steps in ${stages} stages, left to right; an arrow means the step it points to waits for the one it leaves`}
+      aria-label={`The plan as a graph: ${nodes.length} steps in ${stages} stages, top to bottom; an arrow means the step it points to waits for the one it leaves`}
     >
       <ReactFlow
+        // Fitted again when the height changes (the width is known).
+        key={height}
         nodes={nodes}
         edges={arrows}
         nodeTypes={nodeTypes}
         colorMode={scheme}
         fitView
-        fitViewOptions={{ padding: 0.08, maxZoom: 1 }}
+        fitViewOptions={{ padding: `${pad}px`, maxZoom: 1 }}
         minZoom={0.2}
         maxZoom={1.5}
         nodesDraggable={false}

@@ -200,6 +200,7 @@ function useJobLive(jobId: string, enabled: boolean): Live {
   const [jobState, setJobState] = useState<JobState>();
   useEffect(() => {
     if (!enabled) return;
+    setJobState(undefined); // another job's, when the route moved to this one
     const bump = () => setVersion((v) => v + 1);
     const l = new TaskLoader<JobTaskRow>(
       tasks,
