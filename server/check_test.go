@@ -142,6 +142,17 @@ func TestNodeOperationRefusals(t *testing.T) {
 	s.Must(w.alice, `mutation { createCluster(input: {name: "x", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
 	id := cr.CreateCluster.ID
 	w.run(t, w.alice, id, "ACTIVE")
+	var pv struct {
+		PreviewOperation struct {
+			Action string
+			Tasks  []struct{ Action string }
+		}
+	}
+	s.Must(w.alice, `mutation($id: ID!) { previewOperation(clusterId: $id, input: {operation: CHECK}) { action tasks { action } } }`,
+		map[string]any{"id": id}, &pv)
+	if p := pv.PreviewOperation; p.Action != "CLUSTER_CHECK" || len(p.Tasks) != 2 || p.Tasks[0].Action != "CHECK" {
+		t.Errorf("preview of a check: %+v, want CLUSTER_CHECK with a CHECK per node (lamp's services have no status)", p)
+	}
 	cases := []struct {
 		name, input, code, field, says string
 	}{
