@@ -57,26 +57,27 @@ func (r checkReport) findings() []string {
 
 // A cluster that went wrong behind coopr's back: a check finds each thing
 // (a service stopped by hand, one removed, a node whose sshd is dead, a
-// node gone), marks the nodes that do not answer UNREACHABLE while the
-// cluster stays ACTIVE, and a repair brings it back to its layout: the
-// dead nodes replaced by new ones with new numbers, the missing service
-// installed again, the stopped one started; the balancer answers from
-// every web node again and a second check finds nothing.
+// node gone, a node whose host key changed), marks the nodes that do not
+// answer UNREACHABLE while the cluster stays ACTIVE, and a repair brings
+// it back to its layout: the dead nodes replaced by new ones with new
+// numbers, the missing service installed again, the stopped one started;
+// the balancer answers from every web node again and a second check finds
+// nothing. Then a node is rebooted, and a scale-in removes a chosen node.
 func TestCheckAndRepairOnLocal(t *testing.T) {
 	w := newWorld(t, 8)
 	w.startAgent(t, "agent-1", 8)
-	id := w.create(t, "web-cluster", "", 4)
+	id := w.create(t, "web-cluster", "", 5)
 	w.follow(t, id, "ACTIVE", 8*time.Minute)
 	c := w.cluster(t, id)
 	lbs, webs := withService(c, "lb"), withService(c, "web")
-	if len(lbs) != 1 || len(webs) != 3 {
-		t.Fatalf("layout: %d lb, %d web nodes, want 1 and 3", len(lbs), len(webs))
+	if len(lbs) != 1 || len(webs) != 4 {
+		t.Fatalf("layout: %d lb, %d web nodes, want 1 and 4", len(lbs), len(webs))
 	}
-	lb, missing, noSSH, gone := lbs[0], webs[0], webs[1], webs[2]
+	lb, missing, noSSH, gone, rekeyed := lbs[0], webs[0], webs[1], webs[2], webs[3]
 	lbURL := "http://" + lb.Ipaddresses["access_v4"] + "/"
 	answers(t, lbURL, hostnames(webs), 30*time.Second)
 
-	if r := w.check(t, id); !r.Healthy || len(r.Nodes) != 4 || len(r.findings()) != 0 {
+	if r := w.check(t, id); !r.Healthy || len(r.Nodes) != 5 || len(r.findings()) != 0 {
 		t.Fatalf("a fresh cluster's check: healthy %v, %d nodes, findings %v", r.Healthy, len(r.Nodes), r.findings())
 	}
 
@@ -86,6 +87,7 @@ func TestCheckAndRepairOnLocal(t *testing.T) {
 	// sshd stopped, and its sessions (the agent's pooled one) ended.
 	sshRun(t, noSSH.Ipaddresses["access_v4"], key, `nohup sh -c 'sleep 0.3; systemctl stop ssh.service ssh.socket; pkill sshd' >/dev/null 2>&1 &`)
 	w.killNode(t, gone.Ipaddresses["access_v4"])
+	rekey(t, w, id, rekeyed.Ipaddresses["access_v4"])
 	time.Sleep(time.Second)
 
 	r := w.check(t, id)
@@ -94,6 +96,7 @@ func TestCheckAndRepairOnLocal(t *testing.T) {
 		lb.Hostname + " SERVICE_STOPPED lb",
 		missing.Hostname + " SERVICE_MISSING web",
 		noSSH.Hostname + " UNREACHABLE",
+		rekeyed.Hostname + " HOST_KEY_CHANGED",
 	}
 	slices.Sort(want)
 	if got := r.findings(); r.Healthy || !slices.Equal(got, want) {
@@ -105,7 +108,7 @@ func TestCheckAndRepairOnLocal(t *testing.T) {
 		lostNames = append(lostNames, n.Hostname)
 	}
 	slices.Sort(lostNames)
-	if wantLost := slices.Sorted(slices.Values([]string{noSSH.Hostname, gone.Hostname})); !slices.Equal(lostNames, wantLost) {
+	if wantLost := slices.Sorted(slices.Values([]string{noSSH.Hostname, gone.Hostname, rekeyed.Hostname})); !slices.Equal(lostNames, wantLost) {
 		t.Errorf("nodes shown UNREACHABLE: %v, want %v", lostNames, wantLost)
 	}
 
@@ -114,6 +117,7 @@ func TestCheckAndRepairOnLocal(t *testing.T) {
 		cmd.Env = append(os.Environ(), "COOPR_SERVER="+w.s.URL, "COOPR_TOKEN="+w.admin)
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "NOT healthy") || strings.Count(string(out), "UNREACHABLE") != 2 ||
+			!strings.Contains(string(out), "HOST_KEY_CHANGED") ||
 			!strings.Contains(string(out), "SERVICE_MISSING") || !strings.Contains(string(out), "SERVICE_STOPPED") {
 			t.Errorf("coopr cluster check --last: %v\n%s", err, out)
 		}
@@ -133,29 +137,29 @@ func TestCheckAndRepairOnLocal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("coopr cluster repair: %v\n%s\n%s", err, out, w.failures(t, id))
 	}
-	t.Logf("repaired (2 nodes replaced, a service installed, one started) in %s", time.Since(start).Round(100*time.Millisecond))
+	t.Logf("repaired (3 nodes replaced, a service installed, one started) in %s", time.Since(start).Round(100*time.Millisecond))
 	c = w.cluster(t, id)
-	if c.Status != "ACTIVE" || len(c.Nodes) != 4 {
-		t.Fatalf("after the repair: %s with %d nodes, want ACTIVE with 4:\n%s", c.Status, len(c.Nodes), out)
+	if c.Status != "ACTIVE" || len(c.Nodes) != 5 {
+		t.Fatalf("after the repair: %s with %d nodes, want ACTIVE with 5:\n%s", c.Status, len(c.Nodes), out)
 	}
 	nums := map[int]bool{}
 	for _, n := range c.Nodes {
 		nums[n.Nodenum] = true
 	}
-	for _, old := range []node{noSSH, gone} {
+	for _, old := range []node{noSSH, gone, rekeyed} {
 		if nums[old.Nodenum] {
 			t.Errorf("node %d (%s) is still in the cluster", old.Nodenum, old.Hostname)
 		}
 	}
-	top := max(gone.Nodenum, noSSH.Nodenum, lb.Nodenum, missing.Nodenum)
+	top := max(gone.Nodenum, noSSH.Nodenum, lb.Nodenum, missing.Nodenum, rekeyed.Nodenum)
 	for _, n := range c.Nodes {
 		if n.Nodenum != lb.Nodenum && n.Nodenum != missing.Nodenum && n.Nodenum <= top {
 			t.Errorf("replacement node %s has number %d, want a new one above %d", n.Hostname, n.Nodenum, top)
 		}
 	}
 	webs = withService(c, "web")
-	if len(webs) != 3 {
-		t.Fatalf("after the repair %d web nodes, want 3", len(webs))
+	if len(webs) != 4 {
+		t.Fatalf("after the repair %d web nodes, want 4", len(webs))
 	}
 	for host, body := range answers(t, lbURL, hostnames(webs), 30*time.Second) {
 		if body != host+" hello from coopr" {
@@ -196,11 +200,11 @@ func TestCheckAndRepairOnLocal(t *testing.T) {
 	t.Run("scale in removing a chosen node", func(t *testing.T) {
 		// The solver would remove the highest web node; remove the lowest.
 		chosen := webs[0]
-		cli("cluster", "op", id, "scale", "--size", "3", "--remove", chosen.Hostname)
+		cli("cluster", "op", id, "scale", "--size", "4", "--remove", chosen.Hostname)
 		c := w.cluster(t, id)
 		left := withService(c, "web")
-		if len(c.Nodes) != 3 || len(left) != 2 || slices.ContainsFunc(left, func(n node) bool { return n.Nodenum == chosen.Nodenum }) {
-			t.Fatalf("after the scale-in: %d nodes, web on %v; want 3 without %s", len(c.Nodes), hostnames(left), chosen.Hostname)
+		if len(c.Nodes) != 4 || len(left) != 3 || slices.ContainsFunc(left, func(n node) bool { return n.Nodenum == chosen.Nodenum }) {
+			t.Fatalf("after the scale-in: %d nodes, web on %v; want 4 without %s", len(c.Nodes), hostnames(left), chosen.Hostname)
 		}
 		answers(t, lbURL, hostnames(left), 30*time.Second)
 	})

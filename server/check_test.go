@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +131,51 @@ func TestPeriodicChecks(t *testing.T) {
 	s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { status message } }`, map[string]any{"id": plain}, &c)
 	if c.Cluster.Status != "INCONSISTENT" || c.Cluster.Message != "it broke" {
 		t.Errorf("after a check: %s %q, want INCONSISTENT %q", c.Cluster.Status, c.Cluster.Message, "it broke")
+	}
+}
+
+// Refusals of the check and node operations name the field and the fix.
+func TestNodeOperationRefusals(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation { createCluster(input: {name: "x", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
+	id := cr.CreateCluster.ID
+	w.run(t, w.alice, id, "ACTIVE")
+	var pv struct {
+		PreviewOperation struct {
+			Action string
+			Tasks  []struct{ Action string }
+		}
+	}
+	s.Must(w.alice, `mutation($id: ID!) { previewOperation(clusterId: $id, input: {operation: CHECK}) { action tasks { action } } }`,
+		map[string]any{"id": id}, &pv)
+	if p := pv.PreviewOperation; p.Action != "CLUSTER_CHECK" || len(p.Tasks) != 2 || p.Tasks[0].Action != "CHECK" {
+		t.Errorf("preview of a check: %+v, want CLUSTER_CHECK with a CHECK per node (lamp's services have no status)", p)
+	}
+	cases := []struct {
+		name, input, code, field, says string
+	}{
+		{"repair before any check", `{operation: REPAIR}`, "CONFLICT", "", "never checked"},
+		{"replace without nodes", `{operation: REPLACE_NODE}`, "INVALID_INPUT", "nodes", "name the nodes"},
+		{"reboot without nodes", `{operation: REBOOT_NODE}`, "INVALID_INPUT", "nodes", "name the nodes"},
+		{"a node that is not there", `{operation: REPLACE_NODE, nodes: ["9999"]}`, "INVALID_INPUT", "nodes", `no node "9999"`},
+		{"nodes on an operation that takes none", `{operation: RESTART_SERVICES, nodes: ["1000"]}`, "INVALID_INPUT", "nodes", "only SCALE"},
+		{"services on a check", `{operation: CHECK, services: ["lamp"]}`, "INVALID_INPUT", "services", "name none"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, m := range []string{"previewOperation", "runOperation"} {
+				r := s.Do(w.alice, `mutation($id: ID!) { `+m+`(clusterId: $id, input: `+c.input+`) { __typename } }`, map[string]any{"id": id})
+				if r.Code() != c.code || len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Message, c.says) {
+					t.Fatalf("%s: %+v, want %s saying %q", m, r.Errors, c.code, c.says)
+				}
+				if c.field != "" {
+					if f, _ := r.Errors[0].Extensions["field"].(string); f != c.field {
+						t.Errorf("%s: field %q, want %q", m, f, c.field)
+					}
+				}
+			}
+		})
 	}
 }

@@ -156,7 +156,7 @@ func TestClusterCheckAndRepairCLI(t *testing.T) {
 	if !strings.Contains(out, "NOT healthy") || strings.Count(out, "UNREACHABLE") != 1 || !strings.Contains(out, "SERVICE_STOPPED  lb") {
 		t.Fatalf("check with a dead node and lb stopped:\n%s", out)
 	}
-	if out := cli(0, "cluster", "show", id); !strings.Contains(out, "2 finding(s) on 2 of 3 nodes") {
+	if out := cli(0, "cluster", "show", id); !strings.Contains(out, "2 finding(s) on 2 of 3 nodes") || !strings.Contains(out, "lb       stopped on 1/1") {
 		t.Errorf("cluster show after a check with findings:\n%s", out)
 	}
 	var report struct {

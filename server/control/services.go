@@ -42,9 +42,24 @@ type ServiceState struct {
 // its INSTALL, START, STOP and REMOVE tasks that completed: a CONFIGURE
 // (or INITIALIZE) of a running service leaves it running, of a stopped
 // one stopped.
-func stateOf(action, taskState, lifecycle string) string {
+//
+// A check's STATUS that completed reports what it observed (observed:
+// running, stopped or missing, from the node's facts): a service found
+// not installed shows REMOVED. Without an observation it changes nothing.
+func stateOf(action, taskState, lifecycle, observed string) string {
 	if engine.TaskState(taskState) == engine.Failed {
 		return ServiceFailed
+	}
+	if action == "STATUS" {
+		switch observed {
+		case "running":
+			return ServiceRunning
+		case "stopped":
+			return ServiceStopped
+		case "missing":
+			return ServiceRemoved
+		}
+		action = ""
 	}
 	switch action {
 	case "INSTALL":
@@ -83,24 +98,28 @@ func (s *Service) serviceStates(ctx context.Context, clusterID string) (map[stri
 		Message   string    `db:"message"`
 		At        time.Time `db:"finished_at"`
 		Lifecycle string    `db:"lifecycle"`
+		Observed  string    `db:"observed"`
 	}
 	err := s.db.SelectContext(ctx, &rows, `WITH f AS (
-			SELECT t.node_id, t.service, t.action, t.state, t.job_id, t.message, a.finished_at
+			SELECT t.node_id, t.service, t.action, t.state, t.job_id, t.message, a.finished_at,
+				CASE WHEN t.action = 'STATUS' AND n.facts -> ('service:' || t.service) -> 'check' ->> 'job' = t.job_id
+					THEN n.facts -> ('service:' || t.service) -> 'check' ->> 'state' ELSE '' END AS observed
 			FROM jobs j JOIN tasks t ON t.job_id = j.id JOIN task_attempts a ON a.task_id = t.id AND a.attempt = t.attempt
+				JOIN nodes n ON n.id = t.node_id
 			WHERE j.cluster_id = $1 AND t.service <> '' AND t.state IN ('COMPLETE', 'FAILED') AND a.finished_at IS NOT NULL),
 		last AS (SELECT DISTINCT ON (node_id, service) * FROM f ORDER BY node_id, service, finished_at DESC),
 		life AS (SELECT DISTINCT ON (node_id, service) node_id, service, action FROM f
 			WHERE state = 'COMPLETE' AND action IN ('INSTALL', 'START', 'STOP', 'REMOVE')
 			ORDER BY node_id, service, finished_at DESC)
 		SELECT last.node_id, last.service, last.action, last.state, last.job_id, last.message, last.finished_at,
-			coalesce(life.action, '') AS lifecycle
+			coalesce(life.action, '') AS lifecycle, coalesce(last.observed, '') AS observed
 		FROM last LEFT JOIN life USING (node_id, service)`, clusterID)
 	if err != nil {
 		return nil, fmt.Errorf("service states of cluster %s: %w", clusterID, err)
 	}
 	out := map[string]map[string]ServiceState{}
 	for _, r := range rows {
-		st := ServiceState{Service: r.Service, State: stateOf(r.Action, r.State, r.Lifecycle), Action: r.Action, JobID: r.Job, At: &r.At}
+		st := ServiceState{Service: r.Service, State: stateOf(r.Action, r.State, r.Lifecycle, r.Observed), Action: r.Action, JobID: r.Job, At: &r.At}
 		if st.State == ServiceFailed {
 			st.Message = r.Message
 		}
