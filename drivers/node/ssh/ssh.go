@@ -72,8 +72,19 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	log := d.log.With("task", t.TaskID, "node", n.ID, "target", tg.String())
 
 	out.Status("waiting for ssh on "+tg.String(), 0)
-	key, err := d.connect(ctx, tg, out)
-	if err != nil {
+	// The first command on the node installs the owner's keys: that it
+	// runs is the proof connect waits for, and a session of its own for
+	// the proof would cost a round trip more.
+	var keysRetryable bool
+	var keysErr error
+	key, err := d.connect(ctx, tg, out, func(probe remote.Target) (bool, error) {
+		keysRetryable, keysErr = InstallOwnerKeys(ctx, d.pool, probe, t.AuthorizedKeys)
+		// Done unless the node was not reached: the command ran (and
+		// perhaps failed), or the keys were refused before any was sent.
+		var ee *remote.ExitError
+		return keysErr == nil || !keysRetryable || errors.As(keysErr, &ee), keysErr
+	})
+	if err != nil && err != keysErr {
 		return failure(err, !remote.Terminal(err), nil)
 	}
 	// Never replace a pin: with pins, report them as they are (the host
@@ -88,10 +99,10 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	// here holds even if a later step fails.
 	facts := map[string]any{"hostKeys": hostKeys}
 
-	out.Status(fmt.Sprintf("installing %d SSH key(s) of the cluster's owner for %s", len(t.AuthorizedKeys), tg.User), 30)
-	if retryable, err := InstallOwnerKeys(ctx, d.pool, tg, t.AuthorizedKeys); err != nil {
-		return failure(err, retryable, facts)
+	if keysErr != nil {
+		return failure(keysErr, keysRetryable, facts)
 	}
+	out.Status(fmt.Sprintf("installed %d SSH key(s) of the cluster's owner for %s", len(t.AuthorizedKeys), tg.User), 30)
 
 	// The host name and the facts take one session: each session costs a
 	// fork of sshd and a round trip, which a loaded host makes slow.
@@ -231,7 +242,7 @@ mv -f "$tmp" "$f"`
 // still be booting, and a pooled connection may have died with a reboot.
 // It returns the host key the node showed. A host key mismatch ends the
 // wait at once.
-func (d *Driver) connect(ctx context.Context, tg remote.Target, out drivers.Output) (ssh.PublicKey, error) {
+func (d *Driver) connect(ctx context.Context, tg remote.Target, out drivers.Output, first func(probe remote.Target) (done bool, err error)) (ssh.PublicKey, error) {
 	wait := d.minWait
 	for attempt := 1; ; attempt++ {
 		c, err := d.pool.Dial(ctx, tg)
@@ -242,8 +253,9 @@ func (d *Driver) connect(ctx context.Context, tg remote.Target, out drivers.Outp
 				// Should the pool redial, it must reach the same host.
 				probe.HostKeys = []string{remote.AuthorizedKey(key)}
 			}
-			if err = d.pool.Run(ctx, probe, "true", remote.RunOptions{}); err == nil {
-				return key, nil
+			var done bool
+			if done, err = first(probe); done {
+				return key, err
 			}
 		}
 		if remote.Terminal(err) {
