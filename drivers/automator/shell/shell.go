@@ -22,8 +22,8 @@
 //	COOPR_TASK_DIR    the task's directory
 //
 // Writing the files, running the script and removing the directory take
-// one SSH session, the files travelling in the command itself; files too
-// large for a command line are written in sessions of their own.
+// one SSH session, whose shell reads all of it, the files as
+// here-documents, from stdin.
 // Its stdout and stderr stream to the task's output line by line. Exit 0 is
 // success. Exit 100 (TerminalExitCode) is a failure a retry cannot fix
 // (Retryable false): a script uses it for, say, an unsupported OS. Any other
@@ -147,28 +147,12 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	out.Status(fmt.Sprintf("%s %s on %s", t.Service.Name, t.TaskName, t.Node.Hostname), 0)
 	// One session writes the task's files, runs the script and removes
 	// the files: on a loaded host each session costs a fork of sshd, a
-	// login shell and a round trip. The files travel in the command as
-	// here-documents, when they fit in one argument of the remote shell.
-	cmd, inline := oneSession(configJSON, script, fields["args"])
-	if !inline {
-		cmd = "exec /bin/sh \"$COOPR_TASK_DIR/script.sh\""
-		if args := strings.TrimSpace(fields["args"]); args != "" {
-			cmd += " " + args
-		}
-		for _, f := range []struct {
-			name string
-			data []byte
-		}{{"config.json", configJSON}, {"script.sh", []byte(script)}} {
-			if err := d.writeFile(ctx, tg, dir+"/"+f.name, f.data); err != nil {
-				if !remote.Unreachable(err) {
-					d.cleanup(ctx, tg, dir, log)
-				}
-				return failure(fmt.Errorf("write %s/%s: %w", dir, f.name, err), !remote.Terminal(err))
-			}
-		}
-	}
-	err = d.pool.Run(ctx, tg, cmd, remote.RunOptions{
+	// login shell and a round trip. The shell reads the whole of it, the
+	// files as here-documents, from stdin, so that neither the config nor
+	// the script shows in a process list or sudo's log.
+	err = d.pool.Run(ctx, tg, "exec /bin/sh -s", remote.RunOptions{
 		Sudo:   true,
+		Stdin:  strings.NewReader(oneSession(configJSON, script, fields["args"])),
 		Env:    env,
 		Stdout: out.Stdout,
 		Stderr: out.Stderr,
@@ -177,7 +161,7 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	// stopped or killed, or the connection failed, a session of its own
 	// does.
 	var exit *remote.ExitError
-	if !inline || err != nil && !remote.Unreachable(err) && (!errors.As(err, &exit) || exit.Signal != "") {
+	if err != nil && !remote.Unreachable(err) && (!errors.As(err, &exit) || exit.Signal != "") {
 		d.cleanup(ctx, tg, dir, log)
 	}
 	var ee *remote.ExitError
@@ -189,7 +173,7 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		}
 	}
 	switch {
-	case errors.As(err, &ee) && ee.Code == setupFailed && ee.Signal == "" && inline:
+	case errors.As(err, &ee) && ee.Code == setupFailed && ee.Signal == "":
 		return failure(fmt.Errorf("write %s: %s", dir, ee.Stderr), true)
 	case err == nil:
 		out.Status(fmt.Sprintf("%s %s done", t.Service.Name, t.TaskName), 100)
@@ -217,21 +201,15 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 // not write the task's files (the script never ran).
 const setupFailed = 222
 
-// maxInline bounds the command that carries the task's files: Linux takes
-// at most 128 KiB for one argument, and the command is one, to sh -c.
-const maxInline = 100 << 10
-
-// oneSession returns the command that writes config.json and script.sh
+// oneSession is the shell script that writes config.json and script.sh
 // into $COOPR_TASK_DIR (mode 0600 under umask 077), runs the script with
-// args, removes the directory and exits with the script's status; false
-// when the files do not fit in a command line or contain the
-// here-document's end marker.
-func oneSession(config []byte, script, args string) (string, bool) {
-	var r [8]byte
-	_, _ = rand.Read(r[:])
-	marker := "COOPR_EOF_" + hex.EncodeToString(r[:])
-	if bytes.Contains(config, []byte(marker)) || strings.Contains(script, marker) {
-		return "", false
+// args, removes the directory and exits with the script's status.
+func oneSession(config []byte, script, args string) string {
+	var marker string
+	for marker == "" || bytes.Contains(config, []byte(marker)) || strings.Contains(script, marker) {
+		var r [8]byte
+		_, _ = rand.Read(r[:])
+		marker = "COOPR_EOF_" + hex.EncodeToString(r[:])
 	}
 	var b strings.Builder
 	// A here-document ends with a newline; the files get one each, which
@@ -255,10 +233,7 @@ rm -rf -- "$COOPR_TASK_DIR"
 if [ $rc -gt 128 ] && [ $rc -lt 160 ]; then trap - $((rc - 128)) 2>/dev/null; kill -$((rc - 128)) $$; fi
 exit $rc
 `, marker, bytes.TrimSuffix(config, []byte("\n")), strings.TrimSuffix(script, "\n"), setupFailed, strings.TrimSpace(args))
-	if b.Len() > maxInline {
-		return "", false
-	}
-	return b.String(), true
+	return b.String()
 }
 
 // cleanup removes the task's files, even when ctx has ended.
@@ -292,21 +267,6 @@ func statusOf(err error) (string, bool) {
 		return "missing", true
 	}
 	return "", false
-}
-
-// writeFile writes a root-owned file through sudo and stdin rather than
-// SFTP, which runs as the SSH user: a temporary file beside the target is
-// renamed over it, and umask 077 keeps directory and file private.
-func (d *Driver) writeFile(ctx context.Context, tg remote.Target, path string, data []byte) error {
-	return d.pool.Run(ctx, tg, `set -e
-umask 077
-mkdir -p "${COOPR_FILE%/*}"
-cat > "$COOPR_FILE.tmp"
-mv -f "$COOPR_FILE.tmp" "$COOPR_FILE"`, remote.RunOptions{
-		Sudo:  true,
-		Stdin: bytes.NewReader(data),
-		Env:   map[string]string{"COOPR_FILE": path},
-	})
 }
 
 func failure(err error, retryable bool) drivers.Result {

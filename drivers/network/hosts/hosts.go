@@ -21,12 +21,13 @@
 package hosts
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"regexp"
@@ -120,50 +121,91 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 var errChanged = errors.New("/etc/hosts changed while being updated")
 
 // update puts block in place of the cluster's block ("" removes it) and
-// reports whether the file changed.
+// reports whether the file changed. One session reads the file and, once
+// the new content is worked out here, writes it: a session costs a fork of
+// sshd and a round trip, which a loaded host makes slow.
 func (d *Driver) update(ctx context.Context, tg remote.Target, clusterID, block string) (bool, error) {
-	cur, err := d.pool.Output(ctx, tg, "cat /etc/hosts", remote.RunOptions{})
-	if err != nil {
-		return false, fmt.Errorf("read /etc/hosts: %w", describe(err))
-	}
-	next := Apply(string(cur), clusterID, block)
-	if next == string(cur) {
-		return false, nil
-	}
-	sum := sha256.Sum256(cur)
-	err = d.pool.Run(ctx, tg, writeHosts, remote.RunOptions{
+	marker := "coopr-hosts-" + randomHex()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	var b64 strings.Builder
+	var read, changed bool
+	var decodeErr error
+	err := d.pool.Run(ctx, tg, updateHosts, remote.RunOptions{
 		Sudo:  true,
-		Stdin: bytes.NewReader([]byte(next)),
-		Env:   map[string]string{"COOPR_HOSTS_SHA256": hex.EncodeToString(sum[:])},
+		Stdin: pr,
+		Env:   map[string]string{"COOPR_HOSTS_MARKER": marker},
+		Stdout: func(line string) {
+			if read {
+				return
+			}
+			if line != marker {
+				b64.WriteString(line)
+				return
+			}
+			read = true
+			cur, err := base64.StdEncoding.DecodeString(b64.String())
+			if err != nil {
+				decodeErr = err
+				_ = pw.Close() // nothing to write: the command leaves the file alone
+				return
+			}
+			next := Apply(string(cur), clusterID, block)
+			if next == string(cur) {
+				_ = pw.Close()
+				return
+			}
+			changed = true
+			// Not here: the command reads while its output is read.
+			go func() {
+				_, _ = io.WriteString(pw, "W"+next)
+				_ = pw.Close()
+			}()
+		},
 	})
 	var ee *remote.ExitError
-	if errors.As(err, &ee) && ee.Code == exitChanged {
+	switch {
+	case errors.As(err, &ee) && ee.Code == exitChanged:
 		return false, errChanged
+	case err != nil:
+		return false, fmt.Errorf("update /etc/hosts: %w", describe(err))
+	case decodeErr != nil:
+		return false, fmt.Errorf("read /etc/hosts: %w", decodeErr)
+	case !read:
+		return false, errors.New("read /etc/hosts: the node sent no content")
 	}
-	if err != nil {
-		return false, fmt.Errorf("write /etc/hosts: %w", describe(err))
-	}
-	return true, nil
+	return changed, nil
+}
+
+func randomHex() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 const exitChanged = 75
 
-// writeHosts replaces /etc/hosts with stdin if it still has the content
-// read (when sha256sum is there to tell). The new content goes to a
-// temporary file in /etc first; renaming it over /etc/hosts is atomic, but
-// fails where /etc/hosts is a mount point (containers bind-mount it), and a
-// symlink must stay one: then the prepared content is written in place.
-var writeHosts = fmt.Sprintf(`set -e
+// updateHosts prints /etc/hosts in base64 and the marker, then reads the
+// new content from stdin: nothing leaves the file as it is, "W" and the
+// content replace it if it still has the content printed (when sha256sum
+// is there to tell). The new content goes to a temporary file in /etc
+// first; renaming it over /etc/hosts is atomic, but fails where /etc/hosts
+// is a mount point (containers bind-mount it), and a symlink must stay
+// one: then the prepared content is written in place.
+var updateHosts = fmt.Sprintf(`set -e
+sum=
+if command -v sha256sum >/dev/null 2>&1; then sum=$(sha256sum < /etc/hosts); fi
+base64 < /etc/hosts
+echo "$COOPR_HOSTS_MARKER"
 tmp=$(mktemp /etc/.hosts.coopr.XXXXXX)
-trap 'rm -f "$tmp"' EXIT
-cat > "$tmp"
+trap 'rm -f "$tmp" "$tmp.in"' EXIT
+cat > "$tmp.in"
+[ -s "$tmp.in" ] || exit 0
+tail -c +2 "$tmp.in" > "$tmp"
 chmod 644 "$tmp"
-if command -v sha256sum >/dev/null 2>&1; then
-  sum=$(sha256sum < /etc/hosts)
-  if [ "${sum%%%% *}" != "$COOPR_HOSTS_SHA256" ]; then
-    echo "/etc/hosts changed while being updated" >&2
-    exit %d
-  fi
+if [ -n "$sum" ] && [ "$(sha256sum < /etc/hosts)" != "$sum" ]; then
+  echo "/etc/hosts changed while being updated" >&2
+  exit %d
 fi
 if [ -L /etc/hosts ] || ! mv -f "$tmp" /etc/hosts 2>/dev/null; then
   cat "$tmp" > /etc/hosts

@@ -65,6 +65,7 @@ func TestBlockInRealHostsFile(t *testing.T) {
 	}
 	before, _ := os.Stat(path)
 	drv := newDriver(t)
+	sessions := strings.Count(h.Log(), "Starting session:")
 
 	configure := func() drivers.Task {
 		task := c.Task("NETWORK_CONFIGURE", 0)
@@ -110,6 +111,15 @@ func TestBlockInRealHostsFile(t *testing.T) {
 		if got, want := read(), initial+"\n10.7.7.7 added-later\n"; got != want {
 			t.Fatalf("after UNCONFIGURE:\n%s\nwant:\n%s", got, want)
 		}
+	}
+	// One session a task, whether it writes or finds the file right: read,
+	// work out, write.
+	deadline := time.Now().Add(2 * time.Second)
+	for strings.Count(h.Log(), "Starting session:")-sessions < 5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := strings.Count(h.Log(), "Starting session:") - sessions; got != 5 {
+		t.Errorf("%d sessions for 5 tasks", got)
 	}
 	after, _ := os.Stat(path)
 	if !os.SameFile(before, after) {

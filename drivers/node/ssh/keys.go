@@ -2,6 +2,7 @@ package sshnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cooprhq/coopr/drivers"
@@ -26,12 +27,20 @@ func (d *Driver) authorizeKeys(ctx context.Context, t *drivers.Task, out drivers
 		return keysFailure(fmt.Errorf("node %s has no pinned host key: it was never bootstrapped, and its keys come with its BOOTSTRAP", n.ID), false)
 	}
 	out.Status("waiting for ssh on "+tg.String(), 0)
-	if _, err := d.connect(ctx, tg, out); err != nil {
+	// Installing the keys is the first command, as in BOOTSTRAP: that it
+	// runs is the proof connect waits for.
+	var keysRetryable bool
+	var keysErr error
+	_, err = d.connect(ctx, tg, out, func(probe remote.Target) (bool, error) {
+		keysRetryable, keysErr = InstallOwnerKeys(ctx, d.pool, probe, t.AuthorizedKeys)
+		var ee *remote.ExitError
+		return keysErr == nil || !keysRetryable || errors.As(keysErr, &ee), keysErr
+	})
+	switch {
+	case err != nil && err != keysErr:
 		return keysFailure(err, !remote.Terminal(err))
-	}
-	out.Status(fmt.Sprintf("installing %d SSH key(s) for %s", len(t.AuthorizedKeys), tg.User), 50)
-	if retryable, err := InstallOwnerKeys(ctx, d.pool, tg, t.AuthorizedKeys); err != nil {
-		return keysFailure(err, retryable)
+	case keysErr != nil:
+		return keysFailure(keysErr, keysRetryable)
 	}
 	out.Status("keys updated on "+tg.String(), 100)
 	d.log.Info("authorized keys updated", "task", t.TaskID, "node", n.ID, "keys", len(t.AuthorizedKeys))

@@ -78,8 +78,19 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	log := d.log.With("task", t.TaskID, "node", n.ID, "target", tg.String())
 
 	out.Status("waiting for ssh on "+tg.String(), 0)
-	key, err := d.connect(ctx, tg, out)
-	if err != nil {
+	// The first command on the node installs the owner's keys: that it
+	// runs is the proof connect waits for, and a session of its own for
+	// the proof would cost a round trip more.
+	var keysRetryable bool
+	var keysErr error
+	key, err := d.connect(ctx, tg, out, func(probe remote.Target) (bool, error) {
+		keysRetryable, keysErr = InstallOwnerKeys(ctx, d.pool, probe, t.AuthorizedKeys)
+		// Done unless the node was not reached: the command ran (and
+		// perhaps failed), or the keys were refused before any was sent.
+		var ee *remote.ExitError
+		return keysErr == nil || !keysRetryable || errors.As(keysErr, &ee), keysErr
+	})
+	if err != nil && err != keysErr {
 		return failure(err, !remote.Terminal(err), nil)
 	}
 	// Never replace a pin: with pins, report them as they are (the host
@@ -94,28 +105,25 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	// here holds even if a later step fails.
 	facts := map[string]any{"hostKeys": hostKeys}
 
+	if keysErr != nil {
+		return failure(keysErr, keysRetryable, facts)
+	}
+	out.Status(fmt.Sprintf("installed %d SSH key(s) of the cluster's owner for %s", len(t.AuthorizedKeys), tg.User), 30)
+
+	// The host name and the facts take one session: each session costs a
+	// fork of sshd and a round trip, which a loaded host makes slow.
+	script, what := gatherFacts, "gather facts"
 	if n.Hostname != "" {
-		out.Status("setting hostname "+n.Hostname, 30)
-		err := d.pool.Run(ctx, tg, setHostname, remote.RunOptions{
-			Sudo:   true,
-			Env:    map[string]string{"COOPR_HOSTNAME": n.Hostname},
-			Stdout: out.Stdout,
-			Stderr: out.Stderr,
-		})
-		if err != nil {
-			return failure(fmt.Errorf("set hostname %s: %w", n.Hostname, describe(err)), !remote.Terminal(err), facts)
-		}
+		out.Status("setting hostname "+n.Hostname+" and gathering facts", 60)
+		script = "if ! (\n" + setHostname + ") >&2; then echo \"coopr: setting the hostname failed\" >&2; exit 1; fi\n" + gatherFacts
+		what = "set hostname " + n.Hostname + " and gather facts"
+	} else {
+		out.Status("gathering facts", 60)
 	}
-
-	out.Status(fmt.Sprintf("installing %d SSH key(s) of the cluster's owner for %s", len(t.AuthorizedKeys), tg.User), 45)
-	if retryable, err := InstallOwnerKeys(ctx, d.pool, tg, t.AuthorizedKeys); err != nil {
-		return failure(err, retryable, facts)
-	}
-
-	out.Status("gathering facts", 60)
-	raw, err := d.pool.Output(ctx, tg, gatherFacts, remote.RunOptions{Stderr: out.Stderr})
+	raw, err := d.pool.Output(ctx, tg, script, remote.RunOptions{Sudo: n.Hostname != "", Env: map[string]string{"COOPR_HOSTNAME": n.Hostname},
+		Stderr: out.Stderr})
 	if err != nil {
-		return failure(fmt.Errorf("gather facts: %w", describe(err)), !remote.Terminal(err), facts)
+		return failure(fmt.Errorf("%s: %w", what, describe(err)), !remote.Terminal(err), facts)
 	}
 	for k, v := range ParseFacts(string(raw)) {
 		facts[k] = v
@@ -240,7 +248,7 @@ mv -f "$tmp" "$f"`
 // still be booting, and a pooled connection may have died with a reboot.
 // It returns the host key the node showed. A host key mismatch ends the
 // wait at once.
-func (d *Driver) connect(ctx context.Context, tg remote.Target, out drivers.Output) (ssh.PublicKey, error) {
+func (d *Driver) connect(ctx context.Context, tg remote.Target, out drivers.Output, first func(probe remote.Target) (done bool, err error)) (ssh.PublicKey, error) {
 	wait := d.minWait
 	for attempt := 1; ; attempt++ {
 		c, err := d.pool.Dial(ctx, tg)
@@ -251,8 +259,9 @@ func (d *Driver) connect(ctx context.Context, tg remote.Target, out drivers.Outp
 				// Should the pool redial, it must reach the same host.
 				probe.HostKeys = []string{remote.AuthorizedKey(key)}
 			}
-			if err = d.pool.Run(ctx, probe, "true", remote.RunOptions{}); err == nil {
-				return key, nil
+			var done bool
+			if done, err = first(probe); done {
+				return key, err
 			}
 		}
 		if remote.Terminal(err) {
@@ -275,11 +284,17 @@ func (d *Driver) connect(ctx context.Context, tg remote.Target, out drivers.Outp
 	}
 }
 
-// setHostname prefers hostnamectl where systemd runs (it also updates
+// setHostname does nothing when the static and the kernel's host name are
+// already h (a machine made with its name: hostnamectl's round trip to
+// systemd-hostnamed costs more than the rest of BOOTSTRAP on a loaded
+// host); else it prefers hostnamectl where systemd runs (it also updates
 // systemd's view), else writes /etc/hostname in place (it may be a bind
 // mount in a container) and sets the kernel's name. Each step runs only
 // when it would change something, so re-running changes nothing.
 const setHostname = `h=$COOPR_HOSTNAME
+if [ "$(cat /etc/hostname 2>/dev/null)" = "$h" ] && [ "$(cat /proc/sys/kernel/hostname)" = "$h" ]; then
+  exit 0
+fi
 if [ -d /run/systemd/system ] && command -v hostnamectl >/dev/null 2>&1; then
   hostnamectl set-hostname "$h"
   exit

@@ -300,3 +300,34 @@ func TestBootstrapInstallsOwnerKeys(t *testing.T) {
 		t.Errorf("a key with options: status %d: %s", r.Status, r.Message)
 	}
 }
+
+// BOOTSTRAP takes two sessions: the owner's keys, which is also the proof
+// that the node runs commands, and the host name with the facts; a second
+// BOOTSTRAP finds the name set and changes nothing.
+func TestBootstrapSessions(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: true})
+	drv := newDriver(t)
+	h := c.Hosts[0]
+	sessions := func() int { return strings.Count(h.Log(), "Starting session:") }
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 2 {
+		before := sessions()
+		r := drv.Run(ctx, c.Task("BOOTSTRAP", 0), &drivertest.Recorder{})
+		if r.Status != 0 {
+			t.Fatalf("BOOTSTRAP %d: %s", i+1, r.Message)
+		}
+		if r.Facts["arch"] == nil || r.Facts["hostname"] != c.Nodes[0].Hostname {
+			t.Errorf("BOOTSTRAP %d: facts %v", i+1, r.Facts)
+		}
+		c.Merge(0, "node", r)
+		deadline := time.Now().Add(2 * time.Second)
+		for sessions()-before < 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := sessions() - before; got != 2 {
+			t.Errorf("BOOTSTRAP %d: %d sessions, want 2", i+1, got)
+		}
+	}
+}
