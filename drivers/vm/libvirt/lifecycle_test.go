@@ -82,8 +82,9 @@ func TestLifecycle(t *testing.T) {
 	if r.Status != 0 {
 		t.Fatalf("CONFIRM: %d %s", r.Status, r.Message)
 	}
-	out := sshRun(t, r.IPAddresses["access_v4"], key, "hostname; ip -4 -o addr show eth0; cat /root/.ssh/authorized_keys; cloud-init status; cloud-init schema --system 2>&1 | tail -5")
-	for _, want := range []string{"life1.example.test\n", r.IPAddresses["access_v4"] + "/", strings.TrimSpace(key.public)} {
+	out := sshRun(t, r.IPAddresses["access_v4"], key, "hostname; ip -4 -o addr show eth0; cat /root/.ssh/authorized_keys; cat /etc/hosts; cloud-init status; cloud-init schema --system 2>&1 | tail -5")
+	for _, want := range []string{"life1.example.test\n", r.IPAddresses["access_v4"] + "/", strings.TrimSpace(key.public),
+		"127.0.0.1\tlocalhost\n", r.IPAddresses["access_v4"] + "\tlife1.example.test life1\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the guest says %q, want it to contain %q", out, want)
 		}

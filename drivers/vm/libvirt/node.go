@@ -446,7 +446,14 @@ func makeSeed(ctx context.Context, name, hostname, pub, mac string, addr netip.A
 		sshKeys[k.kind+"_private"] = k.private
 		sshKeys[k.kind+"_public"] = k.public
 	}
+	// The image has no /etc/hosts (debootstrap writes none): the node's
+	// own, which the network driver later adds the cluster's names to.
+	hosts := fmt.Sprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n%s\t%s", addr, hostname)
+	if short != hostname {
+		hosts += " " + short
+	}
 	user := map[string]any{
+		"write_files":               []any{map[string]any{"path": "/etc/hosts", "content": hosts + "\n", "permissions": "0644", "owner": "root:root"}},
 		"hostname":                  short,
 		"fqdn":                      hostname,
 		"prefer_fqdn_over_hostname": true,
