@@ -149,6 +149,9 @@ func TestClusterIsolationOnLocal(t *testing.T) {
 	}
 	for _, c := range cls {
 		w.waitStatus(t, c.token, c.id, "TERMINATED", 4*time.Minute)
+	}
+	// Once all are gone: noTraces looks at every node of the state dir.
+	for _, c := range cls {
 		noTraces(t, w.localCfg.StateDir, c.id)
 	}
 }

@@ -161,10 +161,13 @@ func ensureClusterNet(ctx context.Context, stateDir string, rng netRange, cluste
 		return network{}, fmt.Errorf("%s: %w", netRecord(stateDir, bridge), err)
 	}
 	nw = network{stateDir: stateDir, bridge: cn.Bridge, subnet: sn}
-	if err := ensureIsolation(ctx, cn.Bridge); err != nil {
+	// The bridge first: a cleanup of another state dir drops the table
+	// only when it finds no cluster bridge, so once this one is there the
+	// rules written next stay. No node is on it before both are done.
+	if err := nw.ensureBridgeLocked(ctx); err != nil {
 		return network{}, err
 	}
-	if err := nw.ensureBridgeLocked(ctx); err != nil {
+	if err := ensureIsolation(ctx, cn.Bridge); err != nil {
 		return network{}, err
 	}
 	return nw, nil
@@ -303,11 +306,20 @@ add rule inet %[1]s forward iifname "%[2]s*" drop
 add rule inet %[1]s forward oifname "%[2]s*" drop
 add element inet %[1]s same { "%[3]s" . "%[3]s" }
 `, nftTable, bridgePrefix, bridge)
+	unlock, err := lockFile(ctx, nftLock)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := nftScript(ctx, rules); err != nil {
 		return fmt.Errorf("isolate cluster networks (nftables): %w", err)
 	}
 	return nil
 }
+
+// nftLock orders the isolation table's writes and its removal across
+// every installation on the host (state dirs have locks of their own).
+const nftLock = "/run/coopr-local/nft.lock"
 
 // forgetBridge takes a removed bridge out of the isolation table's set;
 // a table or element already gone is fine.
@@ -335,6 +347,11 @@ func nftScript(ctx context.Context, script string) error {
 // removeIsolation drops the table once no cluster bridge is left on the
 // host, whoever's.
 func removeIsolation(ctx context.Context) error {
+	unlock, err := lockFile(ctx, nftLock)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	left, _ := filepath.Glob(filepath.Join("/sys/class/net", bridgePrefix+"*"))
 	if len(left) > 0 {
 		return nil

@@ -231,3 +231,28 @@ func TestNetworkConformance(t *testing.T) {
 			return errRec == nil && errDev == nil
 		}})
 }
+
+// BenchmarkClusterNetwork is one cluster's NETWORK_ALLOCATE and
+// NETWORK_RELEASE on this host: the record, the bridge with the host's
+// address, the isolation rules, and their removal.
+func BenchmarkClusterNetwork(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("the local network driver needs root")
+	}
+	cfg := Config{StateDir: b.TempDir(), Subnet: fmt.Sprintf("10.231.%d.0/24", os.Getpid()%150+100), ClusterPrefix: 27}
+	b.Cleanup(func() { _ = Cleanup(context.Background(), cfg.StateDir, nil, true) })
+	nd := NewNetwork(cfg, nil, nil)
+	ctx := context.Background()
+	task := func(action string) *drivers.Task {
+		t := newTask(clusterKey{}, "00000601", "", "", action)
+		t.Node = nil
+		return t
+	}
+	for b.Loop() {
+		for _, action := range []string{"NETWORK_ALLOCATE", "NETWORK_RELEASE"} {
+			if r := nd.Run(ctx, task(action), nil); r.Status != 0 {
+				b.Fatalf("%s: %s", action, r.Message)
+			}
+		}
+	}
+}
