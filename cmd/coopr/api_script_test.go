@@ -32,8 +32,8 @@ func TestAPIScript(t *testing.T) {
 	}
 	var imp struct{ ImportCatalog struct{ Created int } }
 	s.Must(s.Super, `mutation($d: JSON!) { importCatalog(document: $d) { created } }`, map[string]any{"d": json.RawMessage(types)}, &imp)
-	if imp.ImportCatalog.Created != 4 {
-		t.Fatalf("%d driver types imported, want examples/catalog's 4", imp.ImportCatalog.Created)
+	if imp.ImportCatalog.Created != 5 {
+		t.Fatalf("%d driver types imported, want examples/catalog's 5 (3 provider types, 2 automator types)", imp.ImportCatalog.Created)
 	}
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	s.Must(s.Super, `mutation { createTenant(input: {name: "demo"}) { id } }`, nil, &struct{}{})
