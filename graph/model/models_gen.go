@@ -434,10 +434,12 @@ type ProgressInput struct {
 	Percent *float64  `json:"percent,omitempty"`
 }
 
-// A provider's room for nodes, as its vm driver declares it (local: the
-// addresses of its subnet; pool: its hosts). Nodes of every cluster not
-// TERMINATED hold it, every tenant's whose provider names the same subnet or
-// hosts. A create or scale-out that does not fit is CAPACITY_EXCEEDED.
+// A provider's room for nodes, as its vm driver declares it. pool: its
+// hosts, held by the nodes of every cluster not TERMINATED, every tenant's,
+// whose provider names the same hosts. local and libvirt: the addresses of
+// the cluster's own subnet, held by its own nodes only; a new cluster also
+// needs one of the range's subnets free. A create or scale-out that does not
+// fit is CAPACITY_EXCEEDED.
 type ProviderCapacity struct {
 	Provider string `json:"provider"`
 	// What the nodes take, e.g. subnet 10.231.0.0/24, or 5 hosts.
