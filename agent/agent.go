@@ -409,12 +409,21 @@ func (a *Agent) loop(ctx, work context.Context, tenant string, tl *tenantLoop) {
 			continue
 		}
 		go func() {
+			ended := false
 			defer func() {
 				if r := recover(); r != nil {
 					a.log.Error("exchange crashed", "tenant", tenant, "panic", r)
+					if !ended {
+						// Its slots free again and its request counted
+						// out, or stopping would wait for it forever.
+						a.mu.Lock()
+						a.release(tl, free)
+						a.mu.Unlock()
+					}
 				}
 			}()
 			a.exchange(ctx, work, tenant, tl, fins, free)
+			ended = true
 		}()
 	}
 }

@@ -284,11 +284,20 @@ func (c *checker) minMax(p string, v any, floor int64) {
 	}
 }
 
+// maxCheckInterval bounds administration.checkinterval (ms): a year.
+const maxCheckInterval = 365 * 24 * 60 * 60 * 1000
+
 func (c *checker) administration(p string, v any) {
 	c.fields(p, v, map[string]func(string, any){"checkinterval": func(cp string, cv any) {
-		if d, ok := c.duration(cp, cv); ok && d > 0 && d < 60*1000 {
+		d, ok := c.duration(cp, cv)
+		switch {
+		case ok && d > 0 && d < 60*1000:
 			// Shorter would keep a cluster checking all the time.
 			c.errf(cp, "must be at least 1m (or 0: no periodic checks)")
+		case ok && d > maxCheckInterval:
+			// Longer is no periodic check at all, and overflows the
+			// server's time arithmetic.
+			c.errf(cp, "must be at most 365d (or 0: no periodic checks)")
 		}
 	}, "leaseduration": func(lp string, lv any) {
 		var d [3]Duration

@@ -321,6 +321,13 @@ func TestValidateClusterTemplate(t *testing.T) {
 		{"lease initial 0 with finite max", KindClusterTemplate, `{"name":"x","administration":{"leaseduration":{"initial":0,"max":"1h","step":0}}}`, []string{
 			cf + "administration.leaseduration.initial: must not be 0 (unlimited) when max is finite (3600000 ms)",
 		}},
+		{"check interval too short", KindClusterTemplate, `{"name":"x","administration":{"checkinterval":"30s"}}`, []string{
+			cf + "administration.checkinterval: must be at least 1m (or 0: no periodic checks)",
+		}},
+		{"check interval too long", KindClusterTemplate, `{"name":"x","administration":{"checkinterval":"1000000000d"}}`, []string{
+			cf + "administration.checkinterval: must be at most 365d (or 0: no periodic checks)",
+		}},
+		{"check interval a year", KindClusterTemplate, `{"name":"x","administration":{"checkinterval":"365d"}}`, nil},
 		{"lease initial > max", KindClusterTemplate, `{"name":"x","administration":{"leaseduration":{"initial":"2h","max":"1h"}}}`, []string{
 			cf + "administration.leaseduration.initial: must be <= max (7200000 > 3600000 ms)",
 		}},

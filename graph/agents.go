@@ -152,6 +152,10 @@ func (r *Resolver) claimTask(ctx context.Context, in model.ClaimInput) (*model.T
 // one round of claims.
 const maxClaimSlots = 256
 
+// exchangeFinishers bounds the finishes of one exchangeTasks that run at
+// once: each holds a store connection while it commits.
+const exchangeFinishers = 16
+
 func (r *Resolver) claimTasks(ctx context.Context, in model.ClaimTasksInput) ([]*model.TaskAssignment, error) {
 	if len(in.Slots) == 0 {
 		return nil, invalid("input.slots", "must list at least one free slot")
@@ -699,10 +703,15 @@ func (r *Resolver) exchangeTasks(ctx context.Context, in model.ExchangeInput) (*
 	out := &model.Exchange{Finished: make([]*model.FinishOutcome, len(in.Finishes)), Assignments: []*model.TaskAssignment{}}
 	errs := make([]error, len(in.Finishes))
 	var wg sync.WaitGroup
+	// Finishes run side by side so the engine commits them together, but
+	// no more at once than leaves the store's connections to heartbeats
+	// and claims.
+	sem := make(chan struct{}, exchangeFinishers)
 	for i, f := range in.Finishes {
 		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
-			defer wg.Done()
+			defer func() { <-sem; wg.Done() }()
 			errs[i] = r.finishOne(ctx, *f)
 			if errors.Is(errs[i], engine.ErrStaleClaim) {
 				// The same finish tried again after its answer was lost.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,28 @@ func TestNodeOperationRefusals(t *testing.T) {
 		{"a node that is not there", `{operation: REPLACE_NODE, nodes: ["9999"]}`, "INVALID_INPUT", "nodes", `no node "9999"`},
 		{"nodes on an operation that takes none", `{operation: RESTART_SERVICES, nodes: ["1000"]}`, "INVALID_INPUT", "nodes", "only SCALE"},
 		{"services on a check", `{operation: CHECK, services: ["lamp"]}`, "INVALID_INPUT", "services", "name none"},
+	}
+	{
+		// A replacement does not grow the cluster: a tenant at its node
+		// quota can still replace a dead node.
+		if _, err := s.Srv.Store().DB().Exec(`UPDATE tenants SET max_nodes = 2 WHERE id = (SELECT tenant_id FROM clusters WHERE id = $1)`, id); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			_, _ = s.Srv.Store().DB().Exec(`UPDATE tenants SET max_nodes = NULL WHERE id = (SELECT tenant_id FROM clusters WHERE id = $1)`, id)
+		}()
+		var c struct {
+			Cluster struct{ Nodes []struct{ Nodenum int } }
+		}
+		s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { nodes { nodenum } } }`, map[string]any{"id": id}, &c)
+		node := strconv.Itoa(c.Cluster.Nodes[0].Nodenum)
+		var pv struct{ PreviewOperation struct{ Action string } }
+		s.Must(w.alice, `mutation($id: ID!, $n: [String!]) { previewOperation(clusterId: $id, input: {operation: REPLACE_NODE, nodes: $n}) { action } }`,
+			map[string]any{"id": id, "n": []string{node}}, &pv)
+		r := s.Do(w.alice, `mutation($id: ID!) { previewOperation(clusterId: $id, input: {operation: SCALE, numMachines: 3}) { action } }`, map[string]any{"id": id})
+		if r.Code() != "QUOTA_EXCEEDED" {
+			t.Errorf("a scale-out past the quota: %+v, want QUOTA_EXCEEDED", r.Errors)
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

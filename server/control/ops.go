@@ -286,8 +286,11 @@ func (s *Service) PreviewOp(ctx context.Context, p store.Principal, id string, r
 	err := s.tx(ctx, func(tx *sqlx.Tx) error {
 		var err error
 		out, err = s.planOp(ctx, tx, p, id, req)
-		if err == nil && len(out.Added) > 0 {
-			_, err = s.checkQuota(ctx, tx, p, len(out.Added), false)
+		if err != nil {
+			return err
+		}
+		if grow := len(out.Added) - len(out.Removed); grow > 0 {
+			_, err = s.checkQuota(ctx, tx, p, grow, false)
 		}
 		if err == nil && len(out.Added) > 0 {
 			// A preview checks, reserving nothing: no capacity lock.
@@ -307,8 +310,14 @@ func (s *Service) RunOp(ctx context.Context, p store.Principal, id string, req O
 			return err
 		}
 		if len(op.Added) > 0 {
-			if _, err := s.checkQuota(ctx, tx, p, len(op.Added), false); err != nil {
-				return err
+			// The quota counts what the cluster grows by: a replacement
+			// (REPAIR, REPLACE_NODE) does not, though the new node and the
+			// one it replaces live side by side for a while. The
+			// provider's room, a real resource, counts both.
+			if grow := len(op.Added) - len(op.Removed); grow > 0 {
+				if _, err := s.checkQuota(ctx, tx, p, grow, false); err != nil {
+					return err
+				}
 			}
 			if _, err := s.checkCapacity(ctx, tx, op.snap.Provider, id, len(op.Added)); err != nil {
 				return err

@@ -197,7 +197,7 @@ func (s *Service) CheckDue(ctx context.Context, log *slog.Logger) (int, error) {
 		FROM clusters c JOIN tenants t ON t.id = c.tenant_id,
 			LATERAL (SELECT (c.snapshot #>> '{template,administration,checkinterval}')::bigint AS ms) i
 		WHERE c.status IN ('ACTIVE', 'INCONSISTENT') AND i.ms > 0
-			AND (c.last_check_at IS NULL OR c.last_check_at + i.ms * interval '1 millisecond' <= now())
+			AND (c.last_check_at IS NULL OR now() - c.last_check_at >= LEAST(i.ms, 31536000000) * interval '1 millisecond')
 		ORDER BY c.last_check_at NULLS FIRST, c.id`); err != nil {
 		return 0, err
 	}
