@@ -201,4 +201,20 @@ func TestNodeOperationRefusals(t *testing.T) {
 			}
 		})
 	}
+	// A repair acts on its check's findings only while nothing else has
+	// changed the cluster since: a node found dead and rebooted since must
+	// not be replaced on old news.
+	s.Must(w.alice, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: CHECK}) { id } }`, map[string]any{"id": id}, &struct{}{})
+	w.run(t, w.alice, id, "ACTIVE")
+	if r := s.Do(w.alice, `mutation($id: ID!) { previewOperation(clusterId: $id, input: {operation: REPAIR}) { action } }`, map[string]any{"id": id}); len(r.Errors) > 0 {
+		t.Fatalf("a repair right after a check: %+v", r.Errors)
+	}
+	s.Must(w.alice, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: RESTART_SERVICES}) { id } }`, map[string]any{"id": id}, &struct{}{})
+	w.run(t, w.alice, id, "ACTIVE")
+	for _, m := range []string{"previewOperation", "runOperation"} {
+		r := s.Do(w.alice, `mutation($id: ID!) { `+m+`(clusterId: $id, input: {operation: REPAIR}) { __typename } }`, map[string]any{"id": id})
+		if r.Code() != "CONFLICT" || !strings.Contains(r.Errors[0].Message, "check it again") {
+			t.Errorf("%s of a repair after a restart since the check: %+v, want CONFLICT saying to check again", m, r.Errors)
+		}
+	}
 }

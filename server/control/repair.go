@@ -98,6 +98,19 @@ func (s *Service) planCheckRepair(ctx context.Context, tx *sqlx.Tx, c *Cluster, 
 	if report == nil {
 		return fmt.Errorf("%w: cluster %s was never checked: check it first (runOperation CHECK, or coopr cluster check %s)", ErrConflict, c.ID, c.ID)
 	}
+	// The findings are news only until something else changes the
+	// cluster: a node found dead and rebooted since must not be replaced.
+	var since []string
+	if err := tx.SelectContext(ctx, &since, `SELECT action FROM jobs
+		WHERE cluster_id = $1 AND action NOT IN ('CLUSTER_CHECK', 'UPDATE_SSH_KEYS')
+			AND created_at > (SELECT created_at FROM jobs WHERE id = $2)
+		ORDER BY created_at`, c.ID, report.Job); err != nil {
+		return err
+	}
+	if len(since) > 0 {
+		return fmt.Errorf("%w: cluster %s changed since its last check (%s ran after it): check it again first (runOperation CHECK, or coopr cluster check %s)",
+			ErrConflict, c.ID, strings.Join(since, ", "), c.ID)
+	}
 	replace, missing, stopped := planner.RepairOf(*report)
 	// Findings of nodes gone since the check (a scale-in) no longer apply.
 	gone := func(id string) bool {
