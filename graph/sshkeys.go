@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 
 	"github.com/cooprhq/coopr/graph/model"
@@ -67,7 +66,7 @@ func (r *Resolver) pushKeys(ctx context.Context, p store.Principal) {
 	if p.Admin() {
 		t, err := r.Store.Tenant(ctx, p.TenantName)
 		if err != nil {
-			slog.Error("ssh keys: tenant setting", "tenant", p.TenantName, "err", err)
+			r.Log.Error("ssh keys: tenant setting", "tenant", p.TenantName, "err", err)
 			return
 		}
 		if t.AdminSSHKeys {
@@ -78,12 +77,14 @@ func (r *Resolver) pushKeys(ctx context.Context, p store.Principal) {
 }
 
 func (r *Resolver) push(ctx context.Context, tenantID, owner string) {
-	push, err := r.Control.PushSSHKeys(ctx, tenantID, owner)
+	// The key change has committed: a caller gone away must not leave
+	// half the clusters without it.
+	push, err := r.Control.PushSSHKeys(context.WithoutCancel(ctx), tenantID, owner)
 	if err != nil {
-		slog.Error("ssh keys: update jobs", "tenant", tenantID, "owner", owner, "err", err)
+		r.Log.Error("ssh keys: update jobs", "tenant", tenantID, "owner", owner, "err", err)
 	}
 	if len(push.Jobs)+len(push.Skipped) > 0 {
-		slog.Info("ssh keys: update jobs", "tenant", tenantID, "owner", owner, "jobs", push.Jobs, "skipped", push.Skipped)
+		r.Log.Info("ssh keys: update jobs", "tenant", tenantID, "owner", owner, "jobs", push.Jobs, "skipped", push.Skipped)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/remote/sshdtest"
+	"github.com/cooprhq/coopr/server"
 	"github.com/cooprhq/coopr/server/engine"
 )
 
@@ -122,4 +123,54 @@ func TestKeyJobKeepsClusterStatus(t *testing.T) {
 		t.Errorf("an INCOMPLETE cluster got a %s job", c.Cluster.LatestJob.Action)
 	}
 	w.settleWith(t, id, ok)
+}
+
+// A key removed while the cluster's own job runs (which may not bootstrap
+// its nodes) reaches the nodes once that job settles: the janitor starts
+// the key job then, rather than leaving the key in until some later
+// BOOTSTRAP.
+func TestKeysWaitForAJobInFlight(t *testing.T) {
+	w := newWorldWith(t, func(c *server.Config) { c.JanitorInterval = 200 * time.Millisecond })
+	s := w.s
+	ok := func(action string) engine.Result {
+		if action == "CONFIRM" {
+			return engine.Result{IPAddresses: map[string]string{"access_v4": "10.0.0.1", "bind_v4": "10.0.0.1"}}
+		}
+		return engine.Result{}
+	}
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation { createCluster(input: {name: "busy", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
+	id := cr.CreateCluster.ID
+	if st := w.settleWith(t, id, ok); st != "ACTIVE" {
+		t.Fatalf("create: %s", st)
+	}
+	latest := func() string {
+		var c struct {
+			Cluster struct{ LatestJob struct{ Action string } }
+		}
+		s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { latestJob { action } } }`, map[string]any{"id": id}, &c)
+		return c.Cluster.LatestJob.Action
+	}
+	s.Must(w.alice, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: RESTART_SERVICES}) { id } }`, map[string]any{"id": id}, &struct{}{})
+	s.Must(w.alice, `mutation($k: String!) { addSSHKey(publicKey: $k) { id } }`, map[string]any{"k": sshdtest.NewKey(t).AuthorizedKey}, &struct{}{})
+	if a := latest(); a != "RESTART_SERVICES" {
+		t.Fatalf("latest job %s while the restart runs, want RESTART_SERVICES", a)
+	}
+	if st := w.settleWith(t, id, ok); st != "ACTIVE" {
+		t.Fatalf("restart: %s", st)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for latest() != "UPDATE_SSH_KEYS" {
+		if time.Now().After(deadline) {
+			t.Fatal("no key job after the restart settled")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st := w.settleWith(t, id, ok); st != "ACTIVE" {
+		t.Errorf("after the key job: %s", st)
+	}
+	var pending bool
+	if err := s.Srv.Store().DB().Get(&pending, `SELECT keys_pending FROM clusters WHERE id = $1`, id); err != nil || pending {
+		t.Errorf("keys_pending %v (%v) after the key job, want false", pending, err)
+	}
 }

@@ -665,6 +665,9 @@ func (s *Server) janitor(ctx context.Context) error {
 				if _, err := s.control.CheckDue(ctx, s.log); err != nil && ctx.Err() == nil {
 					s.log.Warn("periodic checks", "err", err)
 				}
+				if _, err := s.control.PushPendingKeys(ctx); err != nil && ctx.Err() == nil {
+					s.log.Warn("keys waiting for a job to settle", "err", err)
+				}
 			}
 			if s.cfg.AuditRetention > 0 {
 				if _, err := audit.Prune(ctx, s.store.DB(), s.cfg.AuditRetention); err != nil && ctx.Err() == nil {

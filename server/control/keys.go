@@ -16,8 +16,11 @@ import (
 // ACTIVE or INCONSISTENT cluster, and the clusters left for their next
 // BOOTSTRAP.
 type KeyPush struct {
-	Jobs    []string
-	Skipped []string // clusters neither ACTIVE nor INCONSISTENT
+	Jobs []string
+	// Skipped are the clusters neither ACTIVE nor INCONSISTENT: a PENDING
+	// one gets its job once its own settles, the others with their next
+	// BOOTSTRAP.
+	Skipped []string
 }
 
 // PushSSHKeys brings the keys of a changed profile or setting to live
@@ -27,8 +30,10 @@ type KeyPush struct {
 // owner is "" (an admin's keys with the tenant's AdminSSHKeys on, or the
 // setting changed). A cluster in any other status is skipped: a job in
 // flight would make it a conflict, and an INCOMPLETE one may have nodes
-// never bootstrapped; they get the keys with their next BOOTSTRAP. Each cluster is its own transaction, so one failing leaves
-// the others' jobs.
+// never bootstrapped. A PENDING one is marked, and the janitor brings it
+// the keys once its job settles (PushPendingKeys); the others get them
+// with their next BOOTSTRAP. Each cluster is its own transaction, so one
+// failing leaves the others' jobs.
 func (s *Service) PushSSHKeys(ctx context.Context, tenantID, owner string) (KeyPush, error) {
 	var out KeyPush
 	var ids []string
@@ -63,7 +68,14 @@ func (s *Service) pushKeys(ctx context.Context, tenantID, id string) (string, er
 			Scan(&raw, &status); err != nil {
 			return err
 		}
-		if status != engine.ClusterActive && status != engine.ClusterInconsistent {
+		switch status {
+		case engine.ClusterActive, engine.ClusterInconsistent:
+		case engine.ClusterPending:
+			// A job of its own is in flight, and may not bootstrap the
+			// nodes: the janitor brings the keys once it settles.
+			_, err := tx.ExecContext(ctx, `UPDATE clusters SET keys_pending = true WHERE id = $1`, id)
+			return err
+		default:
 			return nil
 		}
 		snap := &snapshot{}
@@ -84,7 +96,39 @@ func (s *Service) pushKeys(ctx context.Context, tenantID, id string) (string, er
 		}
 		jobID, err = s.engine.SubmitTx(ctx, tx, engine.JobSpec{TenantID: tenantID, ClusterID: id, Action: planner.UpdateSSHKeys,
 			Plan: plan, Services: snap.Services})
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE clusters SET keys_pending = false WHERE id = $1`, id)
 		return err
 	})
 	return jobID, err
+}
+
+// PushPendingKeys starts the key updates that waited for a cluster's own
+// job to settle (docs/operations.md#keys-on-live-clusters). It returns
+// the jobs it started; a cluster still busy waits for the next pass.
+func (s *Service) PushPendingKeys(ctx context.Context) ([]string, error) {
+	var due []struct {
+		ID     string `db:"id"`
+		Tenant string `db:"tenant_id"`
+	}
+	if err := s.db.SelectContext(ctx, &due, `SELECT id, tenant_id FROM clusters
+		WHERE keys_pending AND status IN ('ACTIVE', 'INCONSISTENT') ORDER BY id`); err != nil {
+		return nil, fmt.Errorf("clusters waiting for keys: %w", err)
+	}
+	var jobs []string
+	var errs []error
+	for _, c := range due {
+		jobID, err := s.pushKeys(ctx, c.Tenant, c.ID)
+		switch {
+		case errors.Is(err, engine.ErrConflict):
+		case err != nil:
+			errs = append(errs, fmt.Errorf("cluster %s: %w", c.ID, err))
+		case jobID != "":
+			jobs = append(jobs, jobID)
+			s.engine.Submitted(jobID)
+		}
+	}
+	return jobs, errors.Join(errs...)
 }
