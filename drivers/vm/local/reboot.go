@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -45,6 +46,13 @@ func (d *driver) reboot(ctx context.Context, s settings, t *drivers.Task, out dr
 	nw, err := ensureClusterNet(ctx, s.StateDir, s.rng, clusterID(t))
 	if err != nil {
 		return failure(statusFailed, "cluster network", err)
+	}
+	if n.Bridge != nw.bridge {
+		// A node made before clusters had networks of their own: its
+		// address is on the old shared bridge and means nothing on the
+		// cluster's. A replacement gets one that does.
+		return drivers.Result{Status: statusFailed, Retryable: &no,
+			Message: fmt.Sprintf("local: container %s is on bridge %s, not its cluster's %s: replace the node", name, n.Bridge, nw.bridge)}
 	}
 	if err := nw.ensureNodeNet(ctx, n); err != nil {
 		return failure(statusFailed, "network", err)
