@@ -36,13 +36,6 @@ func (d *driver) reboot(ctx context.Context, s settings, t *drivers.Task, out dr
 		return failure(statusFailed, "lock node", err)
 	}
 	defer unlock()
-	out.Status("powering off "+name, 10)
-	if err := stopNode(ctx, dir, name, d.log); err != nil {
-		return failure(statusFailed, "power off", err)
-	}
-	if err := mountRoot(n); err != nil {
-		return failure(statusFailed, "mount root", err)
-	}
 	nw, err := ensureClusterNet(ctx, s.StateDir, s.rng, clusterID(t))
 	if err != nil {
 		return failure(statusFailed, "cluster network", err)
@@ -53,6 +46,13 @@ func (d *driver) reboot(ctx context.Context, s settings, t *drivers.Task, out dr
 		// cluster's. A replacement gets one that does.
 		return drivers.Result{Status: statusFailed, Retryable: &no,
 			Message: fmt.Sprintf("local: container %s is on bridge %s, not its cluster's %s: replace the node", name, n.Bridge, nw.bridge)}
+	}
+	out.Status("powering off "+name, 10)
+	if err := stopNode(ctx, dir, name, d.log); err != nil {
+		return failure(statusFailed, "power off", err)
+	}
+	if err := mountRoot(n); err != nil {
+		return failure(statusFailed, "mount root", err)
 	}
 	if err := nw.ensureNodeNet(ctx, n); err != nil {
 		return failure(statusFailed, "network", err)
