@@ -173,7 +173,7 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 		}
 	}
 	switch {
-	case errors.As(err, &ee) && ee.Code == setupFailed && ee.Signal == "":
+	case errors.As(err, &ee) && ee.Code == setupFailed && ee.Signal == "" && strings.Contains(ee.Stderr, setupFailedSays):
 		return failure(fmt.Errorf("write %s: %s", dir, ee.Stderr), true)
 	case err == nil:
 		out.Status(fmt.Sprintf("%s %s done", t.Service.Name, t.TaskName), 100)
@@ -201,6 +201,10 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 // not write the task's files (the script never ran).
 const setupFailed = 222
 
+// setupFailedSays is on stderr when the files could not be written: a
+// script may exit with setupFailed itself, and is then a script failure.
+const setupFailedSays = "coopr: cannot write the task's files"
+
 // oneSession is the shell script that writes config.json and script.sh
 // into $COOPR_TASK_DIR (mode 0600 under umask 077), runs the script with
 // args, removes the directory and exits with the script's status.
@@ -222,7 +226,7 @@ cat > "$COOPR_TASK_DIR/script.sh" <<'%[1]s'
 %[3]s
 %[1]s
 ); then
-  echo "coopr: cannot write the task's files in $COOPR_TASK_DIR" >&2
+  echo "%[6]s in $COOPR_TASK_DIR" >&2
   rm -rf -- "$COOPR_TASK_DIR"
   exit %[4]d
 fi
@@ -232,7 +236,7 @@ rm -rf -- "$COOPR_TASK_DIR"
 # A script killed by a signal is reported as killed, as if it had run alone.
 if [ $rc -gt 128 ] && [ $rc -lt 160 ]; then trap - $((rc - 128)) 2>/dev/null; kill -$((rc - 128)) $$; fi
 exit $rc
-`, marker, bytes.TrimSuffix(config, []byte("\n")), strings.TrimSuffix(script, "\n"), setupFailed, strings.TrimSpace(args))
+`, marker, bytes.TrimSuffix(config, []byte("\n")), strings.TrimSuffix(script, "\n"), setupFailed, strings.TrimSpace(args), setupFailedSays)
 	return b.String()
 }
 

@@ -342,3 +342,15 @@ func TestStatus(t *testing.T) {
 		})
 	}
 }
+
+// A script that exits with the status the driver uses for "could not
+// write the task's files" is a script failure, reported as such and
+// retried as any other, not taken for a setup failure.
+func TestScriptExitingWithTheSetupStatus(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 1, sshdtest.Options{})
+	r, _ := run(t, newDriver(t), c, map[string]string{"script": "echo own failure >&2; exit 222"})
+	if r.Status == 0 || !strings.Contains(r.Message, "script exited with 222") || !strings.Contains(r.Message, "own failure") {
+		t.Fatalf("result %+v, want the script's own failure, exit 222", r)
+	}
+}
