@@ -334,7 +334,14 @@ func (a *Agent) load() (busy, total int) {
 	for _, tl := range a.loops {
 		total += tl.slots
 	}
-	return len(a.held), total
+	// A task that ended holds its claim until the server acknowledges its
+	// finish, which may come with a long poll's answer: it is not busy.
+	for _, r := range a.held {
+		if !r.ended {
+			busy++
+		}
+	}
+	return busy, total
 }
 
 // maxClaimSlots is the most slots the server takes in one claim.
