@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
@@ -267,13 +266,7 @@ func (s *Service) Tasks(ctx context.Context, jobID string) ([]Task, error) {
 func (s *Service) TasksPage(ctx context.Context, jobID, after string, n int) ([]Task, error) {
 	from := -1
 	if after != "" {
-		// A well-formed id lets Postgres use the primary key; id::text
-		// would scan the job's every task for every page.
-		u, perr := uuid.Parse(after)
-		if perr != nil {
-			return nil, fmt.Errorf("task %s of job %s: %w", after, jobID, ErrNotFound)
-		}
-		err := s.db.GetContext(ctx, &from, `SELECT idx FROM tasks WHERE id = $2 AND job_id = $1`, jobID, u.String())
+		err := s.db.GetContext(ctx, &from, `SELECT idx FROM tasks WHERE id = $2 AND job_id = $1`, jobID, after)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("task %s of job %s: %w", after, jobID, ErrNotFound)
 		}
@@ -290,11 +283,7 @@ func (s *Service) TasksPage(ctx context.Context, jobID, after string, n int) ([]
 // Task is one task of a job, ErrNotFound when the job has none by that id.
 func (s *Service) Task(ctx context.Context, jobID, id string) (*Task, error) {
 	var t Task
-	u, perr := uuid.Parse(id)
-	if perr != nil {
-		return nil, fmt.Errorf("task %s of job %s: %w", id, jobID, ErrNotFound)
-	}
-	err := s.db.GetContext(ctx, &t, `SELECT `+taskColumns+` WHERE t.id = $2 AND t.job_id = $1`, jobID, u.String())
+	err := s.db.GetContext(ctx, &t, `SELECT `+taskColumns+` WHERE t.id = $2 AND t.job_id = $1`, jobID, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("task %s of job %s: %w", id, jobID, ErrNotFound)
 	}
