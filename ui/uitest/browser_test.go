@@ -151,7 +151,7 @@ func newWorldWith(t *testing.T, cfg server.Config) *world {
 
 	reg := drivers.NewRegistry()
 	for _, d := range []drivers.Descriptor{
-		{Role: drivers.RoleVM, Name: "local"}, {Role: drivers.RoleNetwork, Name: "hosts"},
+		{Role: drivers.RoleVM, Name: "local"}, {Role: drivers.RoleNetwork, Name: "hosts"}, {Role: drivers.RoleNetwork, Name: "local"},
 		{Role: drivers.RoleNode, Name: "ssh"}, {Role: drivers.RoleAutomator, Name: "shell"},
 	} {
 		reg.Register(d, scripted{})

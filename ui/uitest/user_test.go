@@ -84,7 +84,7 @@ func TestBrowserUserFlows(t *testing.T) {
 	reg := drivers.NewRegistry()
 	driver := &paced{}
 	for _, d := range []drivers.Descriptor{
-		{Role: drivers.RoleVM, Name: "local"}, {Role: drivers.RoleNetwork, Name: "hosts"},
+		{Role: drivers.RoleVM, Name: "local"}, {Role: drivers.RoleNetwork, Name: "hosts"}, {Role: drivers.RoleNetwork, Name: "local"},
 		{Role: drivers.RoleNode, Name: "ssh"}, {Role: drivers.RoleAutomator, Name: "shell"},
 	} {
 		reg.Register(d, driver)
