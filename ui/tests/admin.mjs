@@ -436,6 +436,23 @@ try {
   check(await sshSwitch.isChecked(), 'adminSSHKeys is off again after a reload');
   await view(page, '14b-admin-ssh-keys');
 
+  // 8c. The admin's own SSH keys: added (the page says which clusters get
+  // it), listed, removed.
+  await page.getByTestId('user-menu').click();
+  await page.getByRole('link', { name: 'SSH keys' }).click();
+  await page.getByRole('heading', { name: 'SSH keys' }).waitFor();
+  await page.getByLabel('Public key').fill(env('COOPR_TEST_SSH_KEY'));
+  await page.getByLabel('Name').fill('laptop');
+  await page.getByRole('button', { name: 'Add key' }).click();
+  await page.locator('tr[data-ssh-key="laptop"]').waitFor();
+  const updates = await page.getByTestId('ssh-key-updates').textContent();
+  check(/updating the keys on \d+ clusters?/.test(updates), `no word of the key updates: ${updates}`);
+  check((await page.locator('tr[data-ssh-key="laptop"]').textContent()).includes('SHA256:'), 'no fingerprint');
+  await view(page, '14c-ssh-keys');
+  await page.getByRole('button', { name: 'Remove laptop' }).click();
+  await confirm('Remove');
+  await page.locator('tr[data-ssh-key="laptop"]').waitFor({ state: 'detached' });
+
   await page.goto(`${base}/admin/tenants`);
   await page.getByText('For the superadmin').waitFor();
   await cspViolations();

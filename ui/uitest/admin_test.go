@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cooprhq/coopr/remote/sshdtest"
 )
 
 // TestBrowserAdmin drives the admin views in headless Chromium against the
@@ -55,7 +57,7 @@ func TestBrowserAdmin(t *testing.T) {
 		}
 		return false, nil
 	}
-	runScript(t, w, node, "tests/admin.mjs", "COOPR_SUPER_TOKEN="+w.s.Super, "COOPR_EXAMPLE_CATALOG="+examples)
+	runScript(t, w, node, "tests/admin.mjs", "COOPR_SUPER_TOKEN="+w.s.Super, "COOPR_TEST_SSH_KEY="+sshdtest.NewKey(t).AuthorizedKey, "COOPR_EXAMPLE_CATALOG="+examples)
 }
 
 // runScript runs a browser script with the world's address and tokens,

@@ -61,6 +61,10 @@ type Documents = {
     "\n  mutation ResumeJob($id: ID!) {\n    resumeJob(id: $id) {\n      id\n      state\n    }\n  }\n": typeof types.ResumeJobDocument,
     "\n  mutation AbortJob($id: ID!) {\n    abortJob(id: $id) {\n      id\n      state\n    }\n  }\n": typeof types.AbortJobDocument,
     "\n  mutation RetryJob($id: ID!) {\n    retryJob(id: $id) {\n      id\n      state\n    }\n  }\n": typeof types.RetryJobDocument,
+    "\n  query MySSHKeys {\n    me {\n      sshKeys {\n        id\n        name\n        type\n        fingerprint\n        createdAt\n      }\n    }\n  }\n": typeof types.MySshKeysDocument,
+    "\n  mutation AddSSHKey($publicKey: String!, $name: String) {\n    addSSHKey(publicKey: $publicKey, name: $name) {\n      id\n    }\n  }\n": typeof types.AddSshKeyDocument,
+    "\n  mutation RemoveSSHKey($id: ID!) {\n    removeSSHKey(id: $id)\n  }\n": typeof types.RemoveSshKeyDocument,
+    "\n  query MyLiveClusters {\n    clusters(first: 200, status: [ACTIVE, INCONSISTENT]) {\n      nodes {\n        id\n        owner\n      }\n      hasNextPage\n    }\n  }\n": typeof types.MyLiveClustersDocument,
 };
 const documents: Documents = {
     "\n  query AdminEntity($kind: CatalogKind!, $name: String!, $version: Int) {\n    catalog {\n      entity(kind: $kind, name: $name, version: $version) {\n        kind\n        name\n        version\n        versions\n        document\n      }\n    }\n  }\n": types.AdminEntityDocument,
@@ -110,6 +114,10 @@ const documents: Documents = {
     "\n  mutation ResumeJob($id: ID!) {\n    resumeJob(id: $id) {\n      id\n      state\n    }\n  }\n": types.ResumeJobDocument,
     "\n  mutation AbortJob($id: ID!) {\n    abortJob(id: $id) {\n      id\n      state\n    }\n  }\n": types.AbortJobDocument,
     "\n  mutation RetryJob($id: ID!) {\n    retryJob(id: $id) {\n      id\n      state\n    }\n  }\n": types.RetryJobDocument,
+    "\n  query MySSHKeys {\n    me {\n      sshKeys {\n        id\n        name\n        type\n        fingerprint\n        createdAt\n      }\n    }\n  }\n": types.MySshKeysDocument,
+    "\n  mutation AddSSHKey($publicKey: String!, $name: String) {\n    addSSHKey(publicKey: $publicKey, name: $name) {\n      id\n    }\n  }\n": types.AddSshKeyDocument,
+    "\n  mutation RemoveSSHKey($id: ID!) {\n    removeSSHKey(id: $id)\n  }\n": types.RemoveSshKeyDocument,
+    "\n  query MyLiveClusters {\n    clusters(first: 200, status: [ACTIVE, INCONSISTENT]) {\n      nodes {\n        id\n        owner\n      }\n      hasNextPage\n    }\n  }\n": types.MyLiveClustersDocument,
 };
 
 /**
@@ -314,6 +322,22 @@ export function graphql(source: "\n  mutation AbortJob($id: ID!) {\n    abortJob
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation RetryJob($id: ID!) {\n    retryJob(id: $id) {\n      id\n      state\n    }\n  }\n"): (typeof documents)["\n  mutation RetryJob($id: ID!) {\n    retryJob(id: $id) {\n      id\n      state\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query MySSHKeys {\n    me {\n      sshKeys {\n        id\n        name\n        type\n        fingerprint\n        createdAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query MySSHKeys {\n    me {\n      sshKeys {\n        id\n        name\n        type\n        fingerprint\n        createdAt\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AddSSHKey($publicKey: String!, $name: String) {\n    addSSHKey(publicKey: $publicKey, name: $name) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation AddSSHKey($publicKey: String!, $name: String) {\n    addSSHKey(publicKey: $publicKey, name: $name) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RemoveSSHKey($id: ID!) {\n    removeSSHKey(id: $id)\n  }\n"): (typeof documents)["\n  mutation RemoveSSHKey($id: ID!) {\n    removeSSHKey(id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query MyLiveClusters {\n    clusters(first: 200, status: [ACTIVE, INCONSISTENT]) {\n      nodes {\n        id\n        owner\n      }\n      hasNextPage\n    }\n  }\n"): (typeof documents)["\n  query MyLiveClusters {\n    clusters(first: 200, status: [ACTIVE, INCONSISTENT]) {\n      nodes {\n        id\n        owner\n      }\n      hasNextPage\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
