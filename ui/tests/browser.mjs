@@ -196,7 +196,7 @@ try {
 
   // 5. Filters: by status and by template, kept in the URL.
   await page.getByRole('combobox', { name: 'Template' }).click();
-  await page.getByRole('option', { name: 'web-cluster' }).click();
+  await page.getByRole('option', { name: 'web-cluster', exact: true }).click();
   await page.waitForURL(/template=web-cluster/);
   await page.waitForFunction(() => {
     const cells = [...document.querySelectorAll('[data-testid="cluster-table"] tbody tr td:nth-child(3)')];
@@ -276,7 +276,7 @@ try {
   await view(page, '12-clusters-admin');
   await page.getByRole('link', { name: 'Catalog' }).click();
   await page.getByRole('tab', { name: 'Templates' }).waitFor();
-  await page.getByRole('cell', { name: 'web-cluster' }).waitFor();
+  await page.getByRole('cell', { name: 'web-cluster', exact: true }).waitFor();
   await view(page, '13-admin-catalog');
   await page.getByRole('tab', { name: 'Services' }).click();
   await page

@@ -161,7 +161,7 @@ try {
   await page.getByRole('textbox', { name: /^Name/ }).waitFor();
   for (let i = 0; ; i++) {
     await page.getByRole('combobox', { name: 'Template' }).click();
-    const option = page.getByRole('option', { name: 'web-cluster' });
+    const option = page.getByRole('option', { name: 'web-cluster', exact: true });
     try {
       await option.waitFor({ timeout: 3000 });
       await option.click();
