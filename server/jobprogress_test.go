@@ -3,44 +3,14 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/server/servertest"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
-
-// cloneTasks grows a job to n tasks by copying its own after its last (the
-// store holds what it is given; no provider here makes 1,000 nodes).
-func cloneTasks(t *testing.T, db *sqlx.DB, job string, n int) []string {
-	t.Helper()
-	ctx := context.Background()
-	var cols []string
-	if err := db.SelectContext(ctx, &cols, `SELECT column_name FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = 'tasks' AND is_generated = 'NEVER' ORDER BY ordinal_position`); err != nil {
-		t.Fatal(err)
-	}
-	c := strings.Join(cols, ", ")
-	if _, err := db.ExecContext(ctx, `
-		WITH src AS (SELECT t.*, row_number() OVER (ORDER BY idx) - 1 AS k, count(*) OVER () AS n FROM tasks t WHERE job_id = $1),
-		top AS (SELECT max(idx) AS idx, count(*) AS n FROM tasks WHERE job_id = $1)
-		INSERT INTO tasks (`+c+`)
-		SELECT `+c+` FROM (SELECT (jsonb_populate_record(NULL::tasks, to_jsonb(src) || jsonb_build_object(
-			'id', gen_random_uuid(), 'idx', top.idx + 1 + g))).*
-			FROM top, generate_series(0, $2 - 1 - top.n) AS g JOIN src ON src.k = g % src.n) AS r`, job, n); err != nil {
-		t.Fatalf("copying tasks: %v", err)
-	}
-	var all []string
-	if err := db.SelectContext(ctx, &all, `SELECT id::text FROM tasks WHERE job_id = $1 ORDER BY idx`, job); err != nil {
-		t.Fatal(err)
-	}
-	if len(all) != n {
-		t.Fatalf("the job has %d tasks, want %d", len(all), n)
-	}
-	return all
-}
 
 type progressEvent struct {
 	Kind, State string
@@ -65,7 +35,7 @@ func TestJobProgressConvergesAfterDrops(t *testing.T) {
 	if err := db.GetContext(ctx, &job, `SELECT latest_job_id FROM clusters WHERE id = $1`, w.clusters[0]); err != nil {
 		t.Fatal(err)
 	}
-	tasks := cloneTasks(t, db, job, 6000)
+	tasks := servertest.CloneTasks(t, db, job, 6000)
 
 	sub, err := w.s.Subscribe(w.alice, `subscription($id: ID!) { jobProgress(jobId: $id) { kind taskId state lagged } }`,
 		map[string]any{"id": job})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/server/servertest"
 )
 
 // A 1,000-node job (some 15,000 tasks) opens under the default limits a
@@ -21,7 +22,7 @@ func TestJobTasksPagesDefaultLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = 15_000
-	all := cloneTasks(t, db, job, want)
+	all := servertest.CloneTasks(t, db, job, want)
 
 	// The job view's fields (ui/src/views/cluster/JobView.tsx).
 	const fields = "id nodeId hostname action service stage state attempt failures maxAttempts message"

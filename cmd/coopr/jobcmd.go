@@ -48,30 +48,64 @@ JOB is the job's id, as cluster show, watch and the web UI give it.`,
 // shownJob is a job as job show and the job actions print it; its JSON
 // keys are the API's.
 type shownJob struct {
-	ID        string    `json:"id"`
-	ClusterID string    `json:"clusterId"`
-	Action    string    `json:"action"`
-	State     string    `json:"state"`
-	Message   string    `json:"message"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-	Tasks     []struct {
-		ID          string  `json:"id"`
-		NodeID      string  `json:"nodeId"`
-		Hostname    *string `json:"hostname"`
-		Action      string  `json:"action"`
-		Service     string  `json:"service"`
-		Stage       int     `json:"stage"`
-		State       string  `json:"state"`
-		Attempt     int     `json:"attempt"`
-		Failures    int     `json:"failures"`
-		MaxAttempts int     `json:"maxAttempts"`
-		Message     string  `json:"message"`
-	} `json:"tasks"`
+	ID        string      `json:"id"`
+	ClusterID string      `json:"clusterId"`
+	Action    string      `json:"action"`
+	State     string      `json:"state"`
+	Message   string      `json:"message"`
+	CreatedAt time.Time   `json:"createdAt"`
+	UpdatedAt time.Time   `json:"updatedAt"`
+	Tasks     []shownTask `json:"tasks"`
 }
 
-const jobFields = `id clusterId action state message createdAt updatedAt
-	tasks { id nodeId hostname action service stage state attempt failures maxAttempts message }`
+type shownTask struct {
+	ID          string  `json:"id"`
+	NodeID      string  `json:"nodeId"`
+	Hostname    *string `json:"hostname"`
+	Action      string  `json:"action"`
+	Service     string  `json:"service"`
+	Stage       int     `json:"stage"`
+	State       string  `json:"state"`
+	Attempt     int     `json:"attempt"`
+	Failures    int     `json:"failures"`
+	MaxAttempts int     `json:"maxAttempts"`
+	Message     string  `json:"message"`
+}
+
+// jobFields are a job's own fields; its tasks are read a page at a time
+// (readJobTasks), since a big job's tasks in one request pass the server's
+// complexity limit.
+const jobFields = `id clusterId action state message createdAt updatedAt`
+
+// taskPage is how many tasks one request reads: the most Job.tasks takes.
+const taskPage = 2000
+
+// readJobTasks reads every task of a job in plan order, a page at a time.
+func readJobTasks(ctx context.Context, c *client.Client, job string) ([]shownTask, error) {
+	all := []shownTask{}
+	after := ""
+	for {
+		vars := map[string]any{"id": job, "first": taskPage}
+		if after != "" {
+			vars["after"] = after
+		}
+		var out struct {
+			Job *struct{ Tasks []shownTask }
+		}
+		if err := gql(ctx, c, `query($id: ID!, $first: Int, $after: ID) { job(id: $id) {
+			tasks(first: $first, after: $after) { id nodeId hostname action service stage state attempt failures maxAttempts message } } }`, vars, &out); err != nil {
+			return nil, err
+		}
+		if out.Job == nil {
+			return nil, fmt.Errorf("job %s: not found", job)
+		}
+		all = append(all, out.Job.Tasks...)
+		if len(out.Job.Tasks) < taskPage {
+			return all, nil
+		}
+		after = out.Job.Tasks[len(out.Job.Tasks)-1].ID
+	}
+}
 
 func newJobShowCmd() *cobra.Command {
 	var api apiFlags
@@ -94,6 +128,9 @@ func newJobShowCmd() *cobra.Command {
 			}
 			if out.Job == nil {
 				return fmt.Errorf("job %s: not found (cluster show names a cluster's latest job)", args[0])
+			}
+			if out.Job.Tasks, err = readJobTasks(cmd.Context(), c, out.Job.ID); err != nil {
+				return err
 			}
 			if output == "json" {
 				return writeJSON(cmd.OutOrStdout(), out.Job)
@@ -171,6 +208,9 @@ func newJobActionCmd(verb, mutation, short string) *cobra.Command {
 			}
 			j := out["job"]
 			if output == "json" {
+				if j.Tasks, err = readJobTasks(cmd.Context(), c, j.ID); err != nil {
+					return err
+				}
 				return writeJSON(cmd.OutOrStdout(), j)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job %s (%s of cluster %s) is %s\n", j.ID, j.Action, j.ClusterID, j.State)
@@ -287,19 +327,17 @@ func readTask(ctx context.Context, c *client.Client, job, task string) (*logTask
 	var out struct {
 		Job *struct {
 			State string
-			Tasks []logTask
+			Task  *logTask
 		}
 	}
-	if err := gql(ctx, c, `query($id: ID!) { job(id: $id) { state tasks { id state
-		attempts { attempt agent status message stdoutTail stderrTail finishedAt } } } }`, map[string]any{"id": job}, &out); err != nil {
+	// The one task, not the job's every task: a big job's tasks in one
+	// request pass the server's complexity limit.
+	if err := gql(ctx, c, `query($id: ID!, $task: ID!) { job(id: $id) { state task(id: $task) { id state
+		attempts { attempt agent status message stdoutTail stderrTail finishedAt } } } }`, map[string]any{"id": job, "task": task}, &out); err != nil {
 		return nil, "", err
 	}
-	if out.Job != nil {
-		for i := range out.Job.Tasks {
-			if out.Job.Tasks[i].ID == task {
-				return &out.Job.Tasks[i], out.Job.State, nil
-			}
-		}
+	if out.Job != nil && out.Job.Task != nil {
+		return out.Job.Task, out.Job.State, nil
 	}
 	return nil, "", fmt.Errorf("task %s: not found (job show JOB lists a job's tasks)", task)
 }

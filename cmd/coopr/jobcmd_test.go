@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/server/engine"
+	"github.com/cooprhq/coopr/server/servertest"
 )
 
 // latestJob is the id of a cluster's latest job.
@@ -259,5 +260,43 @@ func TestLogs(t *testing.T) {
 	}
 	if _, errOut, code := w.cli(t, "logs", "nodash"); code != 1 || !strings.Contains(errOut, "<job id>-<number>") {
 		t.Errorf("logs nodash: exit %d: %q", code, errOut)
+	}
+}
+
+// job show opens a job of 15,000 tasks (a 1,000-node cluster's create)
+// under the server's default complexity limit, which refuses reading
+// them all in one request: it reads them a page at a time, every task
+// once, in plan order; and logs finds a task of it without reading the
+// rest.
+func TestJobShowBigJob(t *testing.T) {
+	w := newCLIWorld(t)
+	id := w.create(t, "web-cluster", "big", 3)
+	job := w.latestJob(t, id)
+	const n = 15_000
+	all := servertest.CloneTasks(t, w.s.Srv.Store().DB(), job, n)
+
+	out, errOut, code := w.cli(t, "job", "show", job, "-o", "json")
+	var shown shownJob
+	if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil {
+		t.Fatalf("job show -o json: exit %d, %v: %s", code, err, errOut)
+	}
+	got := make([]string, len(shown.Tasks))
+	for i, tk := range shown.Tasks {
+		got[i] = tk.ID
+	}
+	if strings.Join(got, " ") != strings.Join(all, " ") {
+		t.Errorf("job show lists %d tasks, not the job's %d in plan order", len(got), len(all))
+	}
+
+	out, errOut, code = w.cli(t, "job", "show", job)
+	if lines := strings.Count(out, "\n"); code != 0 || lines != n+2 {
+		t.Errorf("job show: exit %d, %d lines, want %d: %s", code, lines, n+2, errOut)
+	}
+	if !strings.Contains(out, all[n-1]) {
+		t.Errorf("job show does not list the last task %s", all[n-1])
+	}
+
+	if _, errOut, code := w.cli(t, "logs", all[0]); code != 0 {
+		t.Errorf("logs %s: exit %d: %s", all[0], code, errOut)
 	}
 }

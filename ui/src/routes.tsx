@@ -14,6 +14,7 @@ export const router = createBrowserRouter([
       { path: 'clusters/:id', lazy: () => import('./views/cluster/ClusterView') },
       { path: 'clusters/:id/jobs/:jobId', lazy: () => import('./views/cluster/JobView') },
       { path: 'templates', lazy: () => import('./views/catalog/TemplatesView') },
+      { path: 'profile/ssh-keys', lazy: () => import('./views/profile/SSHKeysView') },
       {
         path: 'admin',
         element: <AdminOnly />,

@@ -23,7 +23,6 @@ const exampleCatalog = env('COOPR_EXAMPLE_CATALOG');
 const axeSource = readFileSync(new URL('../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
 
 const answers = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-// eslint-disable-next-line no-unused-vars
 async function need(action) {
   console.log(`@@ need ${action}`);
   const { value, done } = await answers.next();
@@ -147,7 +146,50 @@ try {
       });
   };
 
-  // 0. The superadmin: tenants, agents, and a shared automator type given
+  // The tenant's clusters come up.
+  await need('activate');
+  await signIn(tokens.admin);
+  // 0. Sync a cluster to its template's newest version: the preview shows
+  // the versions and the services added; a version the layout breaks is
+  // refused with the solver's reasons in the dialog.
+  await need('template-version-adds-metrics');
+  // alice-30, a web-cluster, is the world's newest cluster.
+  await page.goto(`${base}/clusters/00000032`);
+  await page.getByRole('heading', { name: 'alice-30' }).waitFor();
+  await page.getByTestId('node-table').waitFor();
+  await page.getByText('ACTIVE').first().waitFor({ timeout: 60_000 });
+  await page.getByRole('button', { name: 'Operations' }).click();
+  await page.getByRole('menuitem', { name: 'Sync template' }).click();
+  await page.getByRole('button', { name: 'Preview' }).click();
+  await page.getByTestId('sync-preview').waitFor();
+  const syncText = await page.getByTestId('sync-preview').textContent();
+  check(/From version 1 to [2-9]/.test(syncText), `the sync preview's versions: ${syncText}`);
+  check(syncText.includes('Services added: metrics'), `the sync preview adds no metrics: ${syncText}`);
+  check(
+    (await page.getByTestId('constraint-changes').textContent()).includes('constraints.size'),
+    'no constraint change listed',
+  );
+  await view(page, '00a-sync-preview');
+  await page.keyboard.press('Escape');
+  await dialog().waitFor({ state: 'detached' });
+  await need('template-version-breaks-layout');
+  await page.getByRole('button', { name: 'Operations' }).click();
+  await page.getByRole('menuitem', { name: 'Sync template' }).click();
+  await page.getByRole('button', { name: 'Preview' }).click();
+  const reasons = dialog().getByTestId('error-reasons');
+  await reasons.waitFor();
+  check(
+    (await reasons.textContent()).includes('lb is on 1 nodes, outside 2..'),
+    `the refusal's reasons: ${await reasons.textContent()}`,
+  );
+  check((await page.getByTestId('operation-preview').count()) === 0, 'a refused sync shows a plan');
+  await view(page, '00b-sync-refused');
+  await page.keyboard.press('Escape');
+  await dialog().waitFor({ state: 'detached' });
+  await need('template-versions-undone');
+  await signOut();
+
+  // 0b. The superadmin: tenants, agents, and a shared automator type given
   // a resource type (which the tenant's resources use below).
   await signIn(tokens.super);
   await page.getByRole('link', { name: 'Tenants' }).click();
@@ -377,6 +419,40 @@ try {
   await confirm('Revoke');
   await page.locator('tr[data-token="carol/laptop"][data-revoked="true"]').waitFor();
   await view(page, '14-users-tokens');
+
+  // 8b. The tenant's adminSSHKeys switch: off, turned on, on after a reload.
+  const sshSwitch = page.getByRole('switch', { name: /tenant admins' SSH keys/ });
+  check(!(await sshSwitch.isChecked()), 'adminSSHKeys is on before anyone turned it on');
+  await sshSwitch.click();
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="admin-ssh-keys"]')?.checked === true,
+    undefined,
+    {
+      timeout: 10_000,
+    },
+  );
+  await page.reload();
+  await page.locator('tr[data-user="alice"]').waitFor();
+  check(await sshSwitch.isChecked(), 'adminSSHKeys is off again after a reload');
+  await view(page, '14b-admin-ssh-keys');
+
+  // 8c. The admin's own SSH keys: added (the page says which clusters get
+  // it), listed, removed.
+  await page.getByTestId('user-menu').click();
+  await page.getByRole('link', { name: 'SSH keys' }).click();
+  await page.getByRole('heading', { name: 'SSH keys' }).waitFor();
+  await page.getByLabel('Public key').fill(env('COOPR_TEST_SSH_KEY'));
+  await page.getByLabel('Name').fill('laptop');
+  await page.getByRole('button', { name: 'Add key' }).click();
+  await page.locator('tr[data-ssh-key="laptop"]').waitFor();
+  const updates = await page.getByTestId('ssh-key-updates').textContent();
+  check(/updating the keys on \d+ clusters?/.test(updates), `no word of the key updates: ${updates}`);
+  check((await page.locator('tr[data-ssh-key="laptop"]').textContent()).includes('SHA256:'), 'no fingerprint');
+  await view(page, '14c-ssh-keys');
+  await page.getByRole('button', { name: 'Remove laptop' }).click();
+  await confirm('Remove');
+  await page.locator('tr[data-ssh-key="laptop"]').waitFor({ state: 'detached' });
+
   await page.goto(`${base}/admin/tenants`);
   await page.getByText('For the superadmin').waitFor();
   await cspViolations();

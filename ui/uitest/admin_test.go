@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cooprhq/coopr/remote/sshdtest"
 )
 
 // TestBrowserAdmin drives the admin views in headless Chromium against the
@@ -25,7 +27,37 @@ func TestBrowserAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runScript(t, w, node, "tests/admin.mjs", "COOPR_SUPER_TOKEN="+w.s.Super, "COOPR_EXAMPLE_CATALOG="+examples)
+	w.extra = func(action string) (bool, error) {
+		switch action {
+		case "template-version-adds-metrics":
+			// A new web-cluster version: metrics by default, and a size
+			// limit the cluster is within.
+			return true, w.templateVersion(func(doc map[string]any) {
+				d := doc["defaults"].(map[string]any)
+				d["services"] = append(d["services"].([]any), "metrics")
+				doc["constraints"].(map[string]any)["size"] = map[string]any{"min": 2, "max": 50}
+			})
+		case "template-versions-undone":
+			// web-cluster as it was: the rest of the script edits its v1.
+			for _, v := range []int{3, 2} {
+				r, err := w.s.Request(w.admin, `mutation($v: Int) { deleteCatalogEntity(kind: CLUSTERTEMPLATES, name: "web-cluster", version: $v) }`, map[string]any{"v": v})
+				if err == nil {
+					err = r.Err()
+				}
+				if err != nil {
+					return true, err
+				}
+			}
+			return true, nil
+		case "template-version-breaks-layout":
+			// Two load balancers, where the cluster has one.
+			return true, w.templateVersion(func(doc map[string]any) {
+				doc["constraints"].(map[string]any)["services"].(map[string]any)["lb"] = map[string]any{"quantities": map[string]any{"min": 2}}
+			})
+		}
+		return false, nil
+	}
+	runScript(t, w, node, "tests/admin.mjs", "COOPR_SUPER_TOKEN="+w.s.Super, "COOPR_TEST_SSH_KEY="+sshdtest.NewKey(t).AuthorizedKey, "COOPR_EXAMPLE_CATALOG="+examples)
 }
 
 // runScript runs a browser script with the world's address and tokens,
@@ -87,4 +119,29 @@ func runScript(t *testing.T, w *world, node, script string, env ...string) {
 	case err != nil:
 		t.Fatal(err)
 	}
+}
+
+// templateVersion stores a new version of web-cluster, its newest changed
+// by edit.
+func (w *world) templateVersion(edit func(doc map[string]any)) error {
+	var out struct {
+		Catalog struct {
+			Entity struct{ Document map[string]any }
+		}
+	}
+	r, err := w.s.Request(w.admin, `{ catalog { entity(kind: CLUSTERTEMPLATES, name: "web-cluster") { document } } }`, nil)
+	if err != nil {
+		return err
+	}
+	if err := r.Decode(&out); err != nil {
+		return err
+	}
+	doc := out.Catalog.Entity.Document
+	edit(doc)
+	delete(doc, "version")
+	r, err = w.s.Request(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: CLUSTERTEMPLATES, entity: $e) { entity { version } } }`, map[string]any{"e": doc})
+	if err == nil {
+		err = r.Err()
+	}
+	return err
 }

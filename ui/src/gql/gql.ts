@@ -22,7 +22,7 @@ type Documents = {
     "\n  mutation AdminImportCatalog($document: JSON!) {\n    importCatalog(document: $document) {\n      created\n      updated\n      unchanged\n      deleted\n      warnings {\n        path\n        message\n        severity\n      }\n    }\n  }\n": typeof types.AdminImportCatalogDocument,
     "\n  query ClusterTemplate($name: String!) {\n    catalog {\n      entity(kind: CLUSTERTEMPLATES, name: $name) {\n        name\n        document\n      }\n    }\n  }\n": typeof types.ClusterTemplateDocument,
     "\n  mutation SetClusterExpireTime($id: ID!, $t: Time!) {\n    setClusterExpireTime(id: $id, expireTime: $t) {\n      id\n      expireTime\n    }\n  }\n": typeof types.SetClusterExpireTimeDocument,
-    "\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      edges\n      planHash\n    }\n  }\n": typeof types.PreviewOperationDocument,
+    "\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      edges\n      planHash\n      sync {\n        fromVersion\n        toVersion\n        addServices\n        keptServices\n        constraintChanges {\n          path\n          old\n          new\n        }\n      }\n    }\n  }\n": typeof types.PreviewOperationDocument,
     "\n  mutation RunOperation($id: ID!, $input: OperationInput!, $hash: String) {\n    runOperation(clusterId: $id, input: $input, expectedPlanHash: $hash) {\n      id\n    }\n  }\n": typeof types.RunOperationDocument,
     "\n  mutation DeleteCluster($id: ID!) {\n    deleteCluster(id: $id) {\n      id\n    }\n  }\n": typeof types.DeleteClusterDocument,
     "\n  subscription ClusterChanges {\n    clusterChanges {\n      kind\n      clusterId\n      state\n      lagged\n    }\n  }\n": typeof types.ClusterChangesDocument,
@@ -40,7 +40,8 @@ type Documents = {
     "\n  mutation AdminCreateTenant($input: TenantInput!, $bootstrap: Boolean) {\n    createTenant(input: $input, bootstrap: $bootstrap) {\n      id\n      name\n      description\n      workers\n      maxClusters\n      maxNodes\n      createdAt\n    }\n  }\n": typeof types.AdminCreateTenantDocument,
     "\n  mutation AdminUpdateTenant($name: String!, $input: TenantInput!) {\n    updateTenant(name: $name, input: $input) {\n      id\n      name\n      description\n      workers\n      maxClusters\n      maxNodes\n      createdAt\n    }\n  }\n": typeof types.AdminUpdateTenantDocument,
     "\n  mutation AdminDeleteTenant($name: String!) {\n    deleteTenant(name: $name)\n  }\n": typeof types.AdminDeleteTenantDocument,
-    "\n  query AdminUsers {\n    users {\n      name\n      role\n      createdAt\n    }\n    apiTokens {\n      id\n      name\n      kind\n      user\n      createdAt\n      lastUsedAt\n      revokedAt\n    }\n  }\n": typeof types.AdminUsersDocument,
+    "\n  query AdminUsers {\n    users {\n      name\n      role\n      createdAt\n    }\n    me {\n      tenant {\n        id\n        adminSSHKeys\n      }\n    }\n    apiTokens {\n      id\n      name\n      kind\n      user\n      createdAt\n      lastUsedAt\n      revokedAt\n    }\n  }\n": typeof types.AdminUsersDocument,
+    "\n  mutation AdminSetTenantAdminSSHKeys($enabled: Boolean!) {\n    setTenantAdminSSHKeys(enabled: $enabled) {\n      id\n      adminSSHKeys\n    }\n  }\n": typeof types.AdminSetTenantAdminSshKeysDocument,
     "\n  mutation AdminCreateUser($name: String!, $role: Role!) {\n    createUser(name: $name, role: $role) {\n      name\n      role\n      createdAt\n    }\n  }\n": typeof types.AdminCreateUserDocument,
     "\n  mutation AdminCreateToken($input: APITokenInput!) {\n    createAPIToken(input: $input) {\n      token {\n        id\n        name\n        kind\n        user\n        createdAt\n        lastUsedAt\n        revokedAt\n      }\n      secret\n    }\n  }\n": typeof types.AdminCreateTokenDocument,
     "\n  mutation AdminRevokeToken($id: ID!) {\n    revokeAPIToken(id: $id)\n  }\n": typeof types.AdminRevokeTokenDocument,
@@ -60,6 +61,10 @@ type Documents = {
     "\n  mutation ResumeJob($id: ID!) {\n    resumeJob(id: $id) {\n      id\n      state\n    }\n  }\n": typeof types.ResumeJobDocument,
     "\n  mutation AbortJob($id: ID!) {\n    abortJob(id: $id) {\n      id\n      state\n    }\n  }\n": typeof types.AbortJobDocument,
     "\n  mutation RetryJob($id: ID!) {\n    retryJob(id: $id) {\n      id\n      state\n    }\n  }\n": typeof types.RetryJobDocument,
+    "\n  query MySSHKeys {\n    me {\n      sshKeys {\n        id\n        name\n        type\n        fingerprint\n        createdAt\n      }\n    }\n  }\n": typeof types.MySshKeysDocument,
+    "\n  mutation AddSSHKey($publicKey: String!, $name: String) {\n    addSSHKey(publicKey: $publicKey, name: $name) {\n      id\n    }\n  }\n": typeof types.AddSshKeyDocument,
+    "\n  mutation RemoveSSHKey($id: ID!) {\n    removeSSHKey(id: $id)\n  }\n": typeof types.RemoveSshKeyDocument,
+    "\n  query MyLiveClusters {\n    clusters(first: 200, status: [ACTIVE, INCONSISTENT]) {\n      nodes {\n        id\n        owner\n      }\n      hasNextPage\n    }\n  }\n": typeof types.MyLiveClustersDocument,
 };
 const documents: Documents = {
     "\n  query AdminEntity($kind: CatalogKind!, $name: String!, $version: Int) {\n    catalog {\n      entity(kind: $kind, name: $name, version: $version) {\n        kind\n        name\n        version\n        versions\n        document\n      }\n    }\n  }\n": types.AdminEntityDocument,
@@ -70,7 +75,7 @@ const documents: Documents = {
     "\n  mutation AdminImportCatalog($document: JSON!) {\n    importCatalog(document: $document) {\n      created\n      updated\n      unchanged\n      deleted\n      warnings {\n        path\n        message\n        severity\n      }\n    }\n  }\n": types.AdminImportCatalogDocument,
     "\n  query ClusterTemplate($name: String!) {\n    catalog {\n      entity(kind: CLUSTERTEMPLATES, name: $name) {\n        name\n        document\n      }\n    }\n  }\n": types.ClusterTemplateDocument,
     "\n  mutation SetClusterExpireTime($id: ID!, $t: Time!) {\n    setClusterExpireTime(id: $id, expireTime: $t) {\n      id\n      expireTime\n    }\n  }\n": types.SetClusterExpireTimeDocument,
-    "\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      edges\n      planHash\n    }\n  }\n": types.PreviewOperationDocument,
+    "\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      edges\n      planHash\n      sync {\n        fromVersion\n        toVersion\n        addServices\n        keptServices\n        constraintChanges {\n          path\n          old\n          new\n        }\n      }\n    }\n  }\n": types.PreviewOperationDocument,
     "\n  mutation RunOperation($id: ID!, $input: OperationInput!, $hash: String) {\n    runOperation(clusterId: $id, input: $input, expectedPlanHash: $hash) {\n      id\n    }\n  }\n": types.RunOperationDocument,
     "\n  mutation DeleteCluster($id: ID!) {\n    deleteCluster(id: $id) {\n      id\n    }\n  }\n": types.DeleteClusterDocument,
     "\n  subscription ClusterChanges {\n    clusterChanges {\n      kind\n      clusterId\n      state\n      lagged\n    }\n  }\n": types.ClusterChangesDocument,
@@ -88,7 +93,8 @@ const documents: Documents = {
     "\n  mutation AdminCreateTenant($input: TenantInput!, $bootstrap: Boolean) {\n    createTenant(input: $input, bootstrap: $bootstrap) {\n      id\n      name\n      description\n      workers\n      maxClusters\n      maxNodes\n      createdAt\n    }\n  }\n": types.AdminCreateTenantDocument,
     "\n  mutation AdminUpdateTenant($name: String!, $input: TenantInput!) {\n    updateTenant(name: $name, input: $input) {\n      id\n      name\n      description\n      workers\n      maxClusters\n      maxNodes\n      createdAt\n    }\n  }\n": types.AdminUpdateTenantDocument,
     "\n  mutation AdminDeleteTenant($name: String!) {\n    deleteTenant(name: $name)\n  }\n": types.AdminDeleteTenantDocument,
-    "\n  query AdminUsers {\n    users {\n      name\n      role\n      createdAt\n    }\n    apiTokens {\n      id\n      name\n      kind\n      user\n      createdAt\n      lastUsedAt\n      revokedAt\n    }\n  }\n": types.AdminUsersDocument,
+    "\n  query AdminUsers {\n    users {\n      name\n      role\n      createdAt\n    }\n    me {\n      tenant {\n        id\n        adminSSHKeys\n      }\n    }\n    apiTokens {\n      id\n      name\n      kind\n      user\n      createdAt\n      lastUsedAt\n      revokedAt\n    }\n  }\n": types.AdminUsersDocument,
+    "\n  mutation AdminSetTenantAdminSSHKeys($enabled: Boolean!) {\n    setTenantAdminSSHKeys(enabled: $enabled) {\n      id\n      adminSSHKeys\n    }\n  }\n": types.AdminSetTenantAdminSshKeysDocument,
     "\n  mutation AdminCreateUser($name: String!, $role: Role!) {\n    createUser(name: $name, role: $role) {\n      name\n      role\n      createdAt\n    }\n  }\n": types.AdminCreateUserDocument,
     "\n  mutation AdminCreateToken($input: APITokenInput!) {\n    createAPIToken(input: $input) {\n      token {\n        id\n        name\n        kind\n        user\n        createdAt\n        lastUsedAt\n        revokedAt\n      }\n      secret\n    }\n  }\n": types.AdminCreateTokenDocument,
     "\n  mutation AdminRevokeToken($id: ID!) {\n    revokeAPIToken(id: $id)\n  }\n": types.AdminRevokeTokenDocument,
@@ -108,6 +114,10 @@ const documents: Documents = {
     "\n  mutation ResumeJob($id: ID!) {\n    resumeJob(id: $id) {\n      id\n      state\n    }\n  }\n": types.ResumeJobDocument,
     "\n  mutation AbortJob($id: ID!) {\n    abortJob(id: $id) {\n      id\n      state\n    }\n  }\n": types.AbortJobDocument,
     "\n  mutation RetryJob($id: ID!) {\n    retryJob(id: $id) {\n      id\n      state\n    }\n  }\n": types.RetryJobDocument,
+    "\n  query MySSHKeys {\n    me {\n      sshKeys {\n        id\n        name\n        type\n        fingerprint\n        createdAt\n      }\n    }\n  }\n": types.MySshKeysDocument,
+    "\n  mutation AddSSHKey($publicKey: String!, $name: String) {\n    addSSHKey(publicKey: $publicKey, name: $name) {\n      id\n    }\n  }\n": types.AddSshKeyDocument,
+    "\n  mutation RemoveSSHKey($id: ID!) {\n    removeSSHKey(id: $id)\n  }\n": types.RemoveSshKeyDocument,
+    "\n  query MyLiveClusters {\n    clusters(first: 200, status: [ACTIVE, INCONSISTENT]) {\n      nodes {\n        id\n        owner\n      }\n      hasNextPage\n    }\n  }\n": types.MyLiveClustersDocument,
 };
 
 /**
@@ -159,7 +169,7 @@ export function graphql(source: "\n  mutation SetClusterExpireTime($id: ID!, $t:
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      edges\n      planHash\n    }\n  }\n"): (typeof documents)["\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      edges\n      planHash\n    }\n  }\n"];
+export function graphql(source: "\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      edges\n      planHash\n      sync {\n        fromVersion\n        toVersion\n        addServices\n        keptServices\n        constraintChanges {\n          path\n          old\n          new\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation PreviewOperation($id: ID!, $input: OperationInput!) {\n    previewOperation(clusterId: $id, input: $input) {\n      action\n      added {\n        nodenum\n        hostname\n        services\n        hardwaretype\n        imagetype\n        flavor\n        image\n      }\n      removed\n      changed {\n        nodenum\n        add\n      }\n      configChanges {\n        path\n        kind\n        old\n        new\n      }\n      capacity {\n        provider\n        pool\n        nodes\n        used\n        free\n        requested\n      }\n      tasks {\n        ref\n        nodenum\n        action\n        service\n        stage\n      }\n      edges\n      planHash\n      sync {\n        fromVersion\n        toVersion\n        addServices\n        keptServices\n        constraintChanges {\n          path\n          old\n          new\n        }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -231,7 +241,11 @@ export function graphql(source: "\n  mutation AdminDeleteTenant($name: String!) 
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query AdminUsers {\n    users {\n      name\n      role\n      createdAt\n    }\n    apiTokens {\n      id\n      name\n      kind\n      user\n      createdAt\n      lastUsedAt\n      revokedAt\n    }\n  }\n"): (typeof documents)["\n  query AdminUsers {\n    users {\n      name\n      role\n      createdAt\n    }\n    apiTokens {\n      id\n      name\n      kind\n      user\n      createdAt\n      lastUsedAt\n      revokedAt\n    }\n  }\n"];
+export function graphql(source: "\n  query AdminUsers {\n    users {\n      name\n      role\n      createdAt\n    }\n    me {\n      tenant {\n        id\n        adminSSHKeys\n      }\n    }\n    apiTokens {\n      id\n      name\n      kind\n      user\n      createdAt\n      lastUsedAt\n      revokedAt\n    }\n  }\n"): (typeof documents)["\n  query AdminUsers {\n    users {\n      name\n      role\n      createdAt\n    }\n    me {\n      tenant {\n        id\n        adminSSHKeys\n      }\n    }\n    apiTokens {\n      id\n      name\n      kind\n      user\n      createdAt\n      lastUsedAt\n      revokedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AdminSetTenantAdminSSHKeys($enabled: Boolean!) {\n    setTenantAdminSSHKeys(enabled: $enabled) {\n      id\n      adminSSHKeys\n    }\n  }\n"): (typeof documents)["\n  mutation AdminSetTenantAdminSSHKeys($enabled: Boolean!) {\n    setTenantAdminSSHKeys(enabled: $enabled) {\n      id\n      adminSSHKeys\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -308,6 +322,22 @@ export function graphql(source: "\n  mutation AbortJob($id: ID!) {\n    abortJob
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation RetryJob($id: ID!) {\n    retryJob(id: $id) {\n      id\n      state\n    }\n  }\n"): (typeof documents)["\n  mutation RetryJob($id: ID!) {\n    retryJob(id: $id) {\n      id\n      state\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query MySSHKeys {\n    me {\n      sshKeys {\n        id\n        name\n        type\n        fingerprint\n        createdAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query MySSHKeys {\n    me {\n      sshKeys {\n        id\n        name\n        type\n        fingerprint\n        createdAt\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AddSSHKey($publicKey: String!, $name: String) {\n    addSSHKey(publicKey: $publicKey, name: $name) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation AddSSHKey($publicKey: String!, $name: String) {\n    addSSHKey(publicKey: $publicKey, name: $name) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RemoveSSHKey($id: ID!) {\n    removeSSHKey(id: $id)\n  }\n"): (typeof documents)["\n  mutation RemoveSSHKey($id: ID!) {\n    removeSSHKey(id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query MyLiveClusters {\n    clusters(first: 200, status: [ACTIVE, INCONSISTENT]) {\n      nodes {\n        id\n        owner\n      }\n      hasNextPage\n    }\n  }\n"): (typeof documents)["\n  query MyLiveClusters {\n    clusters(first: 200, status: [ACTIVE, INCONSISTENT]) {\n      nodes {\n        id\n        owner\n      }\n      hasNextPage\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -51,6 +51,22 @@ describe('fromGraphQLError', () => {
     expect(e.ref).toBe('0a1b2c3d4e5f');
   });
 
+  it('lists the solver’s reasons for a refusal instead of their run-on join', () => {
+    const e = fromGraphQLError({
+      message: 'no_layout: mysql-server is on 1 nodes, outside 2..∞; lb is on 2 nodes, outside 1..1',
+      extensions: {
+        code: 'INVALID_INPUT',
+        kind: 'no_layout',
+        reasons: ['mysql-server is on 1 nodes, outside 2..∞', 'lb is on 2 nodes, outside 1..1'],
+      },
+    });
+    expect(e.message).toBe('No layout satisfies the template’s rules');
+    expect(e.reasons).toEqual(['mysql-server is on 1 nodes, outside 2..∞', 'lb is on 2 nodes, outside 1..1']);
+    const plain = fromGraphQLError({ message: 'conflict: up to date', extensions: { code: 'CONFLICT' } });
+    expect(plain.reasons).toBeUndefined();
+    expect(plain.message).toBe('Conflict: up to date');
+  });
+
   it('gives an error without extensions a code', () => {
     expect(fromGraphQLError({ message: 'boom' }).code).toBe('INTERNAL');
     expect(fromGraphQLError({}).message).toBe('The server gave no reason');

@@ -22,6 +22,11 @@ export interface ApiError {
   issues: ApiIssue[];
   /** For INTERNAL: the reference the server logged the details under. */
   ref?: string;
+  /**
+   * The solver's explanation of a refusal (extensions.reasons, one line per
+   * broken rule); message then joins them after a "kind: " prefix.
+   */
+  reasons?: string[];
 }
 
 interface RawError {
@@ -60,10 +65,34 @@ export function fromGraphQLError(e: RawError): ApiError {
       }
     }
   }
+  const reasons = Array.isArray(ext.reasons)
+    ? (ext.reasons as unknown[]).filter((r): r is string => typeof r === 'string' && r !== '')
+    : [];
+  const kind = str(ext.kind);
+  if (reasons.length > 0) {
+    // The reasons are listed one by one; the message's run-on join of them
+    // ("no_layout: a; b") says nothing more.
+    message = kind ? (reasonLeads[kind] ?? 'the solver refused it') : 'the solver refused it';
+  }
   message = sentence(message);
   const ref = code === 'INTERNAL' ? /\(ref ([0-9a-f]+)\)/.exec(message)?.[1] : undefined;
-  return { code, message, issues, ...(field ? { field } : {}), ...(ref ? { ref } : {}) };
+  return {
+    code,
+    message,
+    issues,
+    ...(field ? { field } : {}),
+    ...(ref ? { ref } : {}),
+    ...(reasons.length > 0 ? { reasons } : {}),
+  };
 }
+
+/** What a solver refusal with reasons says before them, by extensions.kind. */
+const reasonLeads: Record<string, string> = {
+  no_layout: 'no layout satisfies the template’s rules',
+  incompatible_services: 'the template does not allow these services',
+  missing_dependency: 'a service needs another the cluster lacks',
+  conflict: 'services conflict',
+};
 
 /** fromCombinedError turns urql's error into the API's errors. */
 export function fromCombinedError(err: CombinedError): ApiError[] {

@@ -43,6 +43,13 @@ export function ApiErrorAlert({ error, title }: ApiErrorAlertProps) {
               e.message
             )}
           </Text>
+          {e.reasons && (
+            <List size="sm" mt="xs" spacing={2} data-testid="error-reasons">
+              {e.reasons.map((r, j) => (
+                <List.Item key={j}>{r}</List.Item>
+              ))}
+            </List>
+          )}
           {e.issues.length > 0 && (
             <List size="sm" mt="xs" spacing={2}>
               {e.issues.map((i, j) => (

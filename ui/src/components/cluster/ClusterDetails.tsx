@@ -158,6 +158,7 @@ export function ClusterDetails({
     { kind: 'REPAIR', label: 'Repair' },
     { kind: 'REPLACE_NODE', label: 'Replace nodes' },
     { kind: 'REBOOT_NODE', label: 'Reboot nodes' },
+    { kind: 'SYNC_TEMPLATE', label: 'Sync template' },
   ];
   return (
     <>

@@ -71,6 +71,17 @@ const PreviewOperationDocument = graphql(`
       }
       edges
       planHash
+      sync {
+        fromVersion
+        toVersion
+        addServices
+        keptServices
+        constraintChanges {
+          path
+          old
+          new
+        }
+      }
     }
   }
 `);
@@ -297,6 +308,13 @@ function OperationBody({
             stopped ones.
           </Text>
         )}
+        {operation === 'SYNC_TEMPLATE' && (
+          <Text size="sm">
+            Moves the cluster to the newest version of its template: adds the services it adds, takes its config changes
+            and checks its constraints against the cluster&apos;s nodes, which stay as they are. Preview to see the
+            changes; a version the layout breaks is refused with the reasons.
+          </Text>
+        )}
         {operation.endsWith('_SERVICES') && (
           <MultiSelect
             label="Services"
@@ -327,7 +345,10 @@ function OperationBody({
             />
           </>
         )}
-        <ApiErrorAlert error={alert} title="The operation cannot run" />
+        <ApiErrorAlert
+          error={alert}
+          title={operation === 'SYNC_TEMPLATE' ? 'The template cannot be synced' : 'The operation cannot run'}
+        />
         {!p && (
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
@@ -345,6 +366,7 @@ function OperationBody({
               {p.added.length > 0 ? `, ${nodeCount(p.added.length)} added` : ''}
               {p.removed.length > 0 ? `, ${nodeCount(p.removed.length)} removed` : ''}.
             </Text>
+            {p.sync && <SyncSection sync={p.sync} />}
             {p.added.length > 0 && (
               <PreviewSection title="Nodes added">
                 <LayoutTable nodes={p.added} caption="New nodes by services, hardware and image" />
@@ -418,5 +440,46 @@ function OperationBody({
         )}
       </Stack>
     </form>
+  );
+}
+
+type Sync = NonNullable<PreviewOperationMutation['previewOperation']['sync']>;
+
+/** What a template sync changes besides nodes and config: the versions, the services added and kept, the rules. */
+function SyncSection({ sync }: { sync: Sync }) {
+  return (
+    <PreviewSection title="Template version">
+      <Stack gap="xs" data-testid="sync-preview">
+        <Text size="sm">
+          From version {sync.fromVersion === 0 ? 'unrecorded' : sync.fromVersion} to {sync.toVersion}
+        </Text>
+        <Text size="sm">
+          {sync.addServices.length > 0 ? `Services added: ${sync.addServices.join(', ')}` : 'No services added'}
+        </Text>
+        {sync.keptServices.length > 0 && (
+          <Text size="sm">No longer in the template&apos;s defaults, and kept: {sync.keptServices.join(', ')}</Text>
+        )}
+        {sync.constraintChanges.length > 0 && (
+          <Table withTableBorder data-testid="constraint-changes">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Rule</Table.Th>
+                <Table.Th>Before</Table.Th>
+                <Table.Th>After</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {sync.constraintChanges.map((c) => (
+                <Table.Tr key={c.path}>
+                  <Table.Td ff="monospace">{c.path}</Table.Td>
+                  <Table.Td ff="monospace">{c.old ?? '—'}</Table.Td>
+                  <Table.Td ff="monospace">{c.new ?? '—'}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        )}
+      </Stack>
+    </PreviewSection>
   );
 }

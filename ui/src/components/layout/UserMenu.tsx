@@ -10,7 +10,8 @@ import {
   useMantineColorScheme,
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconChevronDown, IconLogout, IconMoon, IconSun } from '@tabler/icons-react';
+import { IconChevronDown, IconKey, IconLogout, IconMoon, IconSun } from '@tabler/icons-react';
+import { Link } from 'react-router';
 import { SessionError } from '../../api/session';
 import { formatDateTime } from '../../lib/format';
 import { useSession } from '../auth/session';
@@ -74,6 +75,18 @@ export function UserMenu() {
           >
             {dark ? 'Light theme' : 'Dark theme'}
           </Button>
+          {who.user !== '' && (
+            <Button
+              component={Link}
+              to="/profile/ssh-keys"
+              variant="subtle"
+              color="gray"
+              justify="flex-start"
+              leftSection={<IconKey size={16} />}
+            >
+              SSH keys
+            </Button>
+          )}
           <Button variant="light" color="red" justify="flex-start" leftSection={<IconLogout size={16} />} onClick={out}>
             Sign out
           </Button>

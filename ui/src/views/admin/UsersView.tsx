@@ -11,6 +11,7 @@ import {
   Paper,
   Select,
   Stack,
+  Switch,
   Table,
   Text,
   TextInput,
@@ -36,6 +37,12 @@ const UsersDocument = graphql(`
       role
       createdAt
     }
+    me {
+      tenant {
+        id
+        adminSSHKeys
+      }
+    }
     apiTokens {
       id
       name
@@ -47,6 +54,42 @@ const UsersDocument = graphql(`
     }
   }
 `);
+
+const SetAdminSSHKeysDocument = graphql(`
+  mutation AdminSetTenantAdminSSHKeys($enabled: Boolean!) {
+    setTenantAdminSSHKeys(enabled: $enabled) {
+      id
+      adminSSHKeys
+    }
+  }
+`);
+
+/**
+ * The tenant's adminSSHKeys switch: the tenant admins' SSH keys let in on
+ * every cluster of the tenant. A change starts a key update on every live
+ * cluster, which the description says.
+ */
+function AdminSSHKeys({ enabled }: { enabled: boolean }) {
+  const [state, set] = useMutation(SetAdminSSHKeysDocument);
+  const [err, setErr] = useState<ApiError[]>([]);
+  return (
+    <Stack gap="xs">
+      <Switch
+        label="Let the tenant admins' SSH keys in on every cluster"
+        description="Beside each cluster owner's keys. Changing this updates the keys on every active or inconsistent cluster of the tenant (an update SSH keys job on each)."
+        checked={enabled}
+        disabled={state.fetching}
+        data-testid="admin-ssh-keys"
+        onChange={async (e) => {
+          setErr([]);
+          const r = await set({ enabled: e.currentTarget.checked });
+          if (r.error) setErr(fromCombinedError(r.error));
+        }}
+      />
+      <ApiErrorAlert error={err} title="Not changed" />
+    </Stack>
+  );
+}
 
 const CreateUserDocument = graphql(`
   mutation AdminCreateUser($name: String!, $role: Role!) {
@@ -268,6 +311,14 @@ export function Component() {
               </Table.Tbody>
             </Table>
             <NewUser />
+          </Stack>
+        </Paper>
+        <Paper withBorder radius="md" p="md">
+          <Stack>
+            <Title order={2} fz="lg">
+              SSH access to clusters
+            </Title>
+            <AdminSSHKeys enabled={data?.me.tenant.adminSSHKeys ?? false} />
           </Stack>
         </Paper>
         <Paper withBorder radius="md" p="md">
