@@ -89,7 +89,8 @@ func (r *Resolver) push(ctx context.Context, tenantID, owner string) {
 }
 
 // setTenantAdminSSHKeys turns the tenant's AdminSSHKeys setting on or off
-// and brings the keys it lets in, or takes out, to every ACTIVE cluster.
+// and brings the keys it lets in, or takes out, to every ACTIVE or
+// INCONSISTENT cluster (a busy one once its job settles).
 func (r *Resolver) setTenantAdminSSHKeys(ctx context.Context, enabled bool) (*store.Tenant, error) {
 	p, err := admin(ctx, "changing who logs in to the tenant's clusters")
 	if err != nil {
