@@ -148,8 +148,8 @@ func taskCommand(exe, workDir string, states stateDirs) []string {
 // environment and the file.
 type agentFlags struct {
 	file, server, token, name, workDir, isolation, cpuQuota, memoryMax, localStateDir, libvirtStateDir string
-	capacity                                                                          int
-	grace, killGrace                                                                  time.Duration
+	capacity                                                                                           int
+	grace, killGrace                                                                                   time.Duration
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
