@@ -1,8 +1,10 @@
 package libvirt
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,5 +208,41 @@ func TestCapacity(t *testing.T) {
 			t.Errorf("%v %s: %+v %v, want key %q size %d, per cluster %v, %d clusters keyed %q",
 				tc.fields, tc.network, c, err, tc.key, tc.size, tc.perCluster, tc.clusters, tc.clusterKey)
 		}
+	}
+}
+
+// A build that fails (here: stopped before debootstrap ends) says it is
+// building, leaves neither the image nor its temporary tree, and the next
+// build first removes what a crashed one left.
+func TestImageBuildFailureLeavesNothing(t *testing.T) {
+	if err := needTools(tool{"debootstrap", "debootstrap"}, tool{"mkfs.ext4", "e2fsprogs"}, tool{"qemu-img", "qemu-utils"}); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	img := imageFiles(dir)
+	crashed := filepath.Join(dir, ".tmp-"+img.Name+"-crashed")
+	if err := os.MkdirAll(filepath.Join(crashed, "rootfs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var logs bytes.Buffer
+	_, err := EnsureImage(ctx, dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err == nil || !strings.Contains(err.Error(), "debootstrap") {
+		t.Fatalf("EnsureImage with its context ended: %v, want a debootstrap failure", err)
+	}
+	for _, want := range []string{"removing a crashed image build", "building the libvirt base image"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log %q does not say %q", logs.String(), want)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"+img.Name+"*"))
+	for _, l := range left {
+		if !strings.HasSuffix(l, ".lock") {
+			t.Errorf("the failed build left %s", l)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(img.Disk)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("image dir after a failed build: %v", err)
 	}
 }
