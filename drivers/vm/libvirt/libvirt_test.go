@@ -231,7 +231,7 @@ func TestImageBuildFailureLeavesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "debootstrap") {
 		t.Fatalf("EnsureImage with its context ended: %v, want a debootstrap failure", err)
 	}
-	for _, want := range []string{"removing a crashed image build", "building the libvirt base image"} {
+	for _, want := range []string{"not cached: building it, or waiting", "removing a crashed image build", "building the libvirt base image"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log %q does not say %q", logs.String(), want)
 		}
