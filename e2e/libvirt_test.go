@@ -117,6 +117,17 @@ func TestWebClusterOnLibvirt(t *testing.T) {
 		}
 	})
 
+	// Long after their boot, sshd was never restarted on any node: it
+	// refuses no connection after CONFIRM found it up (cloud-init's later
+	// stages leave it alone).
+	signer := w.clusterSigner(t, id)
+	for _, n := range w.cluster(t, id).Nodes {
+		out := sshRun(t, n.Ipaddresses["access_v4"], signer, "cloud-init status --wait | tail -1; journalctl -u ssh.service -o cat --no-pager | grep -c '^Stopping' || true")
+		if !strings.Contains(out, "status: done") || strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]) != "0" {
+			t.Errorf("node %s: cloud-init status, then how often sshd stopped: %q, want done and 0", n.Hostname, out)
+		}
+	}
+
 	w.delete(t, id)
 	w.follow(t, id, "TERMINATED", 5*time.Minute)
 	left, err := libvirt.Leftovers(context.Background(), libvirt.DefaultURI, w.libvirtCfg.StateDir, id)
