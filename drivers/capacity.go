@@ -48,3 +48,13 @@ func (c Capacity) Nodes() int {
 // provider's capacity, or why the fields cannot work. A driver without
 // one has no capacity the server knows.
 type CapacityFunc func(fields map[string]any) (Capacity, error)
+
+// NetworkCapacityFunc is a capacity rule that also reads the type of the
+// provider's network block ("" when it has none): a driver whose clusters
+// have networks of their own only with a given network driver.
+type NetworkCapacityFunc func(fields map[string]any, networkType string) (Capacity, error)
+
+// AnyNetwork is f as a NetworkCapacityFunc, whatever the network.
+func (f CapacityFunc) AnyNetwork() NetworkCapacityFunc {
+	return func(fields map[string]any, _ string) (Capacity, error) { return f(fields) }
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -79,39 +80,49 @@ func (w *world) tasks(t testing.TB, id string) []taskView {
 	return out.Cluster.Jobs[0].Tasks
 }
 
-// An agent killed with SIGKILL in the middle of a create loses its claims
-// when their leases lapse; another agent runs them and the cluster is
-// built.
-func TestAgentKilledMidCreate(t *testing.T) {
-	w := newWorld(t, 8)
+// doomedAgent is a `coopr agent` process, to be killed with SIGKILL.
+type doomedAgent struct {
+	cmd    *exec.Cmd
+	logs   *bytes.Buffer
+	exited chan struct{}
+}
+
+// startDoomed runs a `coopr agent` process named "doomed" with capacity
+// slots and the extra flags; the test's end kills it if it still runs.
+func (w *world) startDoomed(t *testing.T, capacity int, extra ...string) *doomedAgent {
+	t.Helper()
 	bin := coopr(t)
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	w.s.Must(w.s.Super, `mutation { createAPIToken(input: {name: "doomed", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
-	var logs bytes.Buffer
-	doomed := exec.Command(bin, "agent", "--server", w.s.URL, "--capacity", "8", "--name", "doomed", "--work-dir", t.TempDir())
-	doomed.Env = append(os.Environ(), "COOPR_TOKEN="+tok.CreateAPIToken.Secret)
-	doomed.Stdout, doomed.Stderr = &logs, &logs
-	if err := doomed.Start(); err != nil {
+	d := &doomedAgent{logs: &bytes.Buffer{}, exited: make(chan struct{})}
+	args := append([]string{"agent", "--server", w.s.URL, "--capacity", strconv.Itoa(capacity), "--name", "doomed", "--work-dir", t.TempDir()}, extra...)
+	d.cmd = exec.Command(bin, args...)
+	d.cmd.Env = append(os.Environ(), "COOPR_TOKEN="+tok.CreateAPIToken.Secret)
+	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
+	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = doomed.Wait(); close(exited) }()
+	go func() { _ = d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() {
-		_ = doomed.Process.Kill()
-		<-exited
+		_ = d.cmd.Process.Kill()
+		<-d.exited
 		if t.Failed() {
-			t.Logf("the killed agent's log:\n%s", logs.String())
+			t.Logf("the killed agent's log:\n%s", d.logs.String())
 		}
 	})
-	id := w.create(t, "web-cluster", "", 3)
-	// Kill it while it holds a CREATE: one that takes a while, so that the
-	// kill lands before it ends (a NETWORK_ALLOCATE may finish between the
-	// look and the kill).
-	var held []string
-	deadline := time.Now().Add(2 * time.Minute)
+	return d
+}
+
+// killMidCreate waits until the doomed agent holds a CREATE of the
+// cluster, kills it with SIGKILL and returns the tasks it held and when
+// it died. A CREATE, because it takes a while: the kill lands before it
+// ends (a NETWORK_ALLOCATE may finish between the look and the kill).
+func (w *world) killMidCreate(t *testing.T, d *doomedAgent, id string, within time.Duration) (held []string, killed time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for len(held) == 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the doomed agent claimed nothing within 2 minutes; its log:\n%s", logs.String())
+			t.Fatalf("the doomed agent claimed no CREATE within %s; its log:\n%s", within, d.logs.String())
 		}
 		for _, tk := range w.tasks(t, id) {
 			if n := len(tk.Attempts); tk.State == "IN_PROGRESS" && tk.Action == "CREATE" && n > 0 && tk.Attempts[n-1].Agent == "doomed" {
@@ -120,18 +131,18 @@ func TestAgentKilledMidCreate(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := doomed.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	killed := time.Now()
-	<-exited
-	// The survivor joins only now: had it run from the start, a loaded
-	// machine could let it build the whole cluster while the doomed agent
-	// waited to learn its share of the slots, and the kill would hit
-	// nothing.
-	w.startAgent(t, "survivor", 8)
+	killed = time.Now()
+	<-d.exited
+	return held, killed
+}
 
-	w.follow(t, id, "ACTIVE", 5*time.Minute)
+// checkRerun checks that every task the killed agent held was completed
+// by survivor, and logs how long after the kill the last was claimed.
+func (w *world) checkRerun(t *testing.T, id string, held []string, killed time.Time, survivor string) {
+	t.Helper()
 	var slowest time.Duration
 	for _, tk := range w.tasks(t, id) {
 		for _, h := range held {
@@ -139,7 +150,7 @@ func TestAgentKilledMidCreate(t *testing.T) {
 				continue
 			}
 			last := tk.Attempts[len(tk.Attempts)-1]
-			if tk.State != "COMPLETE" || last.Agent != "survivor" {
+			if tk.State != "COMPLETE" || last.Agent != survivor {
 				t.Errorf("task %s held by the killed agent: %s, last run by %q", h, tk.State, last.Agent)
 			}
 			if d := last.ClaimedAt.Sub(killed); d > slowest {
@@ -147,7 +158,25 @@ func TestAgentKilledMidCreate(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d tasks held by the killed agent ran again on the survivor; the last was claimed %.1fs after the kill", len(held), slowest.Seconds())
+	t.Logf("%d tasks held by the killed agent ran again on %s; the last was claimed %.1fs after the kill", len(held), survivor, slowest.Seconds())
+}
+
+// An agent killed with SIGKILL in the middle of a create loses its claims
+// when their leases lapse; another agent runs them and the cluster is
+// built.
+func TestAgentKilledMidCreate(t *testing.T) {
+	w := newWorld(t, 8)
+	doomed := w.startDoomed(t, 8)
+	id := w.create(t, "web-cluster", "", 3)
+	held, killed := w.killMidCreate(t, doomed, id, 2*time.Minute)
+	// The survivor joins only now: had it run from the start, a loaded
+	// machine could let it build the whole cluster while the doomed agent
+	// waited to learn its share of the slots, and the kill would hit
+	// nothing.
+	w.startAgent(t, "survivor", 8)
+
+	w.follow(t, id, "ACTIVE", 5*time.Minute)
+	w.checkRerun(t, id, held, killed, "survivor")
 	c := w.cluster(t, id)
 	answers(t, "http://"+withService(c, "lb")[0].Ipaddresses["access_v4"]+"/", hostnames(withService(c, "web")), 30*time.Second)
 

@@ -45,9 +45,15 @@ func newCapWorld(t *testing.T) *capWorld {
 // provider stores a provider of the tenant of token.
 func (w *capWorld) provider(t *testing.T, token, name, typ string, fields map[string]any) {
 	t.Helper()
+	w.providerOn(t, token, name, typ, "hosts", fields)
+}
+
+// providerOn stores a provider whose network block has type network.
+func (w *capWorld) providerOn(t *testing.T, token, name, typ, network string, fields map[string]any) {
+	t.Helper()
 	w.s.Must(token, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`,
 		map[string]any{"e": map[string]any{"name": name, "providertype": typ, "provisioner": fields,
-			"network": map[string]any{"type": "hosts", "fields": map[string]any{}}}}, &struct{}{})
+			"network": map[string]any{"type": network, "fields": map[string]any{}}}}, &struct{}{})
 }
 
 type capacityOut struct {
@@ -219,6 +225,51 @@ func TestCapacityLocal(t *testing.T) {
 	if code, _ := w.try(w.acme, "previewCluster", "web-cluster", "local", 1); code != "CAPACITY_EXCEEDED" {
 		t.Errorf("a second cluster on a range of one: %s", code)
 	}
+}
+
+// A libvirt provider whose network block is the libvirt network driver's
+// gives each cluster a network of its own on a subnet of its
+// clusterRange: a cluster's nodes take only its subnet's room, the range
+// holds so many clusters, and its clusters take nothing of the
+// provider's shared network. Without that network block the provider's
+// nodes share one network's addresses.
+func TestCapacityLibvirtClusterNetworks(t *testing.T) {
+	w := newCapWorld(t)
+	// 10.79.0.0/27 in /28s: two clusters of 13 nodes.
+	rng := map[string]any{"clusterRange": "10.79.0.0/27", "clusterPrefix": "28", "subnet": "10.79.1.0/29"}
+	const pool = "a /28 of 10.79.0.0/27 on libvirt qemu:///system for each cluster"
+	w.providerOn(t, w.acme, "libvirt", "libvirt", "libvirt", rng)
+	w.providerOn(t, w.zeta, "libvirt", "libvirt", "libvirt", rng)
+
+	c, code := w.preview(t, w.acme, "libvirt-web-cluster", "libvirt", 10)
+	if code != "" || c == nil || *c != (capacityOut{Provider: "libvirt", Pool: pool, Nodes: 13, Used: 0, Free: 13, Requested: 10}) {
+		t.Fatalf("preview of 10 nodes: %+v %s", c, code)
+	}
+	if code, ext := w.try(w.acme, "createCluster", "libvirt-web-cluster", "libvirt", 14); code != "CAPACITY_EXCEEDED" || ext["pool"] != pool {
+		t.Errorf("14 nodes in a cluster of 13: %s %v", code, ext)
+	}
+	big := w.mustCreate(t, w.acme, "libvirt-web-cluster", "libvirt", 10)
+	// zeta's cluster has a subnet of its own, all of it free.
+	w.mustCreate(t, w.zeta, "libvirt-web-cluster", "libvirt", 13)
+	// The range's two subnets are taken: no third cluster.
+	r := w.s.Do(w.acme, `mutation { createCluster(input: {name: "c", clusterTemplate: "libvirt-web-cluster", provider: "libvirt", numMachines: 2}) { id } }`, nil)
+	if r.Code() != "CAPACITY_EXCEEDED" || !strings.Contains(r.Errors[0].Message, "cannot take another cluster: it has room for 2 clusters at once ("+pool+")") {
+		t.Errorf("a third cluster on a range of two: %+v", r.Errors)
+	}
+	// The cluster networks' nodes take nothing of a shared network's
+	// five addresses.
+	w.providerOn(t, w.acme, "libvirt", "libvirt", "hosts", rng)
+	if c, code := w.preview(t, w.acme, "libvirt-web-cluster", "libvirt", 5); code != "" || c.Used != 0 || c.Free != 5 || c.Pool != "libvirt qemu:///system network coopr (10.79.1.0/29)" {
+		t.Errorf("the shared network beside cluster networks: %+v %s", c, code)
+	}
+	// Scale-out takes the cluster's own room.
+	w.run(t, w.acme, big, "ACTIVE", nil)
+	r = w.s.Do(w.acme, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: SCALE, numMachines: 14}) { id } }`, map[string]any{"id": big})
+	if r.Code() != "CAPACITY_EXCEEDED" {
+		t.Errorf("scale-out past the cluster's subnet: %+v", r.Errors)
+	}
+	w.s.Must(w.acme, `mutation($id: ID!) { runOperation(clusterId: $id, input: {operation: SCALE, numMachines: 13}) { id } }`,
+		map[string]any{"id": big}, &struct{}{})
 }
 
 // Two creates at once, of two tenants (so the tenant quota lock does not

@@ -38,6 +38,10 @@ type agentConfig struct {
 	// The local vm driver's state directory where the provider names none
 	// (COOPR_LOCAL_STATE_DIR; default its own, /var/lib/coopr/local/state).
 	LocalStateDir string `yaml:"local_state_dir"`
+	// The libvirt vm driver's state directory (COOPR_LIBVIRT_STATE_DIR;
+	// default /var/lib/coopr/libvirt/state): it names this installation's
+	// domains and networks, so agents of one installation share it.
+	LibvirtStateDir string `yaml:"libvirt_state_dir"`
 }
 
 func agentDefaults() agentConfig {
@@ -58,7 +62,7 @@ func loadAgentConfig(file string, getenv func(string) string) (agentConfig, erro
 		key string
 	}{{&c.Server, "COOPR_SERVER"}, {&c.Token, "COOPR_TOKEN"}, {&c.Name, "COOPR_AGENT_NAME"}, {&c.WorkDir, "COOPR_WORK_DIR"},
 		{&c.Isolation, "COOPR_ISOLATION"}, {&c.TaskCPUQuota, "COOPR_TASK_CPU_QUOTA"}, {&c.TaskMemoryMax, "COOPR_TASK_MEMORY_MAX"},
-		{&c.LocalStateDir, "COOPR_LOCAL_STATE_DIR"}} {
+		{&c.LocalStateDir, "COOPR_LOCAL_STATE_DIR"}, {&c.LibvirtStateDir, "COOPR_LIBVIRT_STATE_DIR"}} {
 		if v := getenv(s.key); v != "" {
 			*s.dst = v
 		}
@@ -100,6 +104,8 @@ func (c agentConfig) check() error {
 		return fmt.Errorf("grace %s and kill grace %s: both must be positive", c.Grace, c.KillGrace)
 	case c.LocalStateDir != "" && !filepath.IsAbs(c.LocalStateDir):
 		return fmt.Errorf("local state dir %q: give an absolute path (COOPR_LOCAL_STATE_DIR, local_state_dir or --local-state-dir)", c.LocalStateDir)
+	case c.LibvirtStateDir != "" && !filepath.IsAbs(c.LibvirtStateDir):
+		return fmt.Errorf("libvirt state dir %q: give an absolute path (COOPR_LIBVIRT_STATE_DIR, libvirt_state_dir or --libvirt-state-dir)", c.LibvirtStateDir)
 	}
 	if _, err := url.ParseRequestURI(c.Server); err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -127,10 +133,13 @@ func (c agentConfig) isolation(cmd []string) (isolation.Config, error) {
 
 // taskCommand is the argv of an isolated task process: only what is not
 // secret, since anyone on the host may read it; the task comes on stdin.
-func taskCommand(exe, workDir, localStateDir string) []string {
+func taskCommand(exe, workDir string, states stateDirs) []string {
 	argv := []string{exe, "agent", "run-task", "--work-dir", workDir}
-	if localStateDir != "" {
-		argv = append(argv, "--local-state-dir", localStateDir)
+	if states.local != "" {
+		argv = append(argv, "--local-state-dir", states.local)
+	}
+	if states.libvirt != "" {
+		argv = append(argv, "--libvirt-state-dir", states.libvirt)
 	}
 	return argv
 }
@@ -138,9 +147,9 @@ func taskCommand(exe, workDir, localStateDir string) []string {
 // agentFlags are `coopr agent`'s flags; each, when given, wins over the
 // environment and the file.
 type agentFlags struct {
-	file, server, token, name, workDir, isolation, cpuQuota, memoryMax, localStateDir string
-	capacity                                                                          int
-	grace, killGrace                                                                  time.Duration
+	file, server, token, name, workDir, isolation, cpuQuota, memoryMax, localStateDir, libvirtStateDir string
+	capacity                                                                                           int
+	grace, killGrace                                                                                   time.Duration
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -157,6 +166,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.cpuQuota, "task-cpu-quota", "", "CPU quota of each task unit with systemd-run, e.g. 150%")
 	fs.StringVar(&f.memoryMax, "task-memory-max", "", "memory limit of each task unit with systemd-run, e.g. 2G")
 	fs.StringVar(&f.localStateDir, "local-state-dir", "", "the local vm driver's state directory where the provider names none (default /var/lib/coopr/local/state)")
+	fs.StringVar(&f.libvirtStateDir, "libvirt-state-dir", "", "the libvirt vm driver's state directory, naming this installation's domains (default /var/lib/coopr/libvirt/state)")
 }
 
 // resolve is the configuration from the file, the environment and the
@@ -173,7 +183,7 @@ func (f *agentFlags) resolve(cmd *cobra.Command, getenv func(string) string) (ag
 		v    string
 	}{{"server", &c.Server, f.server}, {"token", &c.Token, f.token}, {"name", &c.Name, f.name}, {"work-dir", &c.WorkDir, f.workDir},
 		{"isolation", &c.Isolation, f.isolation}, {"task-cpu-quota", &c.TaskCPUQuota, f.cpuQuota}, {"task-memory-max", &c.TaskMemoryMax, f.memoryMax},
-		{"local-state-dir", &c.LocalStateDir, f.localStateDir}} {
+		{"local-state-dir", &c.LocalStateDir, f.localStateDir}, {"libvirt-state-dir", &c.LibvirtStateDir, f.libvirtStateDir}} {
 		if changed(s.flag) {
 			*s.dst = s.v
 		}
@@ -249,7 +259,8 @@ func runAgent(ctx context.Context, cfg agentConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
 		return fmt.Errorf("work directory: %w", err)
 	}
-	reg, closeDrivers, err := driverRegistry(cfg.WorkDir, cfg.LocalStateDir, log)
+	states := stateDirs{local: cfg.LocalStateDir, libvirt: cfg.LibvirtStateDir}
+	reg, closeDrivers, err := driverRegistry(cfg.WorkDir, states, log)
 	if err != nil {
 		return fmt.Errorf("drivers: %w", err)
 	}
@@ -258,7 +269,7 @@ func runAgent(ctx context.Context, cfg agentConfig, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("find this binary to run isolated tasks with: %w", err)
 	}
-	icfg, err := cfg.isolation(taskCommand(exe, cfg.WorkDir, cfg.LocalStateDir))
+	icfg, err := cfg.isolation(taskCommand(exe, cfg.WorkDir, states))
 	if err != nil {
 		return err
 	}
@@ -298,7 +309,8 @@ func runAgent(ctx context.Context, cfg agentConfig, log *slog.Logger) error {
 // newRunTaskCmd is the isolated task process: `coopr agent run-task`,
 // started by the agent with the task's payload on stdin.
 func newRunTaskCmd() *cobra.Command {
-	var workDir, localStateDir string
+	var workDir string
+	var states stateDirs
 	cmd := &cobra.Command{
 		Use:    "run-task",
 		Short:  "Run one task read on stdin (started by the agent for isolated tasks)",
@@ -314,7 +326,7 @@ func newRunTaskCmd() *cobra.Command {
 				defer f.Close()
 				out = f
 			}
-			reg, closeDrivers, err := driverRegistry(workDir, localStateDir, slog.Default())
+			reg, closeDrivers, err := driverRegistry(workDir, states, slog.Default())
 			if err != nil {
 				return fmt.Errorf("drivers: %w", err)
 			}
@@ -323,6 +335,7 @@ func newRunTaskCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&workDir, "work-dir", agentDefaults().WorkDir, "directory for drivers' and tasks' files")
-	cmd.Flags().StringVar(&localStateDir, "local-state-dir", "", "the local vm driver's state directory where the provider names none")
+	cmd.Flags().StringVar(&states.local, "local-state-dir", "", "the local vm driver's state directory where the provider names none")
+	cmd.Flags().StringVar(&states.libvirt, "libvirt-state-dir", "", "the libvirt vm driver's state directory")
 	return cmd
 }

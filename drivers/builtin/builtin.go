@@ -64,10 +64,10 @@ func Registry(cfg Config) (reg *drivers.Registry, close func(), err error) {
 // Capacities are the capacity rules of the vm drivers that declare one,
 // by driver name (the providertype that picks the driver): the server
 // refuses creates and scale-outs that do not fit.
-func Capacities() map[string]drivers.CapacityFunc {
-	return map[string]drivers.CapacityFunc{
-		local.Descriptor().Name:   local.Capacity,
-		vmpool.Descriptor().Name:  vmpool.Capacity,
+func Capacities() map[string]drivers.NetworkCapacityFunc {
+	return map[string]drivers.NetworkCapacityFunc{
+		local.Descriptor().Name:   drivers.CapacityFunc(local.Capacity).AnyNetwork(),
+		vmpool.Descriptor().Name:  drivers.CapacityFunc(vmpool.Capacity).AnyNetwork(),
 		libvirt.Descriptor().Name: libvirt.Capacity,
 	}
 }

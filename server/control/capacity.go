@@ -79,7 +79,11 @@ func (s *Service) checkCapacity(ctx context.Context, q sqlx.ExtContext, prov *ca
 		return nil, nil
 	}
 	rule := s.Capacity[prov.ProviderType]
-	c, err := rule(prov.Provisioner)
+	netType := ""
+	if prov.Network != nil {
+		netType = prov.Network.Type
+	}
+	c, err := rule(prov.Provisioner, netType)
 	if err != nil {
 		return nil, invalid("provider", "provider %s cannot make nodes: %v", prov.Name, err)
 	}
@@ -103,7 +107,7 @@ func (s *Service) checkCapacity(ctx context.Context, q sqlx.ExtContext, prov *ca
 		ours[g.Key] = true
 	}
 	rows, err := q.QueryxContext(ctx, `SELECT coalesce(c.snapshot->'provider'->'provisioner', '{}'),
-			array_agg(coalesce(n.facts->'vm'->>'providerId', ''))
+			coalesce(c.snapshot->'provider'->'network'->>'type', ''), array_agg(coalesce(n.facts->'vm'->>'providerId', ''))
 		FROM clusters c JOIN nodes n ON n.cluster_id = c.id
 		WHERE c.status <> 'TERMINATED' AND c.snapshot->'provider'->>'providertype' = $1
 		GROUP BY c.id`, prov.ProviderType)
@@ -116,20 +120,21 @@ func (s *Service) checkCapacity(ctx context.Context, q sqlx.ExtContext, prov *ca
 	used := 0
 	for rows.Next() {
 		var raw []byte
+		var netType string
 		var placed pq.StringArray
-		if err := rows.Scan(&raw, &placed); err != nil {
+		if err := rows.Scan(&raw, &netType, &placed); err != nil {
 			return nil, err
 		}
-		theirs, ok := rules[string(raw)]
+		theirs, ok := rules[netType+"\x00"+string(raw)]
 		if !ok {
 			var fields map[string]any
 			if json.Unmarshal(raw, &fields) == nil {
 				// A provider its driver refuses made no nodes anywhere.
-				if tc, err := rule(fields); err == nil {
+				if tc, err := rule(fields, netType); err == nil && !tc.PerCluster {
 					theirs = &tc
 				}
 			}
-			rules[string(raw)] = theirs
+			rules[netType+"\x00"+string(raw)] = theirs
 		}
 		if theirs == nil {
 			continue
@@ -168,7 +173,7 @@ func (s *Service) checkCapacity(ctx context.Context, q sqlx.ExtContext, prov *ca
 // perClusterUse is a per-cluster capacity's use: the cluster's own nodes
 // against its groups, and, for a new cluster, the clusters not TERMINATED
 // whose providers' rules name the same ClusterKey.
-func perClusterUse(ctx context.Context, q sqlx.ExtContext, rule drivers.CapacityFunc, prov *catalog.Provider, c drivers.Capacity,
+func perClusterUse(ctx context.Context, q sqlx.ExtContext, rule drivers.NetworkCapacityFunc, prov *catalog.Provider, c drivers.Capacity,
 	cluster string, requested int) (*CapacityUse, error) {
 	use := &CapacityUse{Provider: prov.Name, Pool: c.Name, Nodes: c.Nodes(), Requested: requested, PerCluster: true, Clusters: c.Clusters}
 	if cluster != "" {
@@ -180,25 +185,27 @@ func perClusterUse(ctx context.Context, q sqlx.ExtContext, rule drivers.Capacity
 	if c.Clusters == 0 {
 		return use, nil
 	}
-	rows, err := q.QueryxContext(ctx, `SELECT coalesce(c.snapshot->'provider'->'provisioner', '{}'), count(*)
+	rows, err := q.QueryxContext(ctx, `SELECT coalesce(c.snapshot->'provider'->'provisioner', '{}'),
+			coalesce(c.snapshot->'provider'->'network'->>'type', ''), count(*)
 		FROM clusters c
 		WHERE c.status <> 'TERMINATED' AND c.snapshot->'provider'->>'providertype' = $1
-		GROUP BY 1`, prov.ProviderType)
+		GROUP BY 1, 2`, prov.ProviderType)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var raw []byte
+		var netType string
 		var n int
-		if err := rows.Scan(&raw, &n); err != nil {
+		if err := rows.Scan(&raw, &netType, &n); err != nil {
 			return nil, err
 		}
 		var fields map[string]any
 		if json.Unmarshal(raw, &fields) != nil {
 			continue
 		}
-		if tc, err := rule(fields); err == nil && tc.PerCluster && tc.ClusterKey == c.ClusterKey {
+		if tc, err := rule(fields, netType); err == nil && tc.PerCluster && tc.ClusterKey == c.ClusterKey {
 			use.ClustersUsed += n
 		}
 	}

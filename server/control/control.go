@@ -68,7 +68,7 @@ type Service struct {
 	// Capacity holds the capacity rules of vm drivers by provider type
 	// (drivers/builtin.Capacities): creates and scale-outs that do not fit
 	// are refused. Providers of other types are not checked.
-	Capacity map[string]drivers.CapacityFunc
+	Capacity map[string]drivers.NetworkCapacityFunc
 
 	claimMu       sync.Mutex
 	claimContexts map[string]claimContext // by cluster id

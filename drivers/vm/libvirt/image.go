@@ -135,6 +135,9 @@ func EnsureImage(ctx context.Context, dir string, log *slog.Logger) (Image, erro
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Image{}, fmt.Errorf("image dir: %w", err)
 	}
+	// Said before the lock: a process waiting for another's build would
+	// otherwise sit silent for minutes.
+	log.Info("the libvirt base image is not cached: building it, or waiting for the process that is", "image", final)
 	unlock, err := lockFile(ctx, filepath.Join(dir, img.Name+".lock"))
 	if err != nil {
 		return Image{}, fmt.Errorf("lock image %s: %w", img.Name, err)

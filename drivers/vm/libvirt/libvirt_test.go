@@ -1,8 +1,10 @@
 package libvirt
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,24 +175,74 @@ func TestFailureRetryable(t *testing.T) {
 
 func TestCapacity(t *testing.T) {
 	for _, tc := range []struct {
-		fields map[string]any
-		key    string
-		size   int
-		err    bool
+		fields     map[string]any
+		network    string
+		key        string
+		size       int
+		perCluster bool
+		clusters   int
+		clusterKey string
+		err        bool
 	}{
-		{map[string]any{}, "libvirt qemu:///system network coopr", 253, false},
-		{map[string]any{"subnet": "10.5.0.0/28", "network": "lab", "uri": "qemu+ssh://h/system"}, "libvirt qemu+ssh://h/system network lab", 13, false},
-		{map[string]any{"subnet": "nope"}, "", 0, true},
+		{fields: map[string]any{}, key: "libvirt qemu:///system network coopr", size: 253},
+		{fields: map[string]any{"subnet": "10.5.0.0/28", "network": "lab", "uri": "qemu+ssh://h/system"}, network: "hosts",
+			key: "libvirt qemu+ssh://h/system network lab", size: 13},
+		{fields: map[string]any{"subnet": "nope"}, err: true},
+		// Cluster networks: a subnet of the range each, whatever subnet says.
+		{fields: map[string]any{"subnet": "10.5.0.0/28"}, network: "libvirt",
+			key: "cluster subnet /24", size: 253, perCluster: true, clusters: 256, clusterKey: "libvirt qemu:///system subnets of 10.236.0.0/16"},
+		{fields: map[string]any{"clusterRange": "10.9.0.1/26", "clusterPrefix": float64(28), "uri": "qemu+ssh://h/system"}, network: "libvirt",
+			key: "cluster subnet /28", size: 13, perCluster: true, clusters: 4, clusterKey: "libvirt qemu+ssh://h/system subnets of 10.9.0.0/26"},
+		{fields: map[string]any{"clusterRange": "10.9.0.0/26", "clusterPrefix": "24"}, network: "libvirt", err: true},
+		{fields: map[string]any{"clusterRange": "10.9.0.0/26", "clusterPrefix": "24"}, network: "hosts", key: "libvirt qemu:///system network coopr", size: 253},
 	} {
-		c, err := Capacity(tc.fields)
+		c, err := Capacity(tc.fields, tc.network)
 		if tc.err {
 			if err == nil {
-				t.Errorf("%v: no error", tc.fields)
+				t.Errorf("%v %s: no error", tc.fields, tc.network)
 			}
 			continue
 		}
-		if err != nil || len(c.Groups) != 1 || c.Groups[0].Key != tc.key || c.Nodes() != tc.size {
-			t.Errorf("%v: %+v %v, want key %q size %d", tc.fields, c, err, tc.key, tc.size)
+		if err != nil || len(c.Groups) != 1 || c.Groups[0].Key != tc.key || c.Nodes() != tc.size ||
+			c.PerCluster != tc.perCluster || c.Clusters != tc.clusters || c.ClusterKey != tc.clusterKey {
+			t.Errorf("%v %s: %+v %v, want key %q size %d, per cluster %v, %d clusters keyed %q",
+				tc.fields, tc.network, c, err, tc.key, tc.size, tc.perCluster, tc.clusters, tc.clusterKey)
 		}
+	}
+}
+
+// A build that fails (here: stopped before debootstrap ends) says it is
+// building, leaves neither the image nor its temporary tree, and the next
+// build first removes what a crashed one left.
+func TestImageBuildFailureLeavesNothing(t *testing.T) {
+	if err := needTools(tool{"debootstrap", "debootstrap"}, tool{"mkfs.ext4", "e2fsprogs"}, tool{"qemu-img", "qemu-utils"}); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	img := imageFiles(dir)
+	crashed := filepath.Join(dir, ".tmp-"+img.Name+"-crashed")
+	if err := os.MkdirAll(filepath.Join(crashed, "rootfs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var logs bytes.Buffer
+	_, err := EnsureImage(ctx, dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err == nil || !strings.Contains(err.Error(), "debootstrap") {
+		t.Fatalf("EnsureImage with its context ended: %v, want a debootstrap failure", err)
+	}
+	for _, want := range []string{"not cached: building it, or waiting", "removing a crashed image build", "building the libvirt base image"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log %q does not say %q", logs.String(), want)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"+img.Name+"*"))
+	for _, l := range left {
+		if !strings.HasSuffix(l, ".lock") {
+			t.Errorf("the failed build left %s", l)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(img.Disk)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("image dir after a failed build: %v", err)
 	}
 }

@@ -458,10 +458,13 @@ func makeSeed(ctx context.Context, name, hostname, pub, mac string, addr netip.A
 		"fqdn":                      hostname,
 		"prefer_fqdn_over_hostname": true,
 		"disable_root":              false,
-		"ssh_pwauth":                false,
-		"ssh_deletekeys":            true,
-		"ssh_authorized_keys":       []string{strings.TrimSpace(pub)},
-		"ssh_keys":                  sshKeys,
+		// The image's sshd already refuses passwords; false here would
+		// make cloud-init's config stage rewrite sshd_config and restart
+		// sshd, refusing connections just after CONFIRM found it up.
+		"ssh_pwauth":          "unchanged",
+		"ssh_deletekeys":      true,
+		"ssh_authorized_keys": []string{strings.TrimSpace(pub)},
+		"ssh_keys":            sshKeys,
 		// The image has no locales to generate: skip the step.
 		"locale": "C.UTF-8",
 	}
