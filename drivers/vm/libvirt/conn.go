@@ -14,6 +14,8 @@ import (
 	"time"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
+
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // conn is one connection to a libvirt daemon for one task.
@@ -299,7 +301,7 @@ func (c *conn) ensureBase(ctx context.Context, pool golibvirt.StoragePool, s set
 	}
 	// One upload per agent at a time; agents sharing a remote libvirt may
 	// both upload, the ready mark is written by the last.
-	unlock, err := lockFile(ctx, fmt.Sprintf("%s/upload-%s.lock", s.ImageDir, name))
+	unlock, err := filelock.Lock(ctx, fmt.Sprintf("%s/upload-%s.lock", s.ImageDir, name))
 	if err != nil {
 		return baseVolumes{}, err
 	}

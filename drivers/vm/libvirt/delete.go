@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	golibvirt "github.com/digitalocean/go-libvirt"
 
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out drivers.Output) drivers.Result {
@@ -25,7 +25,7 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 		return failure(statusFailed, "libvirt", err)
 	}
 	defer c.close()
-	unlock, err := lockFile(ctx, filepath.Join(s.StateDir, "locks", name+".lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(s.StateDir, "locks", name+".lock"))
 	if err != nil {
 		return failure(statusFailed, "lock node", err)
 	}
@@ -52,7 +52,7 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 	if err != nil {
 		return failure(statusFailed, "delete", err)
 	}
-	_ = os.Remove(filepath.Join(s.StateDir, "locks", name+".lock"))
+	filelock.Remove(filepath.Join(s.StateDir, "locks", name+".lock"))
 	if !found {
 		return drivers.Result{Message: "domain " + name + " is already gone"}
 	}

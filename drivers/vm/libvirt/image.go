@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // DefaultImageDir is where the agent builds and caches base images before
@@ -138,7 +140,7 @@ func EnsureImage(ctx context.Context, dir string, log *slog.Logger) (Image, erro
 	// Said before the lock: a process waiting for another's build would
 	// otherwise sit silent for minutes.
 	log.Info("the libvirt base image is not cached: building it, or waiting for the process that is", "image", final)
-	unlock, err := lockFile(ctx, filepath.Join(dir, img.Name+".lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(dir, img.Name+".lock"))
 	if err != nil {
 		return Image{}, fmt.Errorf("lock image %s: %w", img.Name, err)
 	}
@@ -427,33 +429,6 @@ func run(ctx context.Context, name string, args ...string) (string, error) {
 		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return string(out), nil
-}
-
-// lockFile takes an exclusive flock on path, waiting until ctx ends.
-func lockFile(ctx context.Context, path string) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("flock %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // missingError is a host that lacks what the driver needs: retrying cannot

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // metaNS is the namespace of the metadata coopr writes into its domains:
@@ -188,7 +189,7 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	if err != nil {
 		return failure(statusNothingCreated, "accelerator", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(s.StateDir, "locks", name+".lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(s.StateDir, "locks", name+".lock"))
 	if err != nil {
 		return failure(statusNothingCreated, "lock node", err)
 	}
@@ -439,6 +440,13 @@ func makeSeed(ctx context.Context, name, hostname, pub, mac string, addr netip.A
 	if err != nil {
 		return "", err
 	}
+	// The files hold the node's private host keys: none stays behind a
+	// seed that could not be made.
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
 	short, _, _ := strings.Cut(hostname, ".")
 	meta := map[string]any{"instance-id": name, "local-hostname": short}
 	sshKeys := map[string]string{}
@@ -482,22 +490,21 @@ func makeSeed(ctx context.Context, name, hostname, pub, mac string, addr netip.A
 	files := map[string]any{"meta-data": meta, "user-data": user, "network-config": network}
 	var args []string
 	for fn, v := range files {
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
+		var b []byte
+		if b, err = json.MarshalIndent(v, "", "  "); err != nil {
 			return "", err
 		}
 		if fn == "user-data" {
 			b = append([]byte("#cloud-config\n"), b...)
 		}
-		if err := os.WriteFile(filepath.Join(dir, fn), append(b, '\n'), 0o600); err != nil {
+		if err = os.WriteFile(filepath.Join(dir, fn), append(b, '\n'), 0o600); err != nil {
 			return "", err
 		}
 		args = append(args, filepath.Join(dir, fn))
 	}
 	iso := filepath.Join(dir, "seed.iso")
 	args = append([]string{"-quiet", "-output", iso, "-volid", "cidata", "-joliet", "-rock"}, args...)
-	if _, err := run(ctx, "genisoimage", args...); err != nil {
-		os.RemoveAll(dir)
+	if _, err = run(ctx, "genisoimage", args...); err != nil {
 		return "", err
 	}
 	return iso, nil

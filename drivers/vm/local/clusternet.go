@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // A cluster's network is a bridge of its own, with the host's address on
@@ -142,7 +144,7 @@ func hostPrefixes(ctx context.Context) (map[string][]netip.Prefix, error) {
 // first made.
 func ensureClusterNet(ctx context.Context, stateDir string, rng netRange, clusterID string) (network, error) {
 	nw := network{stateDir: stateDir}
-	unlock, err := lockFile(ctx, nw.lockPath())
+	unlock, err := filelock.Lock(ctx, nw.lockPath())
 	if err != nil {
 		return network{}, err
 	}
@@ -239,7 +241,7 @@ func allocateNet(ctx context.Context, stateDir string, rng netRange, clusterID, 
 // network already gone is released.
 func releaseClusterNet(ctx context.Context, stateDir, clusterID string) (released bool, err error) {
 	nw := network{stateDir: stateDir}
-	unlock, err := lockFile(ctx, nw.lockPath())
+	unlock, err := filelock.Lock(ctx, nw.lockPath())
 	if err != nil {
 		return false, err
 	}
@@ -306,7 +308,7 @@ add rule inet %[1]s forward iifname "%[2]s*" drop
 add rule inet %[1]s forward oifname "%[2]s*" drop
 add element inet %[1]s same { "%[3]s" . "%[3]s" }
 `, nftTable, bridgePrefix, bridge)
-	unlock, err := lockFile(ctx, nftLock)
+	unlock, err := filelock.Lock(ctx, nftLock)
 	if err != nil {
 		return err
 	}
@@ -347,7 +349,7 @@ func nftScript(ctx context.Context, script string) error {
 // removeIsolation drops the table once no cluster bridge is left on the
 // host, whoever's.
 func removeIsolation(ctx context.Context) error {
-	unlock, err := lockFile(ctx, nftLock)
+	unlock, err := filelock.Lock(ctx, nftLock)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // How long a container gets to power off after SIGTERM before it is
@@ -43,7 +44,7 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 	if err := preflight(); err != nil {
 		return failure(statusFailed, "host not ready", err)
 	}
-	unlock, err := lockFile(ctx, lockOf(s.StateDir, name))
+	unlock, err := filelock.Lock(ctx, lockOf(s.StateDir, name))
 	if err != nil {
 		return failure(statusFailed, "lock node", err)
 	}
@@ -53,7 +54,7 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 	if err := removeNode(ctx, s.StateDir, name, d.log); err != nil {
 		return failure(statusFailed, "delete", err)
 	}
-	removeLocked(lockOf(s.StateDir, name))
+	filelock.Remove(lockOf(s.StateDir, name))
 	msg := "deleted container " + name
 	if r := d.releaseUnmanaged(ctx, s, t); r != "" {
 		msg += "; " + r
@@ -279,7 +280,7 @@ func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, k
 		if !nameRE.MatchString(name) {
 			continue
 		}
-		unlock, err := lockFile(ctx, lockOf(stateDir, name))
+		unlock, err := filelock.Lock(ctx, lockOf(stateDir, name))
 		if err != nil {
 			return err
 		}
@@ -293,7 +294,7 @@ func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, k
 		if err := removeNode(ctx, stateDir, name, log); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		} else {
-			removeLocked(lockOf(stateDir, name))
+			filelock.Remove(lockOf(stateDir, name))
 		}
 		unlock()
 	}
@@ -374,9 +375,9 @@ func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, k
 	for _, l := range locks {
 		name := strings.TrimSuffix(filepath.Base(l), ".lock")
 		if _, err := os.Stat(filepath.Join(nodesDir(stateDir), name)); errors.Is(err, os.ErrNotExist) && !kept[name] {
-			unlock, err := lockFile(ctx, l)
+			unlock, err := filelock.Lock(ctx, l)
 			if err == nil {
-				removeLocked(l)
+				filelock.Remove(l)
 				unlock()
 			}
 		}
@@ -390,7 +391,7 @@ func cleanup(ctx context.Context, stateDir string, log *slog.Logger, all bool, k
 // CREATEs have not come yet). With all and nothing kept, the isolation
 // table goes too once no cluster bridge of any installation is left.
 func cleanupNets(ctx context.Context, stateDir string, log *slog.Logger, all bool, keepNets map[string]bool) error {
-	unlock, err := lockFile(ctx, network{stateDir: stateDir}.lockPath())
+	unlock, err := filelock.Lock(ctx, network{stateDir: stateDir}.lockPath())
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // DefaultImageDir is where base images are cached unless Config says otherwise.
@@ -87,7 +89,7 @@ func EnsureImage(ctx context.Context, dir string, log *slog.Logger) (string, err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("image dir: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, name+".lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(dir, name+".lock"))
 	if err != nil {
 		return "", fmt.Errorf("lock image %s: %w", name, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // TestEnsureImageWaitsForBuilder: while another process holds the image's
@@ -15,7 +17,7 @@ import (
 func TestEnsureImageWaitsForBuilder(t *testing.T) {
 	dir := t.TempDir()
 	name := imageName + "-" + recipeHash()
-	unlock, err := lockFile(context.Background(), filepath.Join(dir, name+".lock"))
+	unlock, err := filelock.Lock(context.Background(), filepath.Join(dir, name+".lock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func TestEnsureImageWaitsForBuilder(t *testing.T) {
 // TestEnsureImageHonoursContext: a waiter gives up when its task ends.
 func TestEnsureImageHonoursContext(t *testing.T) {
 	dir := t.TempDir()
-	unlock, err := lockFile(context.Background(), filepath.Join(dir, imageName+"-"+recipeHash()+".lock"))
+	unlock, err := filelock.Lock(context.Background(), filepath.Join(dir, imageName+"-"+recipeHash()+".lock"))
 	if err != nil {
 		t.Fatal(err)
 	}

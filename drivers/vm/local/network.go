@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // subnet is the nodes' network: the host's address on the bridge and the
@@ -103,7 +105,7 @@ func (nw network) ensureBridgeLocked(ctx context.Context) error {
 
 // allocate returns the node's address, the one it already has if any.
 func (nw network) allocate(ctx context.Context, node string) (netip.Addr, error) {
-	unlock, err := lockFile(ctx, nw.lockPath())
+	unlock, err := filelock.Lock(ctx, nw.lockPath())
 	if err != nil {
 		return netip.Addr{}, err
 	}
@@ -140,7 +142,7 @@ func (nw network) allocate(ctx context.Context, node string) (netip.Addr, error)
 
 // release frees every address the node holds.
 func (nw network) release(ctx context.Context, node string) error {
-	unlock, err := lockFile(ctx, nw.lockPath())
+	unlock, err := filelock.Lock(ctx, nw.lockPath())
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // nodeState is a node as node.json records it. Its presence means the
@@ -178,7 +179,7 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	if err != nil {
 		return failure(statusNothingCreated, "base image", err)
 	}
-	unlock, err := lockFile(ctx, lockOf(s.StateDir, name))
+	unlock, err := filelock.Lock(ctx, lockOf(s.StateDir, name))
 	if err != nil {
 		return failure(statusNothingCreated, "lock node", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/internal/filelock"
 )
 
 // reboot runs REBOOT (docs/operations.md#rebooting-a-node): the node's
@@ -31,7 +32,7 @@ func (d *driver) reboot(ctx context.Context, s settings, t *drivers.Task, out dr
 	if err := n.belongs(t); err != nil {
 		return drivers.Result{Status: statusFailed, Message: "local: " + err.Error(), Retryable: &no}
 	}
-	unlock, err := lockFile(ctx, lockOf(s.StateDir, name))
+	unlock, err := filelock.Lock(ctx, lockOf(s.StateDir, name))
 	if err != nil {
 		return failure(statusFailed, "lock node", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // missingToolError is a host that lacks what the driver needs; retrying
@@ -87,48 +86,6 @@ func run(ctx context.Context, name string, args ...string) (string, error) {
 		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return string(out), nil
-}
-
-// lockFile takes an exclusive flock on path, waiting until ctx ends. A lock
-// file removed by its holder (removeLocked) is not a lock anymore: the
-// waiter notices and locks the new file instead.
-func lockFile(ctx context.Context, path string) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	for {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		for {
-			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-			if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				f.Close()
-				return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("flock %s: %w", path, err)
-		}
-		var held, now syscall.Stat_t
-		if syscall.Fstat(int(f.Fd()), &held) == nil && syscall.Stat(path, &now) == nil && held.Ino == now.Ino && held.Dev == now.Dev {
-			return func() { f.Close() }, nil
-		}
-		f.Close()
-	}
-}
-
-// removeLocked removes a lock file its caller holds, so that a deleted
-// node leaves no file behind.
-func removeLocked(path string) {
-	_ = os.Remove(path)
 }
 
 // mountsUnder lists mount points at or below dir, deepest first.
