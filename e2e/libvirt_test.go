@@ -27,35 +27,7 @@ import (
 // KVM that hangs its guests). The tenant runs two tasks at once: two VMs
 // boot at a time at most. Run under flock /tmp/coopr-nspawn.lock.
 func TestWebClusterOnLibvirt(t *testing.T) {
-	accel := os.Getenv("COOPR_TEST_LIBVIRT_ACCEL")
-	if accel == "" {
-		accel = libvirt.AccelTCG
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	err := libvirt.Usable(ctx, libvirt.DefaultURI, accel)
-	cancel()
-	if err != nil {
-		t.Skipf("libvirt is not usable here (%v): scripts/test-prereqs installs and starts it", err)
-	}
-	// Built once per host (several minutes the first time): say so, as it
-	// happens, rather than leave the first CREATE silent that long.
-	ictx, icancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	_, err = libvirt.EnsureImage(ictx, "", slog.New(slog.NewTextHandler(os.Stderr, nil)))
-	icancel()
-	if err != nil {
-		t.Fatalf("libvirt base image: %v", err)
-	}
-	w := newWorld(t, 2)
-	t.Cleanup(func() {
-		if err := libvirt.Cleanup(context.Background(), libvirt.CleanupOptions{StateDir: w.libvirtCfg.StateDir, All: true, Log: w.log}); err != nil {
-			t.Errorf("libvirt cleanup: %v", err)
-		}
-	})
-	w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`,
-		map[string]any{"e": map[string]any{"name": "libvirt", "providertype": "libvirt",
-			"provisioner": map[string]any{"accelerator": accel, "pool": "coopr-test", "poolPath": "/var/lib/libvirt/coopr-test",
-				"clusterRange": fmt.Sprintf("10.238.%d.0/24", netIndex), "clusterPrefix": "28"},
-			"network": map[string]any{"type": "libvirt", "fields": map[string]any{}}}}, &struct{}{})
+	w := newLibvirtWorld(t, 2, fmt.Sprintf("10.238.%d.0/24", netIndex))
 	doomed := w.startDoomed(t, 2, "--libvirt-state-dir", w.libvirtCfg.StateDir)
 
 	id := w.create(t, "libvirt-web-cluster", "", 2)
@@ -143,4 +115,49 @@ func TestWebClusterOnLibvirt(t *testing.T) {
 			t.Errorf("after delete, volumes of %s are left:\n%s", name, out)
 		}
 	}
+}
+
+// newLibvirtWorld is a world whose tenant runs workers tasks at once, with
+// a libvirt provider on networks of the clusters' own carved from
+// clusterRange; it skips when libvirt cannot run VMs here. The accelerator
+// is COOPR_TEST_LIBVIRT_ACCEL's (default tcg: this kind of machine may
+// offer KVM that hangs its guests).
+func newLibvirtWorld(t testing.TB, workers int, clusterRange string) *world {
+	t.Helper()
+	accel := libvirtAccel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	err := libvirt.Usable(ctx, libvirt.DefaultURI, accel)
+	cancel()
+	if err != nil {
+		t.Skipf("libvirt is not usable here (%v): scripts/test-prereqs installs and starts it", err)
+	}
+	// Built once per host (several minutes the first time): say so, as it
+	// happens, rather than leave the first CREATE silent that long.
+	ictx, icancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	_, err = libvirt.EnsureImage(ictx, "", slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	icancel()
+	if err != nil {
+		t.Fatalf("libvirt base image: %v", err)
+	}
+	w := newWorld(t, workers)
+	t.Cleanup(func() {
+		if err := libvirt.Cleanup(context.Background(), libvirt.CleanupOptions{StateDir: w.libvirtCfg.StateDir, All: true, Log: w.log}); err != nil {
+			t.Errorf("libvirt cleanup: %v", err)
+		}
+	})
+	w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`,
+		map[string]any{"e": map[string]any{"name": "libvirt", "providertype": "libvirt",
+			"provisioner": map[string]any{"accelerator": accel, "pool": "coopr-test", "poolPath": "/var/lib/libvirt/coopr-test",
+				"clusterRange": clusterRange, "clusterPrefix": "28"},
+			"network": map[string]any{"type": "libvirt", "fields": map[string]any{}}}}, &struct{}{})
+	return w
+}
+
+// libvirtAccel is the accelerator the tests' VMs run with:
+// COOPR_TEST_LIBVIRT_ACCEL, or emulation.
+func libvirtAccel() string {
+	if a := os.Getenv("COOPR_TEST_LIBVIRT_ACCEL"); a != "" {
+		return a
+	}
+	return libvirt.AccelTCG
 }
