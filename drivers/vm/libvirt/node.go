@@ -25,6 +25,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/vm/sshready"
 	"github.com/cooprhq/coopr/internal/filelock"
 )
 
@@ -541,7 +542,7 @@ func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out d
 	priv, _ := t.Secrets["ssh"]["privateKey"].(string)
 	if err := waitSSH(ctx, m, priv); err != nil {
 		r := failure(statusFailed, "ssh", err)
-		var hk *hostKeyError
+		var hk *sshready.HostKeyError
 		if errors.As(err, &hk) {
 			r.Retryable = &no
 		}
@@ -553,92 +554,8 @@ func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out d
 	return drivers.Result{Message: msg, Hostname: m.Hostname, IPAddresses: m.addresses(), Facts: m.facts(name)}
 }
 
-// hostKeyError is a node showing a host key it was not given.
-type hostKeyError struct{ got, want string }
-
-func (e *hostKeyError) Error() string {
-	return fmt.Sprintf("host key mismatch: the node shows %s, its keys are %s", e.got, e.want)
-}
-
 // waitSSH waits until the node's sshd shows one of the node's own host
 // keys and lets root in with the cluster key.
 func waitSSH(ctx context.Context, m *nodeMeta, privateKey string) error {
-	known := map[string]bool{}
-	var fps []string
-	for _, line := range m.HostKeys {
-		k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line))
-		if err != nil {
-			return fmt.Errorf("recorded host key: %w", err)
-		}
-		known[string(k.Marshal())] = true
-		fps = append(fps, ssh.FingerprintSHA256(k))
-	}
-	var signer ssh.Signer
-	if privateKey != "" {
-		s, err := ssh.ParsePrivateKey([]byte(privateKey))
-		if err != nil {
-			return errors.New("secrets.ssh.privateKey is not a usable private key")
-		}
-		signer = s
-	}
-	addr := net.JoinHostPort(m.Address, "22")
-	var last error
-	for {
-		err := sshHandshake(ctx, addr, known, fps, signer)
-		if err == nil {
-			return nil
-		}
-		var hk *hostKeyError
-		if errors.As(err, &hk) {
-			return err
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last attempt: %v)", ctx.Err(), last)
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-// sshHandshake makes one SSH connection: the host must show a known key
-// and, given a signer, let root in with it.
-func sshHandshake(ctx context.Context, addr string, known map[string]bool, fps []string, signer ssh.Signer) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var dl net.Dialer
-	nc, err := dl.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	if d, ok := ctx.Deadline(); ok {
-		_ = nc.SetDeadline(d)
-	}
-	verified := false
-	cfg := &ssh.ClientConfig{
-		User: "root",
-		HostKeyCallback: func(_ string, _ net.Addr, key ssh.PublicKey) error {
-			if !known[string(key.Marshal())] {
-				return &hostKeyError{got: ssh.FingerprintSHA256(key), want: strings.Join(fps, ", ")}
-			}
-			verified = true
-			return nil
-		},
-	}
-	if signer != nil {
-		cfg.Auth = []ssh.AuthMethod{ssh.PublicKeys(signer)}
-	}
-	cc, chans, reqs, err := ssh.NewClientConn(nc, addr, cfg)
-	if err != nil {
-		var hk *hostKeyError
-		if errors.As(err, &hk) {
-			return hk
-		}
-		if verified && signer == nil {
-			return nil
-		}
-		return fmt.Errorf("ssh %s: %w", addr, err)
-	}
-	return ssh.NewClient(cc, chans, reqs).Close()
+	return sshready.Wait(ctx, net.JoinHostPort(m.Address, "22"), m.HostKeys, privateKey, sshready.Options{Retry: time.Second, Attempt: 10 * time.Second})
 }

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/drivers/vm/sshready"
 	"github.com/cooprhq/coopr/internal/filelock"
 )
 
@@ -467,7 +468,7 @@ func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out d
 	priv, _ := t.Secrets["ssh"]["privateKey"].(string)
 	if err := waitSSH(ctx, n, priv); err != nil {
 		r := failure(statusFailed, "ssh", err)
-		var hk *hostKeyError
+		var hk *sshready.HostKeyError
 		if errors.As(err, &hk) {
 			r.Retryable = &no
 		}
@@ -479,51 +480,9 @@ func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out d
 	return drivers.Result{Message: msg, Hostname: n.Hostname, IPAddresses: n.addresses(), Facts: n.facts()}
 }
 
-// hostKeyError is a node showing a host key it was not given: a retry
-// will not change it.
-type hostKeyError struct{ got, want string }
-
-func (e *hostKeyError) Error() string {
-	return fmt.Sprintf("host key mismatch: the node shows %s, its keys are %s", e.got, e.want)
-}
-
 // waitSSH waits until the node's sshd completes a handshake with one of
 // the node's own host keys and, given the cluster key, accepts it for root.
 func waitSSH(ctx context.Context, n *nodeState, privateKey string) error {
-	known := map[string]bool{}
-	var fps []string
-	for _, line := range n.HostKeys {
-		k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line))
-		if err != nil {
-			return fmt.Errorf("recorded host key: %w", err)
-		}
-		known[string(k.Marshal())] = true
-		fps = append(fps, ssh.FingerprintSHA256(k))
-	}
-	var signer ssh.Signer
-	if privateKey != "" {
-		s, err := ssh.ParsePrivateKey([]byte(privateKey))
-		if err != nil {
-			return fmt.Errorf("secrets.ssh.privateKey: %w", err)
-		}
-		signer = s
-	}
 	addr := netip.AddrPortFrom(netip.MustParseAddr(n.Address), 22).String()
-	var last error
-	for {
-		err := sshHandshake(ctx, addr, known, fps, signer)
-		if err == nil {
-			return nil
-		}
-		var hk *hostKeyError
-		if errors.As(err, &hk) {
-			return err
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last attempt: %v)", ctx.Err(), last)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return sshready.Wait(ctx, addr, n.HostKeys, privateKey, sshready.Options{Retry: 200 * time.Millisecond, Attempt: 5 * time.Second})
 }
