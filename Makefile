@@ -44,11 +44,12 @@ dev: build
 # stops with the command that would. The Coopr compatibility tests read
 # COOPR_COMPAT_DIR (make test COOPR_COMPAT_DIR=DIR, or from the
 # environment; unset, internal/cooprcompat's default) and skip where it
-# does not exist.
+# does not exist. The timeout covers a first run, which builds the libvirt
+# driver's VM image (debootstrap, several minutes) inside its package's tests.
 test: test-prereqs
 	@if scripts/node-ok; then $(MAKE) --no-print-directory ui && cd ui && npm test; \
 	else echo "ui: skipping the web UI's build, unit and browser tests"; fi
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 test-prereqs:
 	@scripts/test-prereqs

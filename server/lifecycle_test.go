@@ -111,18 +111,29 @@ func TestLoopsRecoverFromLostConnections(t *testing.T) {
 			break
 		}
 	}
-	resp, err := http.Get(w.s.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, loop := range []string{"engine", "event relay"} {
-		if !strings.Contains(string(metrics), `coopr_loop_restarts_total{loop="`+loop+`"}`) {
-			t.Errorf("no restart of the %s counted", loop)
+	// A loop writes its lease before it sets its gauge: /metrics may lag
+	// the table by a moment.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(w.s.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !strings.Contains(string(metrics), `coopr_leading{loop="`+loop+`"} 1`) {
-			t.Errorf("the %s does not lead by /metrics", loop)
+		metrics, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var missing []string
+		for _, loop := range []string{"engine", "event relay"} {
+			if !strings.Contains(string(metrics), `coopr_loop_restarts_total{loop="`+loop+`"}`) {
+				missing = append(missing, "no restart of the "+loop+" counted")
+			}
+			if !strings.Contains(string(metrics), `coopr_leading{loop="`+loop+`"} 1`) {
+				missing = append(missing, "the "+loop+" does not lead by /metrics")
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(strings.Join(missing, "; "))
 		}
 	}
 	// The scheduler works: a cluster is built.

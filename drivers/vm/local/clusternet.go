@@ -143,15 +143,54 @@ func hostPrefixes(ctx context.Context) (map[string][]netip.Prefix, error) {
 // CREATE call, so that either may come first and a retry finds what the
 // first made.
 func ensureClusterNet(ctx context.Context, stateDir string, rng netRange, clusterID string) (network, error) {
-	nw := network{stateDir: stateDir}
-	unlock, err := filelock.Lock(ctx, nw.lockPath())
+	unlock, err := filelock.Lock(ctx, network{stateDir: stateDir}.lockPath())
 	if err != nil {
 		return network{}, err
 	}
 	defer unlock()
+	return ensureClusterNetLocked(ctx, stateDir, rng, clusterID)
+}
+
+// ensureClusterAddr is ensureClusterNet and the node's address in one hold
+// of network.lock: between the two a DELETE of the cluster's last other
+// node would find the network unused and release it, leaving the node an
+// address on a bridge that no longer exists.
+func ensureClusterAddr(ctx context.Context, stateDir string, rng netRange, clusterID, node string) (network, netip.Addr, error) {
+	unlock, err := filelock.Lock(ctx, network{stateDir: stateDir}.lockPath())
+	if err != nil {
+		return network{}, netip.Addr{}, err
+	}
+	defer unlock()
+	nw, err := ensureClusterNetLocked(ctx, stateDir, rng, clusterID)
+	if err != nil {
+		return network{}, netip.Addr{}, fmt.Errorf("cluster network: %w", err)
+	}
+	addr, err := nw.allocateLocked(node)
+	if err != nil {
+		return network{}, netip.Addr{}, fmt.Errorf("address: %w", err)
+	}
+	return nw, addr, nil
+}
+
+// subnetLock orders subnet choices across every installation on the host:
+// each state dir has a lock of its own, and a subnet recorded by one is
+// seen by another only once its bridge carries the address.
+const subnetLock = "/run/coopr-local/subnet.lock"
+
+// ensureClusterNetLocked is ensureClusterNet for a caller holding
+// network.lock.
+func ensureClusterNetLocked(ctx context.Context, stateDir string, rng netRange, clusterID string) (network, error) {
 	bridge := clusterBridge(stateDir, clusterID)
 	cn, err := readNet(stateDir, bridge)
 	if errors.Is(err, os.ErrNotExist) {
+		// Chosen, recorded and put on the host's bridge under one
+		// host-wide hold, so another installation choosing at the same
+		// time sees it on the host and picks another.
+		unlockHost, err := filelock.Lock(ctx, subnetLock)
+		if err != nil {
+			return network{}, err
+		}
+		defer unlockHost()
 		if cn, err = allocateNet(ctx, stateDir, rng, clusterID, bridge); err != nil {
 			return network{}, err
 		}
@@ -162,7 +201,7 @@ func ensureClusterNet(ctx context.Context, stateDir string, rng netRange, cluste
 	if err != nil {
 		return network{}, fmt.Errorf("%s: %w", netRecord(stateDir, bridge), err)
 	}
-	nw = network{stateDir: stateDir, bridge: cn.Bridge, subnet: sn}
+	nw := network{stateDir: stateDir, bridge: cn.Bridge, subnet: sn}
 	// The bridge first: a cleanup of another state dir drops the table
 	// only when it finds no cluster bridge, so once this one is there the
 	// rules written next stay. No node is on it before both are done.
@@ -246,7 +285,16 @@ func releaseClusterNet(ctx context.Context, stateDir, clusterID string) (release
 		return false, err
 	}
 	defer unlock()
-	return removeNetLocked(ctx, stateDir, clusterBridge(stateDir, clusterID), false)
+	released, err = removeNetLocked(ctx, stateDir, clusterBridge(stateDir, clusterID), false)
+	if err != nil || !released {
+		return released, err
+	}
+	// The host's isolation table goes with the last cluster bridge on it,
+	// not only at cleanup.
+	if err := removeIsolation(ctx); err != nil {
+		return true, err
+	}
+	return true, nil
 }
 
 // removeNetLocked removes one cluster network under network.lock; with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,63 @@ func BenchmarkClusterNetwork(b *testing.B) {
 				b.Fatalf("%s: %s", action, r.Message)
 			}
 		}
+	}
+}
+
+// TestSubnetsAcrossInstallations: two installations (state dirs) sharing
+// one range, allocating at the same time, never give two clusters the
+// same subnet; and the host's isolation table goes with the last cluster
+// bridge.
+func TestSubnetsAcrossInstallations(t *testing.T) {
+	a := testConfig(t)
+	b := a
+	b.StateDir = t.TempDir()
+	t.Cleanup(func() { _ = Cleanup(context.Background(), b.StateDir, nil, true) })
+	rng, err := parseRange(a.Subnet, a.ClusterPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	type got struct {
+		dir, cluster, subnet string
+		err                  error
+	}
+	ch := make(chan got)
+	for _, dir := range []string{a.StateDir, b.StateDir} {
+		for i := range 4 {
+			go func() {
+				cluster := fmt.Sprintf("inst%d", i)
+				nw, err := ensureClusterNet(ctx, dir, rng, cluster)
+				ch <- got{dir, cluster, nw.subnet.prefix.String(), err}
+			}()
+		}
+	}
+	seen := map[string]string{}
+	var made []got
+	for range 8 {
+		g := <-ch
+		if g.err != nil {
+			t.Errorf("%s %s: %v", g.dir, g.cluster, g.err)
+			continue
+		}
+		made = append(made, g)
+		if other, dup := seen[g.subnet]; dup {
+			t.Errorf("subnet %s given twice: %s and %s %s", g.subnet, other, g.dir, g.cluster)
+		}
+		seen[g.subnet] = g.dir + " " + g.cluster
+	}
+	for _, g := range made {
+		if _, err := releaseClusterNet(ctx, g.dir, g.cluster); err != nil {
+			t.Errorf("release %s %s: %v", g.dir, g.cluster, err)
+		}
+	}
+	// Other tests or a dev setup may hold cluster bridges of their own;
+	// the table must stay for them and go only when none is left.
+	if left, _ := filepath.Glob("/sys/class/net/" + bridgePrefix + "*"); len(left) == 0 {
+		if out, err := run(ctx, "nft", "list", "table", "inet", nftTable); err == nil {
+			t.Errorf("table %s still there after the last cluster bridge went:\n%s", nftTable, out)
+		}
+	} else {
+		t.Logf("cluster bridges of others on the host (%d): not checking the isolation table's removal", len(left))
 	}
 }

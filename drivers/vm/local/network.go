@@ -103,13 +103,9 @@ func (nw network) ensureBridgeLocked(ctx context.Context) error {
 	return nil
 }
 
-// allocate returns the node's address, the one it already has if any.
-func (nw network) allocate(ctx context.Context, node string) (netip.Addr, error) {
-	unlock, err := filelock.Lock(ctx, nw.lockPath())
-	if err != nil {
-		return netip.Addr{}, err
-	}
-	defer unlock()
+// allocateLocked returns the node's address, the one it already has if
+// any; the caller holds network.lock.
+func (nw network) allocateLocked(node string) (netip.Addr, error) {
 	if err := os.MkdirAll(nw.addrDir(), 0o755); err != nil {
 		return netip.Addr{}, err
 	}

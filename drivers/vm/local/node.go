@@ -185,13 +185,9 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 		return failure(statusNothingCreated, "lock node", err)
 	}
 	defer unlock()
-	nw, err := ensureClusterNet(ctx, s.StateDir, s.rng, clusterID(t))
+	nw, addr, err := ensureClusterAddr(ctx, s.StateDir, s.rng, clusterID(t), name)
 	if err != nil {
-		return failure(statusNothingCreated, "cluster network", err)
-	}
-	addr, err := nw.allocate(ctx, name)
-	if err != nil {
-		return failure(statusNothingCreated, "address", err)
+		return failure(statusNothingCreated, "network", err)
 	}
 	// From here on something exists: failures name it so DELETE finds it.
 	fail := func(step string, err error) drivers.Result {
