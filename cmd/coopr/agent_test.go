@@ -286,8 +286,8 @@ func TestAgentYAMLExample(t *testing.T) {
 			uncommented = append(uncommented, strings.TrimPrefix(l, "#"))
 		}
 	}
-	if len(uncommented) != 11 {
-		t.Errorf("%d settings in the example, want all 11 but the token:\n%s", len(uncommented), strings.Join(uncommented, "\n"))
+	if len(uncommented) != 12 {
+		t.Errorf("%d settings in the example, want all 12 but the token:\n%s", len(uncommented), strings.Join(uncommented, "\n"))
 	}
 	// The token belongs in agent.env.
 	getenv := func(k string) string { return map[string]string{"COOPR_TOKEN": "t"}[k] }
@@ -300,7 +300,7 @@ func TestAgentYAMLExample(t *testing.T) {
 		{"as shipped", string(example), func(c agentConfig) bool { return c == shipped }},
 		{"uncommented", strings.Join(uncommented, "\n"), func(c agentConfig) bool {
 			return c.Server != "" && c.Capacity > 0 && c.Isolation == "process-group" && c.TaskMemoryMax == "2G" &&
-				c.LocalStateDir == "/var/lib/coopr/local/state" && c.LibvirtStateDir == "/var/lib/coopr/libvirt/state" && c.check() == nil
+				c.LocalStateDir == "/var/lib/coopr/local/state" && c.LibvirtStateDir == "/var/lib/coopr/libvirt/state" && c.CheckRetry == 8*time.Second && c.check() == nil
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
