@@ -163,6 +163,20 @@ type Service struct {
 	Dependencies Dependencies       `json:"dependencies"`
 	Provisioner  ServiceProvisioner `json:"provisioner"`
 	Links        []Link             `json:"links,omitempty"`
+	// Units are the systemd units the service runs as (new in coopr,
+	// optional): a check asks systemd about them when the service has no
+	// status action (docs/catalog.md#systemd-units).
+	Units []string `json:"units,omitempty"`
+}
+
+// CheckUnits are the systemd units a check asks about for the service:
+// its units when it has no status action, which answers instead; nil
+// when the check asks the status action, or nothing.
+func (s *Service) CheckUnits() []string {
+	if s.HasAction("status") {
+		return nil
+	}
+	return s.Units
 }
 
 // Requires returns install.requires ∪ runtime.requires, sorted.

@@ -150,8 +150,20 @@ func (c *checker) service(obj map[string]any) {
 			}})
 		},
 		"links": c.links,
+		"units": func(p string, v any) {
+			c.list(p, v, func(up string, uv any) {
+				if s, ok := c.str(up, uv); ok && !unitRE.MatchString(s) {
+					c.errf(up, "%q is not a systemd unit name: letters, digits and :_.@\\- only, not starting with - or ., e.g. \"nginx.service\"", s)
+				}
+			})
+		},
 	}))
 }
+
+// unitRE is a systemd unit name (systemd.unit(5)): the characters systemd
+// allows, at most 255 of them, not starting with a dash or a dot (it would
+// read as an option or a hidden file). Nothing a shell would interpret.
+var unitRE = regexp.MustCompile(`^[A-Za-z0-9:_@\\][A-Za-z0-9:_.@\\-]{0,254}$`)
 
 func (c *checker) template(kind Kind, obj map[string]any) {
 	partial := kind == KindPartialTemplate

@@ -160,6 +160,8 @@ func TestValidateMachineTypes(t *testing.T) {
 	})
 }
 
+const unitRuleMsg = `is not a systemd unit name: letters, digits and :_.@\- only, not starting with - or ., e.g. "nginx.service"`
+
 func TestValidateService(t *testing.T) {
 	const okActions = `"provisioner":{"actions":{"install":{"type":"shell","fields":{"script":"i.sh"}},"start":{"type":"shell","fields":{"script":"s.sh"},"timeout":"5m","maxAttempts":5},"stop":null}}`
 	runValidateCases(t, []validateCase{
@@ -245,6 +247,16 @@ func TestValidateService(t *testing.T) {
 			sf + "links[3]: must be an object, not a string",
 		}},
 		{"links not array", KindService, `{"name":"x","links":{"label":"a","url":"b"}}`, []string{sf + "links: must be an array, not an object"}},
+		{"units", KindService, `{"name":"x","units":["nginx.service","getty@tty1.service","dev-disk-by\\x2duuid-1.device","sshd"]}`, nil},
+		{"bad units", KindService, `{"name":"x","units":["-H","a b.service","$(reboot)","","nginx.service",5,".hidden"]}`, []string{
+			sf + `units[0]: "-H" ` + unitRuleMsg,
+			sf + `units[1]: "a b.service" ` + unitRuleMsg,
+			sf + `units[2]: "$(reboot)" ` + unitRuleMsg,
+			sf + `units[3]: "" ` + unitRuleMsg,
+			sf + "units[5]: must be a string, not a number",
+			sf + `units[6]: ".hidden" ` + unitRuleMsg,
+		}},
+		{"units not array", KindService, `{"name":"x","units":"nginx.service"}`, []string{sf + "units: must be an array, not a string"}},
 		{"every error in one file", KindService, `{"name":"x y","label":3,
 			"dependencies":{"provides":[""]},
 			"provisioner":{"actions":{"deploy":{},"install":{},"start":{"type":"shell","maxAttempts":0,"timeout":"soon"}}},

@@ -20,6 +20,7 @@ type checkReport struct {
 		Nodenum          int
 		Reachable        bool
 		Findings         []checkFinding
+		Unchecked        []string
 	}
 }
 
@@ -36,7 +37,7 @@ func (w *world) check(t testing.TB, id string) checkReport {
 		Cluster struct{ LastCheck *checkReport }
 	}
 	w.s.Must(w.admin, `query($id: ID!) { cluster(id: $id) { lastCheck { jobId healthy
-		nodes { nodeId hostname nodenum reachable findings { kind service detail } } } } }`, map[string]any{"id": id}, &out)
+		nodes { nodeId hostname nodenum reachable findings { kind service detail } unchecked } } } }`, map[string]any{"id": id}, &out)
 	if out.Cluster.LastCheck == nil || out.Cluster.LastCheck.JobID != job.CheckCluster.ID {
 		t.Fatalf("lastCheck %+v is not the check's job %s", out.Cluster.LastCheck, job.CheckCluster.ID)
 	}
@@ -207,6 +208,76 @@ func TestCheckAndRepairOnLocal(t *testing.T) {
 			t.Fatalf("after the scale-in: %d nodes, web on %v; want 4 without %s", len(c.Nodes), hostnames(left), chosen.Hostname)
 		}
 		answers(t, lbURL, hostnames(left), 30*time.Second)
+	})
+
+	w.delete(t, id)
+	w.follow(t, id, "TERMINATED", 3*time.Minute)
+	noTraces(t, w.localCfg.StateDir, id)
+}
+
+// A service checked through its systemd unit alone (the example's metrics
+// has units and no status action): stopped by hand, the check reports it
+// SERVICE_STOPPED and a repair starts it; removed, SERVICE_MISSING and a
+// repair installs it again. base, with neither, is no finding but is
+// listed as not checked.
+func TestCheckUnitOnlyServiceOnLocal(t *testing.T) {
+	w := newWorld(t, 4)
+	w.startAgent(t, "agent-1", 4)
+	var out struct{ CreateCluster struct{ ID string } }
+	w.s.Must(w.admin, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": map[string]any{
+		"name": "units", "clusterTemplate": "single", "numMachines": 1, "services": []string{"base", "web", "metrics"}}}, &out)
+	id := out.CreateCluster.ID
+	w.follow(t, id, "ACTIVE", 5*time.Minute)
+	n := w.cluster(t, id).Nodes[0]
+	addr := n.Ipaddresses["access_v4"]
+	metricsURL := "http://" + addr + ":9100/"
+	key := w.clusterSigner(t, id)
+	repair := func(t *testing.T) {
+		t.Helper()
+		cmd := exec.Command(coopr(t), "cluster", "repair", id)
+		cmd.Env = append(os.Environ(), "COOPR_SERVER="+w.s.URL, "COOPR_TOKEN="+w.admin)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("coopr cluster repair: %v\n%s\n%s", err, out, w.failures(t, id))
+		}
+		if got := answers(t, metricsURL, []string{"up"}, 20*time.Second); got["up"] != "up "+n.Hostname {
+			t.Errorf("metrics after the repair answers %q", got["up"])
+		}
+		if r := w.check(t, id); !r.Healthy {
+			t.Errorf("the check after the repair found %v", r.findings())
+		}
+	}
+
+	r := w.check(t, id)
+	if !r.Healthy || len(r.Nodes) != 1 || !slices.Equal(r.Nodes[0].Unchecked, []string{"base"}) {
+		t.Fatalf("a fresh cluster's check: healthy %v, findings %v, unchecked %v; want healthy with base unchecked",
+			r.Healthy, r.findings(), r.Nodes[0].Unchecked)
+	}
+
+	t.Run("stopped by hand", func(t *testing.T) {
+		sshRun(t, addr, key, "systemctl stop coopr-metrics.service")
+		r := w.check(t, id)
+		if got, want := r.findings(), []string{n.Hostname + " SERVICE_STOPPED metrics"}; !slices.Equal(got, want) {
+			t.Fatalf("the check found %v, want %v", got, want)
+		}
+		if d := r.Nodes[0].Findings[0].Detail; !strings.Contains(d, "coopr-metrics.service inactive") {
+			t.Errorf("detail %q does not name the unit's state", d)
+		}
+		cmd := exec.Command(coopr(t), "cluster", "check", id, "--last")
+		cmd.Env = append(os.Environ(), "COOPR_SERVER="+w.s.URL, "COOPR_TOKEN="+w.admin)
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "SERVICE_STOPPED") ||
+			!strings.Contains(string(out), "not checked (no status action, no systemd units): base") {
+			t.Errorf("coopr cluster check --last: %v\n%s", err, out)
+		}
+		repair(t)
+	})
+
+	t.Run("removed by hand", func(t *testing.T) {
+		sshRun(t, addr, key, "systemctl disable --now coopr-metrics.service && rm /etc/systemd/system/coopr-metrics.service && systemctl daemon-reload")
+		r := w.check(t, id)
+		if got, want := r.findings(), []string{n.Hostname + " SERVICE_MISSING metrics"}; !slices.Equal(got, want) {
+			t.Fatalf("the check found %v, want %v", got, want)
+		}
+		repair(t)
 	})
 
 	w.delete(t, id)

@@ -326,6 +326,13 @@ func (r *Resolver) assignment(ctx context.Context, c claimed) (*model.TaskAssign
 			return nil, fmt.Errorf("task %s payload: %w", a.TaskID, err)
 		}
 	}
+	if a.Action == planner.Check && a.Node != nil {
+		// The systemd units of the node's services without a status
+		// action, which CHECK asks about (docs/catalog.md#systemd-units).
+		if t.Units, err = r.Control.CheckUnits(ctx, a.JobID, a.Node.Services); err != nil {
+			return nil, fmt.Errorf("task %s payload: %w", a.TaskID, err)
+		}
+	}
 	payload, err := json.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("task %s payload: %w", a.TaskID, err)

@@ -355,6 +355,7 @@ type ComplexityRoot struct {
 		NodeID    func(childComplexity int) int
 		Nodenum   func(childComplexity int) int
 		Reachable func(childComplexity int) int
+		Unchecked func(childComplexity int) int
 	}
 
 	NodeService struct {
@@ -2329,6 +2330,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NodeCheck.Reachable(childComplexity), true
+	case "NodeCheck.unchecked":
+		if e.ComplexityRoot.NodeCheck.Unchecked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeCheck.Unchecked(childComplexity), true
 
 	case "NodeService.action":
 		if e.ComplexityRoot.NodeService.Action == nil {
@@ -4155,6 +4162,12 @@ type NodeCheck {
   reachable: Boolean!
   "Empty when all is well."
   findings: [CheckFinding!]!
+  """
+  The node's services the check has no way to look at: neither a status
+  action nor systemd units (docs/catalog.md#systemd-units). No finding, but
+  not known to run either.
+  """
+  unchecked: [String!]!
 }
 
 "One thing a check found wrong."
@@ -5487,6 +5500,8 @@ func (ec *executionContext) childFields_NodeCheck(ctx context.Context, field gra
 		return ec.fieldContext_NodeCheck_reachable(ctx, field)
 	case "findings":
 		return ec.fieldContext_NodeCheck_findings(ctx, field)
+	case "unchecked":
+		return ec.fieldContext_NodeCheck_unchecked(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NodeCheck", field.Name)
 }
@@ -13372,6 +13387,29 @@ func (ec *executionContext) fieldContext_NodeCheck_findings(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _NodeCheck_unchecked(ctx context.Context, field graphql.CollectedField, obj *model.NodeCheck) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeCheck_unchecked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unchecked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeCheck_unchecked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeCheck", field, false, false, "String")
 }
 
 func (ec *executionContext) _NodeService_service(ctx context.Context, field graphql.CollectedField, obj *model.NodeService) (ret graphql.Marshaler) {
@@ -22627,6 +22665,11 @@ func (ec *executionContext) _NodeCheck(ctx context.Context, sel ast.SelectionSet
 			}
 		case "findings":
 			out.Values[i] = ec._NodeCheck_findings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unchecked":
+			out.Values[i] = ec._NodeCheck_unchecked(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

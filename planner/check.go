@@ -55,6 +55,20 @@ type NodeCheck struct {
 	Hostname  string    `json:"hostname"`
 	Reachable bool      `json:"reachable"`
 	Findings  []Finding `json:"findings"`
+	// Unchecked are the node's services a check has no way to look at:
+	// neither a status action nor systemd units. They are no finding (the
+	// node may be healthy) but are shown, so that nobody reads "healthy"
+	// as "every service runs".
+	Unchecked []string `json:"unchecked,omitempty"`
+}
+
+// ServiceProbe says how a check learns whether a service runs
+// (docs/catalog.md#systemd-units): its status action when it has one (a
+// STATUS task asks it), else its systemd units (the node's CHECK asks
+// systemd), else not at all.
+type ServiceProbe struct {
+	Status bool
+	Units  []string
 }
 
 // CheckReport is what a check found of a cluster. Healthy means no node
@@ -75,10 +89,10 @@ func (n NodeCheck) Dead() bool {
 
 // Diagnose compares what the CHECK and STATUS tasks of job recorded in
 // the nodes' facts (node.check, service:<name>.check) with the nodes'
-// layout and earlier facts. statusOf tells which services have a status
-// action: only those are asked. A node whose check facts are not from job
-// was not reached by it.
-func Diagnose(job string, nodes []Observed, statusOf func(service string) bool) CheckReport {
+// layout and earlier facts. probeOf tells how each service is looked at:
+// by its status action, by its systemd units, or not at all. A node whose
+// check facts are not from job was not reached by it.
+func Diagnose(job string, nodes []Observed, probeOf func(service string) ServiceProbe) CheckReport {
 	r := CheckReport{Job: job, Healthy: true, Nodes: make([]NodeCheck, 0, len(nodes))}
 	nodes = slices.Clone(nodes)
 	slices.SortFunc(nodes, func(a, b Observed) int { return a.NodeNum - b.NodeNum })
@@ -86,6 +100,16 @@ func Diagnose(job string, nodes []Observed, statusOf func(service string) bool) 
 		nc := NodeCheck{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname, Findings: []Finding{}}
 		nodeFacts, _ := n.Facts["node"].(map[string]any)
 		ck, _ := nodeFacts["check"].(map[string]any)
+		services := slices.Sorted(slices.Values(n.Services))
+		probes := make([]ServiceProbe, len(services))
+		for i, s := range services {
+			if probeOf != nil {
+				probes[i] = probeOf(s)
+			}
+			if !probes[i].Status && len(probes[i].Units) == 0 {
+				nc.Unchecked = append(nc.Unchecked, s)
+			}
+		}
 		switch {
 		case ck == nil || ck["job"] != job:
 			nc.Findings = append(nc.Findings, Finding{Kind: FindingNotChecked, Detail: "the check did not reach the node"})
@@ -106,23 +130,16 @@ func Diagnose(job string, nodes []Observed, statusOf func(service string) bool) 
 				nc.Findings = append(nc.Findings, Finding{Kind: FindingAddressesChanged,
 					Detail: fmt.Sprintf("addresses %s, were %s", strings.Join(now, " "), strings.Join(was, " "))})
 			}
-			for _, s := range slices.Sorted(slices.Values(n.Services)) {
-				if statusOf == nil || !statusOf(s) {
-					continue
+			for i, s := range services {
+				var f *Finding
+				switch p := probes[i]; {
+				case p.Status:
+					f = statusFinding(job, s, n.Facts["service:"+s])
+				case len(p.Units) > 0:
+					f = unitsFinding(s, p.Units, ck)
 				}
-				sf, _ := n.Facts["service:"+s].(map[string]any)
-				sc, _ := sf["check"].(map[string]any)
-				state, _ := sc["state"].(string)
-				switch {
-				case sc == nil || sc["job"] != job:
-					nc.Findings = append(nc.Findings, Finding{Kind: FindingNotChecked, Service: s, Detail: "the service's status could not be asked"})
-				case state == "running":
-				case state == "stopped":
-					nc.Findings = append(nc.Findings, Finding{Kind: FindingServiceStopped, Service: s, Detail: s + " is installed and not running"})
-				case state == "missing":
-					nc.Findings = append(nc.Findings, Finding{Kind: FindingServiceMissing, Service: s, Detail: s + " is not installed"})
-				default:
-					nc.Findings = append(nc.Findings, Finding{Kind: FindingNotChecked, Service: s, Detail: fmt.Sprintf("unknown state %q", state)})
+				if f != nil {
+					nc.Findings = append(nc.Findings, *f)
 				}
 			}
 		}
@@ -132,6 +149,71 @@ func Diagnose(job string, nodes []Observed, statusOf func(service string) bool) 
 		r.Nodes = append(r.Nodes, nc)
 	}
 	return r
+}
+
+// statusFinding is what service s's STATUS task of job recorded in its
+// facts (check = {job, state}), as a finding; nil when it runs.
+func statusFinding(job, s string, facts any) *Finding {
+	sf, _ := facts.(map[string]any)
+	sc, _ := sf["check"].(map[string]any)
+	state, _ := sc["state"].(string)
+	switch {
+	case sc == nil || sc["job"] != job:
+		return &Finding{Kind: FindingNotChecked, Service: s, Detail: "the service's status could not be asked"}
+	case state == "running":
+		return nil
+	case state == "stopped":
+		return &Finding{Kind: FindingServiceStopped, Service: s, Detail: s + " is installed and not running"}
+	case state == "missing":
+		return &Finding{Kind: FindingServiceMissing, Service: s, Detail: s + " is not installed"}
+	}
+	return &Finding{Kind: FindingNotChecked, Service: s, Detail: fmt.Sprintf("unknown state %q", state)}
+}
+
+// unitsFinding is what the node's CHECK learned from systemd of service
+// s's units (check.units = {unit: {load, active, sub}}, check.systemd
+// false when the node runs no systemd), as a finding; nil when every unit
+// runs. A unit not found makes the service missing; one loaded and not
+// active, stopped; one systemd cannot load, or not asked, not checked.
+// The worst of its units is the service's finding.
+func unitsFinding(s string, units []string, ck map[string]any) *Finding {
+	asked, _ := ck["units"].(map[string]any)
+	var missing, stopped, unknown []string
+	for _, u := range units {
+		st, ok := asked[u].(map[string]any)
+		if !ok {
+			why := "not asked"
+			if ck["systemd"] == false {
+				why = "not asked: the node runs no systemd"
+			}
+			unknown = append(unknown, u+" "+why)
+			continue
+		}
+		load, _ := st["load"].(string)
+		active, _ := st["active"].(string)
+		sub, _ := st["sub"].(string)
+		state := fmt.Sprintf("%s %s (%s)", u, active, sub)
+		switch {
+		case load == "not-found":
+			missing = append(missing, u)
+		case load != "loaded" && load != "masked":
+			unknown = append(unknown, fmt.Sprintf("%s cannot be loaded by systemd (%s)", u, load))
+		case load == "masked":
+			stopped = append(stopped, u+" masked, "+active)
+		case (active == "active" || active == "reloading" || active == "activating") && sub != "auto-restart":
+		default:
+			stopped = append(stopped, state)
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		return &Finding{Kind: FindingServiceMissing, Service: s, Detail: fmt.Sprintf("%s is not installed: no unit %s", s, strings.Join(missing, ", "))}
+	case len(stopped) > 0:
+		return &Finding{Kind: FindingServiceStopped, Service: s, Detail: fmt.Sprintf("%s is installed and not running: %s", s, strings.Join(stopped, ", "))}
+	case len(unknown) > 0:
+		return &Finding{Kind: FindingNotChecked, Service: s, Detail: "systemd unit " + strings.Join(unknown, ", ")}
+	}
+	return nil
 }
 
 func shortName(h string) string {

@@ -195,7 +195,7 @@ func TestDiagnose(t *testing.T) {
 	ok := func(job, host string, addrs ...string) map[string]any {
 		return map[string]any{"job": job, "reachable": true, "hostname": host, "interfaces": ifaces(addrs...)}
 	}
-	statusOf := func(s string) bool { return s == "web" }
+	probeOf := func(s string) ServiceProbe { return ServiceProbe{Status: s == "web"} }
 	cases := []struct {
 		name    string
 		node    Observed
@@ -222,7 +222,7 @@ func TestDiagnose(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := Diagnose("j2", []Observed{c.node}, statusOf)
+			r := Diagnose("j2", []Observed{c.node}, probeOf)
 			if r.Healthy != c.healthy || len(r.Nodes) != 1 {
 				t.Fatalf("healthy %v with %d nodes, want %v with 1", r.Healthy, len(r.Nodes), c.healthy)
 			}
@@ -237,6 +237,9 @@ func TestDiagnose(t *testing.T) {
 			}
 			if r.Nodes[0].Dead() != c.dead {
 				t.Errorf("dead %v, want %v", r.Nodes[0].Dead(), c.dead)
+			}
+			if !slices.Equal(r.Nodes[0].Unchecked, []string{"base"}) {
+				t.Errorf("unchecked %v, want [base]: it has neither a status action nor units", r.Nodes[0].Unchecked)
 			}
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,5 +218,126 @@ func TestNodeOperationRefusals(t *testing.T) {
 		if r.Code() != "CONFLICT" || !strings.Contains(r.Errors[0].Message, "check it again") {
 			t.Errorf("%s of a repair after a restart since the check: %+v, want CONFLICT saying to check again", m, r.Errors)
 		}
+	}
+}
+
+// A service without a status action that names systemd units is checked
+// through them: the CHECK payload of each node running it carries them
+// (and no other node's does), what CHECK reports of them becomes a
+// finding, and the services with neither are listed unchecked.
+func TestCheckAsksUnits(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	raw, err := os.ReadFile(templatesDir + "/services/mysql-server.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svc map[string]any
+	if err := json.Unmarshal(raw, &svc); err != nil {
+		t.Fatal(err)
+	}
+	svc["units"] = []string{"mysqld.service"}
+	s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: SERVICES, entity: $e) { entity { version } } }`,
+		map[string]any{"e": svc}, &struct{}{})
+	var cr struct{ CreateCluster struct{ ID string } }
+	s.Must(w.alice, `mutation { createCluster(input: {name: "units", clusterTemplate: "lamp", numMachines: 2}) { id } }`, nil, &cr)
+	id := cr.CreateCluster.ID
+	w.run(t, w.alice, id, "ACTIVE")
+
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	s.Must(agent, `mutation($in: AgentRegistration!) { registerAgent(input: $in) { heartbeatIntervalSeconds } }`,
+		map[string]any{"in": map[string]any{"agentId": "agent-1", "incarnation": "inc-1", "capacity": 2, "version": "test",
+			"drivers": lampDrivers("rackspace")}}, &struct{}{})
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 2}) { id } }`, nil, &struct{}{})
+	s.Must(agent, `mutation { agentHeartbeat(input: {agentId: "agent-1", incarnation: "inc-1"}) { heartbeatIntervalSeconds } }`, nil, &struct{}{})
+
+	var job struct{ CheckCluster struct{ ID string } }
+	s.Must(w.alice, `mutation($id: ID!) { checkCluster(id: $id) { id } }`, map[string]any{"id": id}, &job)
+	claim := map[string]any{"agentId": "agent-1", "incarnation": "inc-1", "tenantId": w.tenantID, "slot": 0, "waitSeconds": 1}
+	units := map[string]map[string][]string{} // by node's services, joined
+	deadline := time.Now().Add(time.Minute)
+	for checks := 0; checks < 2 && time.Now().Before(deadline); {
+		var got struct {
+			ClaimTask *struct {
+				TaskID, ClaimToken string
+				Attempt            int
+				Payload            struct {
+					TaskName, JobID string
+					Node            *struct {
+						ID, Hostname string
+						Services     []string
+					}
+					Units map[string][]string
+				}
+			}
+		}
+		s.Must(agent, claimQuery, map[string]any{"in": claim}, &got)
+		a := got.ClaimTask
+		if a == nil {
+			continue
+		}
+		if a.Payload.TaskName != "CHECK" || a.Payload.JobID != job.CheckCluster.ID {
+			t.Fatalf("claimed %s of job %s, want the check's CHECK tasks alone (lamp has no status action)", a.Payload.TaskName, a.Payload.JobID)
+		}
+		checks++
+		units[strings.Join(a.Payload.Node.Services, ",")] = a.Payload.Units
+		ck := map[string]any{"job": a.Payload.JobID, "reachable": true, "hostname": a.Payload.Node.Hostname}
+		if len(a.Payload.Units) > 0 {
+			ck["systemd"] = true
+			ck["units"] = map[string]any{"mysqld.service": map[string]any{"load": "loaded", "active": "inactive", "sub": "dead"}}
+		}
+		s.Must(agent, finishQuery, map[string]any{"in": map[string]any{"taskId": a.TaskID, "attempt": a.Attempt,
+			"claimToken": a.ClaimToken, "result": map[string]any{"status": 0, "facts": map[string]any{"check": ck}}}}, &struct{}{})
+	}
+	if len(units) != 2 {
+		t.Fatalf("CHECK payloads of %d layouts, want 2: %v", len(units), units)
+	}
+	for layout, u := range units {
+		want := map[string][]string(nil)
+		if strings.Contains(layout, "mysql-server") {
+			want = map[string][]string{"mysql-server": {"mysqld.service"}}
+		}
+		if !reflect.DeepEqual(u, want) {
+			t.Errorf("the CHECK of a node with %s carries units %v, want %v", layout, u, want)
+		}
+	}
+
+	var out struct {
+		Cluster struct {
+			LastCheck *struct {
+				JobID string
+				Nodes []struct {
+					Hostname  string
+					Findings  []struct{ Kind, Service, Detail string }
+					Unchecked []string
+				}
+			}
+		}
+	}
+	for time.Now().Before(deadline) {
+		s.Must(w.alice, `query($id: ID!) { cluster(id: $id) { lastCheck { jobId nodes { hostname findings { kind service detail } unchecked } } } }`,
+			map[string]any{"id": id}, &out)
+		if lc := out.Cluster.LastCheck; lc != nil && lc.JobID == job.CheckCluster.ID {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	lc := out.Cluster.LastCheck
+	if lc == nil || lc.JobID != job.CheckCluster.ID {
+		t.Fatalf("lastCheck %+v is not the check's", lc)
+	}
+	var findings []string
+	for _, n := range lc.Nodes {
+		for _, f := range n.Findings {
+			findings = append(findings, f.Kind+" "+f.Service+": "+f.Detail)
+		}
+		if len(n.Unchecked) == 0 || !slices.Contains(n.Unchecked, "base") || slices.Contains(n.Unchecked, "mysql-server") {
+			t.Errorf("node %s unchecked %v, want base and no mysql-server", n.Hostname, n.Unchecked)
+		}
+	}
+	if want := []string{"SERVICE_STOPPED mysql-server: mysql-server is installed and not running: mysqld.service inactive (dead)"}; !slices.Equal(findings, want) {
+		t.Errorf("findings %q, want %q", findings, want)
 	}
 }

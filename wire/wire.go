@@ -101,6 +101,10 @@ type Task struct {
 	// user (docs/operations.md#host-keys-and-logging-in); only BOOTSTRAP
 	// carries them.
 	AuthorizedKeys []string `json:"authorizedKeys,omitempty"`
+	// Units are the systemd units CHECK asks about, by service: those of
+	// the node's services that have no status action
+	// (docs/catalog.md#systemd-units); only CHECK carries them.
+	Units map[string][]string `json:"units,omitempty"`
 	// Resources are the plugin resources of this task's driver at the
 	// job's pinned generation (docs/task-protocol.md#plugin-resources).
 	Resources []Resource `json:"resources"`

@@ -42,6 +42,10 @@ type agentConfig struct {
 	// default /var/lib/coopr/libvirt/state): it names this installation's
 	// domains and networks, so agents of one installation share it.
 	LibvirtStateDir string `yaml:"libvirt_state_dir"`
+	// How long CHECK tries again a node that does not answer SSH before
+	// it is unreachable (COOPR_CHECK_RETRY; default 8s,
+	// docs/operations.md#checking-a-cluster).
+	CheckRetry time.Duration `yaml:"check_retry"`
 }
 
 func agentDefaults() agentConfig {
@@ -77,7 +81,7 @@ func loadAgentConfig(file string, getenv func(string) string) (agentConfig, erro
 	for _, d := range []struct {
 		dst *time.Duration
 		key string
-	}{{&c.Grace, "COOPR_AGENT_GRACE"}, {&c.KillGrace, "COOPR_KILL_GRACE"}} {
+	}{{&c.Grace, "COOPR_AGENT_GRACE"}, {&c.KillGrace, "COOPR_KILL_GRACE"}, {&c.CheckRetry, "COOPR_CHECK_RETRY"}} {
 		if v := getenv(d.key); v != "" {
 			v, err := time.ParseDuration(v)
 			if err != nil {
@@ -102,6 +106,8 @@ func (c agentConfig) check() error {
 		return errors.New("no work directory: set COOPR_WORK_DIR, work_dir in the config file, or --work-dir")
 	case c.Grace <= 0 || c.KillGrace <= 0:
 		return fmt.Errorf("grace %s and kill grace %s: both must be positive", c.Grace, c.KillGrace)
+	case c.CheckRetry < 0:
+		return fmt.Errorf("check retry %s: must be 0 (the default, 8s) or more (COOPR_CHECK_RETRY, check_retry or --check-retry)", c.CheckRetry)
 	case c.LocalStateDir != "" && !filepath.IsAbs(c.LocalStateDir):
 		return fmt.Errorf("local state dir %q: give an absolute path (COOPR_LOCAL_STATE_DIR, local_state_dir or --local-state-dir)", c.LocalStateDir)
 	case c.LibvirtStateDir != "" && !filepath.IsAbs(c.LibvirtStateDir):
@@ -141,6 +147,9 @@ func taskCommand(exe, workDir string, states stateDirs) []string {
 	if states.libvirt != "" {
 		argv = append(argv, "--libvirt-state-dir", states.libvirt)
 	}
+	if states.checkRetry > 0 {
+		argv = append(argv, "--check-retry", states.checkRetry.String())
+	}
 	return argv
 }
 
@@ -149,7 +158,7 @@ func taskCommand(exe, workDir string, states stateDirs) []string {
 type agentFlags struct {
 	file, server, token, name, workDir, isolation, cpuQuota, memoryMax, localStateDir, libvirtStateDir string
 	capacity                                                                                           int
-	grace, killGrace                                                                                   time.Duration
+	grace, killGrace, checkRetry                                                                       time.Duration
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -167,6 +176,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.memoryMax, "task-memory-max", "", "memory limit of each task unit with systemd-run, e.g. 2G")
 	fs.StringVar(&f.localStateDir, "local-state-dir", "", "the local vm driver's state directory where the provider names none (default /var/lib/coopr/local/state)")
 	fs.StringVar(&f.libvirtStateDir, "libvirt-state-dir", "", "the libvirt vm driver's state directory, naming this installation's domains (default /var/lib/coopr/libvirt/state)")
+	fs.DurationVar(&f.checkRetry, "check-retry", 0, "how long a cluster check tries again a node that does not answer SSH before reporting it unreachable (default 8s)")
 }
 
 // resolve is the configuration from the file, the environment and the
@@ -196,6 +206,9 @@ func (f *agentFlags) resolve(cmd *cobra.Command, getenv func(string) string) (ag
 	}
 	if changed("kill-grace") {
 		c.KillGrace = f.killGrace
+	}
+	if changed("check-retry") {
+		c.CheckRetry = f.checkRetry
 	}
 	return c, c.check()
 }
@@ -259,7 +272,7 @@ func runAgent(ctx context.Context, cfg agentConfig, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
 		return fmt.Errorf("work directory: %w", err)
 	}
-	states := stateDirs{local: cfg.LocalStateDir, libvirt: cfg.LibvirtStateDir}
+	states := stateDirs{local: cfg.LocalStateDir, libvirt: cfg.LibvirtStateDir, checkRetry: cfg.CheckRetry}
 	reg, closeDrivers, err := driverRegistry(cfg.WorkDir, states, log)
 	if err != nil {
 		return fmt.Errorf("drivers: %w", err)
@@ -337,5 +350,6 @@ func newRunTaskCmd() *cobra.Command {
 	cmd.Flags().StringVar(&workDir, "work-dir", agentDefaults().WorkDir, "directory for drivers' and tasks' files")
 	cmd.Flags().StringVar(&states.local, "local-state-dir", "", "the local vm driver's state directory where the provider names none")
 	cmd.Flags().StringVar(&states.libvirt, "libvirt-state-dir", "", "the libvirt vm driver's state directory")
+	cmd.Flags().DurationVar(&states.checkRetry, "check-retry", 0, "how long CHECK tries again a node that does not answer SSH")
 	return cmd
 }

@@ -41,23 +41,24 @@ task_cpu_quota: 50%
 task_memory_max: 1G
 local_state_dir: /srv/file/local
 libvirt_state_dir: /srv/file/libvirt
+check_retry: 3s
 `
 	fromFile := agentConfig{Server: "http://file:8080", Token: "file-token", Capacity: 2, Name: "file-agent", WorkDir: "/srv/file",
 		Grace: time.Minute, Isolation: "process-group", KillGrace: 3 * time.Second, TaskCPUQuota: "50%", TaskMemoryMax: "1G",
-		LocalStateDir: "/srv/file/local", LibvirtStateDir: "/srv/file/libvirt"}
+		LocalStateDir: "/srv/file/local", LibvirtStateDir: "/srv/file/libvirt", CheckRetry: 3 * time.Second}
 	env := map[string]string{"COOPR_SERVER": "http://env:8080", "COOPR_TOKEN": "env-token", "COOPR_AGENT_CAPACITY": "3",
 		"COOPR_AGENT_NAME": "env-agent", "COOPR_WORK_DIR": "/srv/env", "COOPR_AGENT_GRACE": "2m", "COOPR_ISOLATION": "systemd-run",
 		"COOPR_KILL_GRACE": "4s", "COOPR_TASK_CPU_QUOTA": "150%", "COOPR_TASK_MEMORY_MAX": "2G", "COOPR_LOCAL_STATE_DIR": "/srv/env/local",
-		"COOPR_LIBVIRT_STATE_DIR": "/srv/env/libvirt"}
+		"COOPR_LIBVIRT_STATE_DIR": "/srv/env/libvirt", "COOPR_CHECK_RETRY": "4s"}
 	fromEnv := agentConfig{Server: "http://env:8080", Token: "env-token", Capacity: 3, Name: "env-agent", WorkDir: "/srv/env",
 		Grace: 2 * time.Minute, Isolation: "systemd-run", KillGrace: 4 * time.Second, TaskCPUQuota: "150%", TaskMemoryMax: "2G",
-		LocalStateDir: "/srv/env/local", LibvirtStateDir: "/srv/env/libvirt"}
+		LocalStateDir: "/srv/env/local", LibvirtStateDir: "/srv/env/libvirt", CheckRetry: 4 * time.Second}
 	flags := []string{"--server", "http://flag:8080", "--token", "flag-token", "--capacity", "4", "--name", "flag-agent",
 		"--work-dir", "/srv/flag", "--grace", "3m", "--isolation", "none", "--kill-grace", "5s", "--task-cpu-quota", "200%",
-		"--task-memory-max", "3G", "--local-state-dir", "/srv/flag/local", "--libvirt-state-dir", "/srv/flag/libvirt"}
+		"--task-memory-max", "3G", "--local-state-dir", "/srv/flag/local", "--libvirt-state-dir", "/srv/flag/libvirt", "--check-retry", "5s"}
 	fromFlags := agentConfig{Server: "http://flag:8080", Token: "flag-token", Capacity: 4, Name: "flag-agent", WorkDir: "/srv/flag",
 		Grace: 3 * time.Minute, Isolation: "none", KillGrace: 5 * time.Second, TaskCPUQuota: "200%", TaskMemoryMax: "3G",
-		LocalStateDir: "/srv/flag/local", LibvirtStateDir: "/srv/flag/libvirt"}
+		LocalStateDir: "/srv/flag/local", LibvirtStateDir: "/srv/flag/libvirt", CheckRetry: 5 * time.Second}
 	minimal := map[string]string{"COOPR_SERVER": "http://s:8080", "COOPR_TOKEN": "t", "COOPR_AGENT_CAPACITY": "1"}
 
 	tests := []struct {
@@ -88,6 +89,7 @@ libvirt_state_dir: /srv/file/libvirt
 		{name: "bad cpu quota", env: minimal, args: []string{"--task-cpu-quota", "2"}, wantErr: "task_cpu_quota"},
 		{name: "relative local state dir", env: minimal, args: []string{"--local-state-dir", ".coopr-dev/local"}, wantErr: "absolute"},
 		{name: "relative libvirt state dir", env: minimal, args: []string{"--libvirt-state-dir", "libvirt"}, wantErr: "libvirt state dir"},
+		{name: "negative check retry", env: minimal, args: []string{"--check-retry", "-1s"}, wantErr: "check retry -1s"},
 		{name: "bad server", env: map[string]string{"COOPR_SERVER": "not a url", "COOPR_TOKEN": "t", "COOPR_AGENT_CAPACITY": "1"},
 			wantErr: "server"},
 	}
@@ -284,8 +286,8 @@ func TestAgentYAMLExample(t *testing.T) {
 			uncommented = append(uncommented, strings.TrimPrefix(l, "#"))
 		}
 	}
-	if len(uncommented) != 11 {
-		t.Errorf("%d settings in the example, want all 11 but the token:\n%s", len(uncommented), strings.Join(uncommented, "\n"))
+	if len(uncommented) != 12 {
+		t.Errorf("%d settings in the example, want all 12 but the token:\n%s", len(uncommented), strings.Join(uncommented, "\n"))
 	}
 	// The token belongs in agent.env.
 	getenv := func(k string) string { return map[string]string{"COOPR_TOKEN": "t"}[k] }
@@ -298,7 +300,7 @@ func TestAgentYAMLExample(t *testing.T) {
 		{"as shipped", string(example), func(c agentConfig) bool { return c == shipped }},
 		{"uncommented", strings.Join(uncommented, "\n"), func(c agentConfig) bool {
 			return c.Server != "" && c.Capacity > 0 && c.Isolation == "process-group" && c.TaskMemoryMax == "2G" &&
-				c.LocalStateDir == "/var/lib/coopr/local/state" && c.LibvirtStateDir == "/var/lib/coopr/libvirt/state" && c.check() == nil
+				c.LocalStateDir == "/var/lib/coopr/local/state" && c.LibvirtStateDir == "/var/lib/coopr/libvirt/state" && c.CheckRetry == 8*time.Second && c.check() == nil
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

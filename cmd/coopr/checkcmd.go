@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,7 +15,7 @@ import (
 )
 
 // lastCheckFields asks for a cluster's lastCheck.
-const lastCheckFields = `lastCheck { at jobId healthy nodes { nodeId nodenum hostname reachable findings { kind service detail } } }`
+const lastCheckFields = `lastCheck { at jobId healthy nodes { nodeId nodenum hostname reachable findings { kind service detail } unchecked } }`
 
 type lastCheck struct {
 	At      time.Time `json:"at"`
@@ -30,6 +31,7 @@ type lastCheck struct {
 			Service string `json:"service"`
 			Detail  string `json:"detail"`
 		} `json:"findings"`
+		Unchecked []string `json:"unchecked"`
 	} `json:"nodes"`
 }
 
@@ -121,6 +123,7 @@ func writeCheck(w io.Writer, id string, lc *lastCheck) {
 	fmt.Fprintf(w, "checked %s (job %s): %s\n", lc.At.Local().Format("2006-01-02 15:04:05"), lc.JobID, verdict)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tHOSTNAME\tFINDING\tSERVICE\tDETAIL")
+	var unchecked []string
 	for _, n := range lc.Nodes {
 		if len(n.Findings) == 0 {
 			fmt.Fprintf(tw, "%d\t%s\tOK\t\t\n", n.Nodenum, n.Hostname)
@@ -128,8 +131,19 @@ func writeCheck(w io.Writer, id string, lc *lastCheck) {
 		for _, f := range n.Findings {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", n.Nodenum, n.Hostname, f.Kind, f.Service, oneLine(f.Detail))
 		}
+		for _, s := range n.Unchecked {
+			if !slices.Contains(unchecked, s) {
+				unchecked = append(unchecked, s)
+			}
+		}
 	}
 	_ = tw.Flush()
+	if len(unchecked) > 0 {
+		// No finding, and not known to run either: say so rather than
+		// let "OK" read as "every service runs".
+		slices.Sort(unchecked)
+		fmt.Fprintf(w, "not checked (no status action, no systemd units): %s\n", strings.Join(unchecked, ", "))
+	}
 }
 
 func oneLine(s string) string {

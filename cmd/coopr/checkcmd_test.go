@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -277,5 +278,44 @@ func TestClusterCheckAndRepairCLI(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "cluster", "op", id, "scale", "--size", "1", "--remove", "1004"); code != 1 || !strings.Contains(errOut, "INVALID_INPUT") {
 		t.Errorf("scale to 1 removing the last web node: exit %d %s", code, errOut)
+	}
+}
+
+// The check's table shows each node's findings or OK, and under it the
+// services no node's check could look at, once each: OK is not "every
+// service runs" when a service has neither a status action nor units.
+func TestWriteCheck(t *testing.T) {
+	cases := []struct {
+		name, report string
+		want, not    []string
+	}{
+		{"unchecked services listed", `{"at":"2026-11-24T10:00:00Z","jobId":"j1","healthy":false,"nodes":[
+			{"nodenum":1,"hostname":"a","reachable":true,"findings":[],"unchecked":["base"]},
+			{"nodenum":2,"hostname":"b","reachable":true,"findings":[{"kind":"SERVICE_STOPPED","service":"metrics","detail":"metrics is installed and not running: coopr-metrics.service inactive (dead)"}],"unchecked":["base","extra"]}]}`,
+			[]string{"1     a         OK", "SERVICE_STOPPED  metrics  metrics is installed and not running: coopr-metrics.service inactive (dead)",
+				"not checked (no status action, no systemd units): base, extra\n", "NOT healthy"}, nil},
+		{"every service checked", `{"at":"2026-11-24T10:00:00Z","jobId":"j1","healthy":true,"nodes":[
+			{"nodenum":1,"hostname":"a","reachable":true,"findings":[],"unchecked":[]}]}`,
+			[]string{"healthy", "OK"}, []string{"not checked"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var lc *lastCheck
+			if err := json.Unmarshal([]byte(c.report), &lc); err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			writeCheck(&b, "demo", lc)
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, b.String())
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("output has %q:\n%s", w, b.String())
+				}
+			}
+		})
 	}
 }

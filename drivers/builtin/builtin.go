@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/drivers/automator/ansible"
@@ -31,7 +32,10 @@ type Config struct {
 	// Libvirt configures the libvirt vm driver (its defaults when zero);
 	// provider fields override the libvirt URI per task.
 	Libvirt libvirt.Config
-	Log     *slog.Logger
+	// CheckRetry bounds how long the ssh node driver's CHECK tries again
+	// a node that does not answer (0: sshnode.DefaultCheckRetry).
+	CheckRetry time.Duration
+	Log        *slog.Logger
 }
 
 // Registry registers every built-in driver. close releases what they
@@ -55,7 +59,7 @@ func Registry(cfg Config) (reg *drivers.Registry, close func(), err error) {
 	reg.Register(hosts.Descriptor(), names)
 	reg.Register(local.NetworkDescriptor(), local.NewNetwork(cfg.Local, names, cfg.Log))
 	reg.Register(libvirt.NetworkDescriptor(), libvirt.NewNetwork(cfg.Libvirt, names, cfg.Log))
-	reg.Register(sshnode.Descriptor(), sshnode.New(pool, cfg.Log))
+	reg.Register(sshnode.Descriptor(), sshnode.NewWith(pool, cfg.Log, sshnode.Options{CheckRetry: cfg.CheckRetry}))
 	reg.Register(shell.Descriptor(), shell.New(pool, cfg.Log))
 	reg.Register(ansible.Descriptor(), ansible.New(cfg.Log, cfg.WorkDir))
 	return reg, func() { _ = pool.Close() }, nil

@@ -320,6 +320,10 @@ type NodeCheck struct {
 	Reachable bool `json:"reachable"`
 	// Empty when all is well.
 	Findings []*CheckFinding `json:"findings"`
+	// The node's services the check has no way to look at: neither a status
+	// action nor systemd units (docs/catalog.md#systemd-units). No finding, but
+	// not known to run either.
+	Unchecked []string `json:"unchecked"`
 }
 
 type NodeService struct {

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
+	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/engine"
 	"github.com/cooprhq/coopr/solver"
@@ -46,6 +48,35 @@ func (s *Service) LastCheck(ctx context.Context, clusterID string) (*Check, erro
 		return nil, fmt.Errorf("cluster %s last check: %w", clusterID, err)
 	}
 	return c, nil
+}
+
+// CheckUnits are the systemd units a CHECK of job asks about on a node
+// with services, by service: the units of those of its services that have
+// no status action (docs/catalog.md#systemd-units). Services with none are
+// left out; nil when no service has any.
+func (s *Service) CheckUnits(ctx context.Context, job string, services []string) (map[string][]string, error) {
+	var rows []struct {
+		Name string `db:"key"`
+		Raw  []byte `db:"value"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT s.key, s.value FROM jobs j, jsonb_each(j.services) s
+		WHERE j.id = $1 AND s.key = ANY($2) AND s.value ? 'units'`, job, pq.Array(services)); err != nil {
+		return nil, fmt.Errorf("job %s services: %w", job, err)
+	}
+	var out map[string][]string
+	for _, r := range rows {
+		var svc catalog.Service
+		if err := json.Unmarshal(r.Raw, &svc); err != nil {
+			return nil, fmt.Errorf("job %s service %s: %w", job, r.Name, err)
+		}
+		if units := svc.CheckUnits(); len(units) > 0 {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[r.Name] = units
+		}
+	}
+	return out, nil
 }
 
 // planCheckRepair plans CHECK, which looks at every node and service, and

@@ -50,7 +50,12 @@ func recordCheck(ctx context.Context, tx *sqlx.Tx, cluster, job string) (string,
 		}
 		nodes[i] = n
 	}
-	report := planner.Diagnose(job, nodes, func(s string) bool { return svcs[s] != nil && svcs[s].HasAction("status") })
+	report := planner.Diagnose(job, nodes, func(s string) planner.ServiceProbe {
+		if svcs[s] == nil {
+			return planner.ServiceProbe{}
+		}
+		return planner.ServiceProbe{Status: svcs[s].HasAction("status"), Units: svcs[s].CheckUnits()}
+	})
 	b, err := json.Marshal(report)
 	if err != nil {
 		return "", err

@@ -39,14 +39,30 @@ type Driver struct {
 	log  *slog.Logger
 	// The wait for SSH backs off from minWait to maxWait between attempts.
 	minWait, maxWait time.Duration
+	// checkRetry bounds CHECK's retries of a node that does not answer.
+	checkRetry time.Duration
+}
+
+// Options tune the driver; zero values are the defaults.
+type Options struct {
+	// CheckRetry bounds how long CHECK tries again a node that does not
+	// answer SSH before reporting it unreachable (DefaultCheckRetry);
+	// negative is a single attempt.
+	CheckRetry time.Duration
 }
 
 // New returns the driver; pool is shared with the agent's other SSH drivers.
-func New(pool *remote.Pool, log *slog.Logger) drivers.Driver {
+func New(pool *remote.Pool, log *slog.Logger) drivers.Driver { return NewWith(pool, log, Options{}) }
+
+// NewWith returns the driver tuned by o.
+func NewWith(pool *remote.Pool, log *slog.Logger, o Options) drivers.Driver {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Driver{pool: pool, log: log, minWait: 250 * time.Millisecond, maxWait: 5 * time.Second}
+	if o.CheckRetry == 0 {
+		o.CheckRetry = DefaultCheckRetry
+	}
+	return &Driver{pool: pool, log: log, minWait: 250 * time.Millisecond, maxWait: 5 * time.Second, checkRetry: max(o.CheckRetry, 0)}
 }
 
 // statusFailed is any failure: BOOTSTRAP creates nothing a retry would

@@ -69,6 +69,7 @@ func Descriptor() drivers.Descriptor {
 			{Name: "ssh_user", Type: "text"},
 			{Name: "ssh_key", Type: "password", Required: true, Sensitive: true},
 			{Name: "wipe_script", Type: "text"},
+			{Name: "reboot_script", Type: "text"},
 		},
 		Capabilities: []string{"ssh"},
 	}
@@ -85,6 +86,7 @@ func New(pool *remote.Pool, log *slog.Logger) drivers.Driver {
 		log:          log,
 		probeTimeout: 30 * time.Second,
 		confirmWait:  2 * time.Minute,
+		rebootWait:   10 * time.Minute,
 		minWait:      250 * time.Millisecond,
 		maxWait:      5 * time.Second,
 		resolve:      net.DefaultResolver.LookupNetIP,
@@ -100,7 +102,9 @@ type driver struct {
 	probeTimeout time.Duration
 	// confirmWait is how long CONFIRM waits for a host that does not
 	// answer (it may be rebooting), backing off from minWait to maxWait.
-	confirmWait      time.Duration
+	confirmWait time.Duration
+	// rebootWait is how long REBOOT waits for a host to come back.
+	rebootWait       time.Duration
 	minWait, maxWait time.Duration
 	resolve          func(ctx context.Context, network, host string) ([]netip.Addr, error)
 
@@ -133,6 +137,7 @@ type settings struct {
 	keyPEM   string
 	signer   ssh.Signer
 	wipe     string
+	reboot   string
 }
 
 // fieldError is a provider field that cannot work: a retry with the same
@@ -177,9 +182,7 @@ func (d *driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	case "DELETE":
 		return d.delete(ctx, s, t, out, log)
 	case "REBOOT":
-		// Hosts are the provider admin's machines: coopr does not power
-		// them off (docs/operations.md#rebooting-a-node).
-		return terminal(statusFailed, fmt.Errorf("the pool driver does not reboot hosts: reboot %s yourself, or replace the node", providerID(t.Node)))
+		return d.rebootHost(ctx, s, t, out, log)
 	}
 	return terminal(statusFailed, fmt.Errorf("vm drivers do not run %s", t.TaskName))
 }
@@ -258,6 +261,9 @@ func parseSettings(t *drivers.Task) (settings, error) {
 		return s, fieldErr("provider %s: field ssh_key is not a usable private key: give an OpenSSH private key (-----BEGIN OPENSSH PRIVATE KEY-----)", s.provider)
 	}
 
+	if s.reboot, err = field("reboot_script"); err != nil {
+		return s, err
+	}
 	if s.wipe, err = field("wipe_script"); err != nil {
 		return s, err
 	}

@@ -167,10 +167,11 @@ func TestDescriptor(t *testing.T) {
 		t.Fatalf("descriptor %s/%s", d.Role, d.Name)
 	}
 	want := map[string]drivers.Param{
-		"hosts":       {Name: "hosts", Type: "text", Required: true},
-		"ssh_user":    {Name: "ssh_user", Type: "text"},
-		"ssh_key":     {Name: "ssh_key", Type: "password", Required: true, Sensitive: true},
-		"wipe_script": {Name: "wipe_script", Type: "text"},
+		"hosts":         {Name: "hosts", Type: "text", Required: true},
+		"ssh_user":      {Name: "ssh_user", Type: "text"},
+		"ssh_key":       {Name: "ssh_key", Type: "password", Required: true, Sensitive: true},
+		"wipe_script":   {Name: "wipe_script", Type: "text"},
+		"reboot_script": {Name: "reboot_script", Type: "text"},
 	}
 	if len(d.Params) != len(want) {
 		t.Fatalf("params %+v", d.Params)

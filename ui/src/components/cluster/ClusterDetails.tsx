@@ -26,6 +26,7 @@ import { Link, useNavigate } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
 import type { ClusterStatus, ClusterSummaryQuery } from '../../gql/graphql';
+import { uncheckedServices } from '../../lib/check';
 import { type ApiError, fromCombinedError } from '../../lib/errors';
 import { formatDateTime, formatDuration, words } from '../../lib/format';
 import { leaseLimit, taskStateColor } from '../../lib/plan';
@@ -502,6 +503,7 @@ function LeaseModal({
 function LastCheck({ check }: { check: Cluster['lastCheck'] | null }) {
   if (!check) return null;
   const bad = check.nodes.filter((n) => n.findings.length > 0);
+  const unchecked = uncheckedServices(check.nodes);
   return (
     <Paper withBorder radius="md" p="md" mt="md" data-testid="last-check">
       <Group gap="sm" mb={bad.length > 0 ? 'xs' : 0}>
@@ -544,6 +546,11 @@ function LastCheck({ check }: { check: Cluster['lastCheck'] | null }) {
             )}
           </Table.Tbody>
         </Table>
+      )}
+      {unchecked.length > 0 && (
+        <Text size="sm" c="dimmed" mt="xs" data-testid="check-unchecked">
+          Not checked (no status action, no systemd units): {unchecked.join(', ')}
+        </Text>
       )}
     </Paper>
   );

@@ -91,6 +91,7 @@ const ClusterSummaryDocument = graphql(`
             service
             detail
           }
+          unchecked
         }
       }
       jobs {
