@@ -132,7 +132,7 @@ func (c *checker) service(obj map[string]any) {
 				for _, name := range sortedKeys(acts) {
 					np := join(ap, name)
 					if !serviceActionSet[name] {
-						c.errf(np, "unknown action %q: allowed are install, remove, initialize, configure, start, stop", name)
+						c.errf(np, "unknown action %q: allowed are install, remove, initialize, configure, start, stop, status", name)
 						continue
 					}
 					if acts[name] == nil {

@@ -198,9 +198,10 @@ func unitsFinding(s string, units []string, ck map[string]any) *Finding {
 			missing = append(missing, u)
 		case load != "loaded" && load != "masked":
 			unknown = append(unknown, fmt.Sprintf("%s cannot be loaded by systemd (%s)", u, load))
+		case running(active, sub):
+			// Running, masked or not: masking stops no running unit.
 		case load == "masked":
 			stopped = append(stopped, u+" masked, "+active)
-		case (active == "active" || active == "reloading" || active == "activating") && sub != "auto-restart":
 		default:
 			stopped = append(stopped, state)
 		}
@@ -214,6 +215,18 @@ func unitsFinding(s string, units []string, ck map[string]any) *Finding {
 		return &Finding{Kind: FindingNotChecked, Service: s, Detail: "systemd unit " + strings.Join(unknown, ", ")}
 	}
 	return nil
+}
+
+// running reports whether a unit in systemd's active and sub state runs
+// or is on its way to: a unit crash-looping passes through activating
+// (auto-restart-queued, from systemd 254) and sits in auto-restart between
+// tries, which is not running.
+func running(active, sub string) bool {
+	switch active {
+	case "active", "reloading", "activating", "refreshing":
+		return !strings.HasPrefix(sub, "auto-restart")
+	}
+	return false
 }
 
 func shortName(h string) string {

@@ -59,6 +59,9 @@ func TestDiagnoseUnits(t *testing.T) {
 		node(11, []string{"pair"}, unitFacts("j2", map[string]string{"a.service": "loaded active running", "b.socket": "loaded active listening"})),
 		node(12, []string{"web", "base"}, unitFacts("j2", map[string]string{"coopr-web.service": "loaded inactive dead"})),
 		node(13, []string{"metrics", "base"}, map[string]any{"job": "j2", "reachable": false, "error": "connection refused"}),
+		node(14, []string{"metrics"}, unitFacts("j2", map[string]string{"coopr-metrics.service": "masked active running"})),
+		node(15, []string{"metrics"}, unitFacts("j2", map[string]string{"coopr-metrics.service": "loaded activating auto-restart-queued"})),
+		node(16, []string{"metrics"}, unitFacts("j2", map[string]string{"coopr-metrics.service": "loaded refreshing running"})),
 	}
 	r := Diagnose("j2", nodes, probeOf)
 	got, err := json.MarshalIndent(r, "", "  ")
@@ -84,7 +87,8 @@ func TestDiagnoseUnits(t *testing.T) {
 	}
 	// What the golden file must say, whatever it holds.
 	kinds := map[int]FindingKind{2: FindingServiceStopped, 3: FindingServiceMissing, 4: FindingServiceStopped, 5: FindingServiceStopped,
-		6: FindingServiceStopped, 7: FindingNotChecked, 8: FindingNotChecked, 9: FindingNotChecked, 10: FindingServiceMissing, 13: FindingUnreachable}
+		6: FindingServiceStopped, 7: FindingNotChecked, 8: FindingNotChecked, 9: FindingNotChecked, 10: FindingServiceMissing, 13: FindingUnreachable,
+		15: FindingServiceStopped}
 	for _, n := range r.Nodes {
 		want, bad := kinds[n.NodeNum]
 		switch {

@@ -106,8 +106,10 @@ func (c agentConfig) check() error {
 		return errors.New("no work directory: set COOPR_WORK_DIR, work_dir in the config file, or --work-dir")
 	case c.Grace <= 0 || c.KillGrace <= 0:
 		return fmt.Errorf("grace %s and kill grace %s: both must be positive", c.Grace, c.KillGrace)
-	case c.CheckRetry < 0:
-		return fmt.Errorf("check retry %s: must be 0 (the default, 8s) or more (COOPR_CHECK_RETRY, check_retry or --check-retry)", c.CheckRetry)
+	case c.CheckRetry < 0 || c.CheckRetry > time.Minute:
+		// A CHECK task has two minutes; retries past one would end in
+		// its timeout and call a dead node "not checked" instead.
+		return fmt.Errorf("check retry %s: must be from 0 (the default, 8s) to 1m (COOPR_CHECK_RETRY, check_retry or --check-retry)", c.CheckRetry)
 	case c.LocalStateDir != "" && !filepath.IsAbs(c.LocalStateDir):
 		return fmt.Errorf("local state dir %q: give an absolute path (COOPR_LOCAL_STATE_DIR, local_state_dir or --local-state-dir)", c.LocalStateDir)
 	case c.LibvirtStateDir != "" && !filepath.IsAbs(c.LibvirtStateDir):

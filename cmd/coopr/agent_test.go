@@ -90,6 +90,7 @@ check_retry: 3s
 		{name: "relative local state dir", env: minimal, args: []string{"--local-state-dir", ".coopr-dev/local"}, wantErr: "absolute"},
 		{name: "relative libvirt state dir", env: minimal, args: []string{"--libvirt-state-dir", "libvirt"}, wantErr: "libvirt state dir"},
 		{name: "negative check retry", env: minimal, args: []string{"--check-retry", "-1s"}, wantErr: "check retry -1s"},
+		{name: "check retry past a minute", env: minimal, args: []string{"--check-retry", "5m"}, wantErr: "check retry 5m0s: must be from 0"},
 		{name: "bad server", env: map[string]string{"COOPR_SERVER": "not a url", "COOPR_TOKEN": "t", "COOPR_AGENT_CAPACITY": "1"},
 			wantErr: "server"},
 	}

@@ -163,7 +163,7 @@ func ensureClusterAddr(ctx context.Context, stateDir string, rng netRange, clust
 	defer unlock()
 	nw, err := ensureClusterNetLocked(ctx, stateDir, rng, clusterID)
 	if err != nil {
-		return network{}, netip.Addr{}, fmt.Errorf("cluster network: %w", err)
+		return network{}, netip.Addr{}, err
 	}
 	addr, err := nw.allocateLocked(node)
 	if err != nil {
@@ -196,6 +196,17 @@ func ensureClusterNetLocked(ctx context.Context, stateDir string, rng netRange, 
 		}
 	} else if err != nil {
 		return network{}, err
+	} else if _, err := os.Stat(filepath.Join("/sys/class/net", bridge)); errors.Is(err, os.ErrNotExist) {
+		// Recorded, with no bridge (the host rebooted, or making it
+		// failed): another installation may have taken the subnet since.
+		unlockHost, err := filelock.Lock(ctx, subnetLock)
+		if err != nil {
+			return network{}, err
+		}
+		defer unlockHost()
+		if err := subnetStillFree(ctx, cn); err != nil {
+			return network{}, err
+		}
 	}
 	sn, err := parseSubnet(cn.Subnet)
 	if err != nil {
@@ -212,6 +223,28 @@ func ensureClusterNetLocked(ctx context.Context, stateDir string, rng netRange, 
 		return network{}, err
 	}
 	return nw, nil
+}
+
+// subnetStillFree says whether a recorded network whose bridge is gone
+// can have it again: no other interface of the host holds its subnet.
+// Called under subnetLock.
+func subnetStillFree(ctx context.Context, cn clusterNet) error {
+	p, err := netip.ParsePrefix(cn.Subnet)
+	if err != nil {
+		return fmt.Errorf("cluster network %s: subnet %q: %w", cn.Bridge, cn.Subnet, err)
+	}
+	onHost, err := hostPrefixes(ctx)
+	if err != nil {
+		return err
+	}
+	for ifc, ps := range onHost {
+		for _, q := range ps {
+			if ifc != cn.Bridge && q.Overlaps(p.Masked()) {
+				return fmt.Errorf("cluster network %s: its subnet %s is taken on this host by %s (%s) since its bridge went: free it there, or delete the cluster and create it again", cn.Bridge, p.Masked(), ifc, q)
+			}
+		}
+	}
+	return nil
 }
 
 func readNet(stateDir, bridge string) (clusterNet, error) {

@@ -315,3 +315,47 @@ func TestSubnetsAcrossInstallations(t *testing.T) {
 		t.Logf("cluster bridges of others on the host (%d): not checking the isolation table's removal", len(left))
 	}
 }
+
+// TestRecordedSubnetTakenSince: a cluster network whose bridge went (the
+// host rebooted) is not made again on a subnet another interface holds
+// by now; the error names that interface.
+func TestRecordedSubnetTakenSince(t *testing.T) {
+	cfg := testConfig(t)
+	rng, err := parseRange(cfg.Subnet, cfg.ClusterPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	nw, err := ensureClusterNet(ctx, cfg.StateDir, rng, "taken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(ctx, "ip", "link", "del", nw.bridge); err != nil {
+		t.Fatal(err)
+	}
+	other := fmt.Sprintf("cpt%d", os.Getpid()%100000)
+	if _, err := run(ctx, "ip", "link", "add", other, "type", "bridge"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = run(context.Background(), "ip", "link", "del", other) })
+	if _, err := run(ctx, "ip", "addr", "add", nw.subnet.hostCIDR(), "dev", other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ensureClusterNet(ctx, cfg.StateDir, rng, "taken"); err == nil || !strings.Contains(err.Error(), other) {
+		t.Fatalf("network again on a subnet %s holds: %v, want an error naming %s", other, err, other)
+	}
+	if _, err := os.Stat("/sys/class/net/" + nw.bridge); err == nil {
+		t.Errorf("bridge %s made again on a taken subnet", nw.bridge)
+	}
+	// Freed there, the network comes back as it was.
+	if _, err := run(ctx, "ip", "link", "del", other); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ensureClusterNet(ctx, cfg.StateDir, rng, "taken")
+	if err != nil || again.subnet.prefix != nw.subnet.prefix {
+		t.Fatalf("after freeing: %v, subnet %v, want %v", err, again.subnet.prefix, nw.subnet.prefix)
+	}
+	if _, err := releaseClusterNet(ctx, cfg.StateDir, "taken"); err != nil {
+		t.Fatal(err)
+	}
+}

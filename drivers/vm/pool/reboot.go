@@ -74,7 +74,14 @@ func (d *driver) rebootHost(ctx context.Context, s settings, t *drivers.Task, ou
 		return failure(statusFailed, fmt.Errorf("start reboot_script on host %s: %w", id, describe(err)), nil)
 	}
 	log.Info("pool: rebooting host", "host", id)
-	deadline := time.Now().Add(d.rebootWait)
+	// The wait ends before the task's own timeout, so that it fails as
+	// "not back", not retryably as a task that ran out of time: a retry
+	// would reboot the host again, in the middle of a slow boot.
+	started := time.Now()
+	deadline := started.Add(d.rebootWait)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-30*time.Second).Before(deadline) {
+		deadline = dl.Add(-30 * time.Second)
+	}
 	wait := d.minWait
 	for attempt := 1; ; attempt++ {
 		// Exit 0: the marker is gone, a new boot. Exit 1: the old boot,
@@ -91,8 +98,13 @@ func (d *driver) rebootHost(ctx context.Context, s settings, t *drivers.Task, ou
 			err = errors.New("still up from before the reboot")
 		}
 		if ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
-			return failure(statusFailed, fmt.Errorf("host %s not back from its reboot after %s (attempt %d: %v)", id,
-				d.rebootWait, attempt, err), nil)
+			// Not retried: another attempt would reboot the host once
+			// more. Whoever runs the pool looks at it; a check of the
+			// cluster then tells whether it came back.
+			r := failure(statusFailed, fmt.Errorf("host %s not back from its reboot after %s (attempt %d: %v): see to the host, then check the cluster",
+				id, time.Since(started).Round(time.Second), attempt, err), nil)
+			r.Retryable = &no
+			return r
 		}
 		out.Status(fmt.Sprintf("host %s not back yet (attempt %d): %v", id, attempt, err), 50)
 		timer := time.NewTimer(wait)
