@@ -175,10 +175,10 @@ func TestValidateService(t *testing.T) {
 		{"all actions", KindService, `{"name":"x","provisioner":{"actions":{"install":{"type":"a"},"remove":{"type":"a"},"initialize":{"type":"a"},"configure":{"type":"a"},"start":{"type":"a"},"stop":{"type":"a"}}}}`, nil},
 		{"ok with null action", KindService, `{"name":"x",` + okActions + `}`, nil},
 		{"bad action name", KindService, `{"name":"x","provisioner":{"actions":{"deploy":{"type":"shell"}}}}`, []string{
-			sf + `provisioner.actions.deploy: unknown action "deploy": allowed are install, remove, initialize, configure, start, stop`,
+			sf + `provisioner.actions.deploy: unknown action "deploy": allowed are install, remove, initialize, configure, start, stop, status`,
 		}},
 		{"uppercase action name", KindService, `{"name":"x","provisioner":{"actions":{"INSTALL":{"type":"shell"}}}}`, []string{
-			sf + `provisioner.actions.INSTALL: unknown action "INSTALL": allowed are install, remove, initialize, configure, start, stop`,
+			sf + `provisioner.actions.INSTALL: unknown action "INSTALL": allowed are install, remove, initialize, configure, start, stop, status`,
 		}},
 		{"action missing type", KindService, `{"name":"x","provisioner":{"actions":{"install":{"fields":{"script":"a"}}}}}`, []string{
 			sf + `provisioner.actions.install.type: is required: the name of an automator type, e.g. "shell"`,
@@ -267,7 +267,7 @@ func TestValidateService(t *testing.T) {
 			sf + "label: must be a string, not a number",
 			sf + "links[0].url: macro %join(host.service.web)%: expected ',' at offset 21",
 			sf + `name: "x y" ` + nameRuleMsg,
-			sf + `provisioner.actions.deploy: unknown action "deploy": allowed are install, remove, initialize, configure, start, stop`,
+			sf + `provisioner.actions.deploy: unknown action "deploy": allowed are install, remove, initialize, configure, start, stop, status`,
 			sf + `provisioner.actions.install.type: is required: the name of an automator type, e.g. "shell"`,
 			sf + "provisioner.actions.start.maxAttempts: must be >= 1 (got 0)",
 			sf + `provisioner.actions.start.timeout: "soon" is not a duration: want a non-negative integer of milliseconds or <int><s|m|h|d>`,
@@ -993,7 +993,7 @@ func TestCrossReferences(t *testing.T) {
 			"services/bad.json", `{"name":"bad","provisioner":{"actions":{"deploy":{"type":"shell"}}}}`,
 			"services/needsbad.json", `{"name":"needsbad","dependencies":{"runtime":{"requires":["bad"]}}}`),
 			[]string{
-				`services/bad.json: provisioner.actions.deploy: unknown action "deploy": allowed are install, remove, initialize, configure, start, stop`,
+				`services/bad.json: provisioner.actions.deploy: unknown action "deploy": allowed are install, remove, initialize, configure, start, stop, status`,
 				`services/needsbad.json: dependencies.runtime.requires[0]: "bad" is not a service and no service provides it: add that service or remove the requirement`,
 			}},
 		{"files outside kind directories are ignored", with(baseCatalog(),
