@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -629,5 +630,60 @@ func (w *world) timeline(t testing.TB, clusterID string) {
 		fmt.Printf("%-18s %-5s %s %s %s run %6.0f wait %s\n", r.Action, r.Service, ms(r.Queued), ms(r.Claimed), ms(r.Finished),
 			float64(r.Finished.Sub(r.Claimed).Microseconds())/1000, wait)
 		prev = r.Finished
+	}
+	w.gaps(t, db, clusterID)
+}
+
+// gaps prints, over every node of the cluster, the median and 90th
+// percentile of where the time between a node's tasks goes, by task:
+// ready (its node's previous task's finish to its queuing: the scheduler,
+// or a wait for other nodes), claim (queued to claimed) and run (claimed
+// to finished, which holds the payload's trip, the driver and the
+// finish's trip).
+func (w *world) gaps(t testing.TB, db *sqlx.DB, clusterID string) {
+	t.Helper()
+	var rows []struct {
+		Node, Action, Service string
+		Queued                time.Time
+		Claimed               time.Time
+		Finished              time.Time
+	}
+	err := db.Select(&rows, `
+		SELECT t.node_id AS node, t.action, t.service,
+			(SELECT max(e.created_at) FROM events e WHERE e.task_id = t.id AND e.state = 'QUEUED') AS queued,
+			a.claimed_at AS claimed, a.finished_at AS finished
+		FROM tasks t JOIN jobs j ON j.id = t.job_id JOIN task_attempts a ON a.task_id = t.id AND a.attempt = t.attempt
+		WHERE j.cluster_id = $1 AND t.node_id <> '' AND a.finished_at IS NOT NULL
+		ORDER BY t.node_id, a.claimed_at`, clusterID)
+	if err != nil {
+		t.Fatalf("gaps: %v", err)
+	}
+	type key struct{ action, service string }
+	var order []key
+	ready, claim, run := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for i, r := range rows {
+		k := key{r.Action, r.Service}
+		if _, ok := run[k]; !ok {
+			order = append(order, k)
+		}
+		if i > 0 && rows[i-1].Node == r.Node {
+			ready[k] = append(ready[k], ms(r.Queued.Sub(rows[i-1].Finished)))
+		}
+		claim[k] = append(claim[k], ms(r.Claimed.Sub(r.Queued)))
+		run[k] = append(run[k], ms(r.Finished.Sub(r.Claimed)))
+	}
+	pct := func(v []float64, p float64) string {
+		if len(v) == 0 {
+			return "      -"
+		}
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return fmt.Sprintf("%7.0f", v[min(len(v)-1, int(p*float64(len(v))))])
+	}
+	fmt.Printf("\nevery node, ms, p50/p90: ready = queued - the node's previous finish; claim = claimed - queued; run = finished - claimed\n")
+	for _, k := range order {
+		fmt.Printf("%-18s %-5s ready %s %s  claim %s %s  run %s %s\n", k.action, k.service, pct(ready[k], .5), pct(ready[k], .9),
+			pct(claim[k], .5), pct(claim[k], .9), pct(run[k], .5), pct(run[k], .9))
 	}
 }
