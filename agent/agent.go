@@ -578,7 +578,7 @@ func (a *Agent) run(ctx, work context.Context, id string, attempt int, token str
 			r.cancel(nil)
 		}
 	}()
-	res, tails := a.execute(ctx, id, attempt, token, payload)
+	res, tails, rest := a.execute(ctx, id, attempt, token, payload)
 	if cause := context.Cause(ctx); cause != nil {
 		// A run cut short by the agent is a retryable failure, whatever the
 		// driver made of it.
@@ -588,15 +588,30 @@ func (a *Agent) run(ctx, work context.Context, id string, attempt int, token str
 		return nil // the server no longer wants this attempt's result
 	}
 	if errors.Is(context.Cause(ctx), errHandBack) {
+		// The claim is still current: its last lines go before it is
+		// handed back, which makes it stale.
+		if len(rest) > 0 {
+			fctx, done := context.WithTimeout(context.WithoutCancel(work), progressFlushTimeout)
+			if err := a.postProgress(fctx, rest); err != nil {
+				a.log.Debug("progress not reported", "task", id, "lines", len(rest), "err", err)
+			}
+			done()
+		}
 		a.handBack(work, id, attempt, token)
 		return nil
 	}
 	// The attempt's last output stays with it (Task.attempts), so a failed
-	// attempt's error can be read after the live stream is gone.
-	return &wire.Finish{Claim: wire.Claim{TaskID: id, Attempt: attempt, ClaimToken: token}, Result: wire.Result{
+	// attempt's error can be read after the live stream is gone. Its last
+	// lines travel with the finish rather than in a request of their own
+	// before it.
+	fin := &wire.Finish{Claim: wire.Claim{TaskID: id, Attempt: attempt, ClaimToken: token}, Result: wire.Result{
 		Status: res.Status, Message: res.Message, Retryable: res.Retryable, Hostname: res.Hostname,
 		IPAddresses: res.IPAddresses, Facts: res.Facts, Secrets: res.Secrets, Unreachable: res.Unreachable,
 		StdoutTail: tails.stdout, StderrTail: tails.stderr}}
+	for _, l := range rest {
+		fin.Output = append(fin.Output, wire.OutputLine{Seq: l.Seq, Stream: l.Stream, Chunk: l.Chunk, Percent: l.Percent})
+	}
+	return fin
 }
 
 func (a *Agent) heldRun(id string) *running {
@@ -619,7 +634,9 @@ func (a *Agent) handBack(work context.Context, id string, attempt int, token str
 	a.log.Info("task handed back", "task", id)
 }
 
-func (a *Agent) execute(ctx context.Context, id string, attempt int, token string, payload json.RawMessage) (res drivers.Result, tails outputTails) {
+// execute runs a task's driver and returns its result, the ends of its
+// output, and its last lines, not sent: they go with its finish.
+func (a *Agent) execute(ctx context.Context, id string, attempt int, token string, payload json.RawMessage) (res drivers.Result, tails outputTails, rest []wire.Progress) {
 	no := false
 	defer func() {
 		// A driver's bug fails its task, not the agent and every other
@@ -631,7 +648,7 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 	}()
 	t, err := drivers.Decode(payload)
 	if err != nil {
-		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}, tails
+		return drivers.Result{Status: 1, Message: err.Error(), Retryable: &no}, tails, nil
 	}
 	// Resources come from the server when the driver asks, under this
 	// claim (docs/task-protocol.md#plugin-resources).
@@ -640,7 +657,7 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 	}
 	drv, _, err := a.reg.For(t)
 	if err != nil {
-		return drivers.Result{Status: 1, Message: err.Error()}, tails
+		return drivers.Result{Status: 1, Message: err.Error()}, tails, nil
 	}
 	if t.TimeoutSeconds > 0 {
 		var cancel context.CancelFunc
@@ -649,16 +666,17 @@ func (a *Agent) execute(ctx context.Context, id string, attempt int, token strin
 	}
 	out := &progress{a: a, ctx: ctx, id: id, attempt: attempt, token: token, redact: newRedactor(t)}
 	defer func() {
-		// The last lines go out before the finish, after which the server
-		// refuses them; a run that timed out still sends its end.
+		// What the sender has not sent goes with the finish, after which
+		// the server refuses lines; a run that timed out still sends its
+		// end.
 		fctx, done := context.WithTimeout(context.WithoutCancel(ctx), progressFlushTimeout)
 		defer done()
-		out.close(fctx)
+		rest = out.close(fctx)
 		tails = out.tails()
 	}()
 	res = drv.Run(ctx, t, out)
 	res.Message = out.redact.line(res.Message)
-	return res, tails
+	return res, tails, rest
 }
 
 // redactor hides the payload's secrets in task output before it leaves
@@ -721,8 +739,9 @@ func (a *Agent) stop(work context.Context, endWork context.CancelFunc) error {
 // calls only queue a line: one goroutine per task sends what has queued, up
 // to maxBatchLines lines in one request, so a driver reading a command's
 // output never waits for the network and a chatty command costs one
-// request per batch rather than per line. close sends what is left before
-// the task's finish, which would make its claim stale.
+// request per batch rather than per line. close hands back what is left
+// for the task's finish to carry (no more than a finish takes: the sender
+// posts the rest first).
 type progress struct {
 	a       *Agent
 	ctx     context.Context // the task's run: ends with it
@@ -765,6 +784,11 @@ const (
 	// progressFlushTimeout bounds how long a task's last lines may hold up
 	// its finish.
 	progressFlushTimeout = 10 * time.Second
+	// maxFinishLines and maxFinishBytes bound the lines a finish carries:
+	// an exchange of 256 finishes stays well under the server's request
+	// size.
+	maxFinishLines = 64
+	maxFinishBytes = 16 << 10
 	// codeComplexityLimit is the server's answer to a request over its
 	// cost limit.
 	codeComplexityLimit = "COMPLEXITY_LIMIT_EXCEEDED"
@@ -855,6 +879,11 @@ func (p *progress) sender() {
 		}
 		for {
 			p.mu.Lock()
+			if p.closing && len(p.queue) <= maxFinishLines && p.queued <= maxFinishBytes {
+				// The finish carries the rest.
+				p.mu.Unlock()
+				return
+			}
 			n, size := 0, 0
 			for n < len(p.queue) && n < maxBatchLines && (n == 0 || size+len(p.queue[n].Chunk) <= maxBatchBytes) {
 				size += len(p.queue[n].Chunk)
@@ -879,7 +908,7 @@ func (p *progress) sender() {
 			if closing {
 				ctx = p.flush
 			}
-			if err := p.post(ctx, batch); err != nil {
+			if err := p.a.postProgress(ctx, batch); err != nil {
 				// Output is best effort: a lost line must not fail the task.
 				p.a.log.Debug("progress not reported", "task", p.id, "lines", len(batch), "err", err)
 			}
@@ -887,20 +916,23 @@ func (p *progress) sender() {
 	}
 }
 
-// post sends lines in one request: one reportProgress per line under an
-// alias, which the server runs in order. A server whose cost limit is
-// lower than its default gets the lines in smaller requests.
-func (p *progress) post(ctx context.Context, lines []wire.Progress) error {
-	err := p.postOnce(ctx, lines)
+// postProgress sends lines in one request: one reportProgress per line
+// under an alias, which the server runs in order. A server whose cost
+// limit is lower than its default gets the lines in smaller requests.
+func (a *Agent) postProgress(ctx context.Context, lines []wire.Progress) error {
+	if len(lines) > maxBatchLines {
+		return errors.Join(a.postProgress(ctx, lines[:maxBatchLines]), a.postProgress(ctx, lines[maxBatchLines:]))
+	}
+	err := a.postOnce(ctx, lines)
 	var ce *codeError
 	if len(lines) > 1 && errors.As(err, &ce) && ce.code == codeComplexityLimit {
 		half := len(lines) / 2
-		return errors.Join(p.post(ctx, lines[:half]), p.post(ctx, lines[half:]))
+		return errors.Join(a.postProgress(ctx, lines[:half]), a.postProgress(ctx, lines[half:]))
 	}
 	return err
 }
 
-func (p *progress) postOnce(ctx context.Context, lines []wire.Progress) error {
+func (a *Agent) postOnce(ctx context.Context, lines []wire.Progress) error {
 	var q strings.Builder
 	q.WriteString("mutation(")
 	vars := make(map[string]any, len(lines))
@@ -916,16 +948,17 @@ func (p *progress) postOnce(ctx context.Context, lines []wire.Progress) error {
 		fmt.Fprintf(&q, " p%d: reportProgress(input: $p%d)", i, i)
 	}
 	q.WriteString(" }")
-	return p.a.do(ctx, q.String(), vars, &struct{}{})
+	return a.do(ctx, q.String(), vars, &struct{}{})
 }
 
-// close sends the lines still queued, under ctx, and returns when they are
-// sent or ctx ends. Lines reported after close are dropped.
-func (p *progress) close(ctx context.Context) {
+// close lets the sender post, under ctx, what a finish cannot carry, and
+// returns the lines left, in order, for the finish. Lines reported after
+// close are dropped.
+func (p *progress) close(ctx context.Context) []wire.Progress {
 	p.mu.Lock()
 	if p.closing {
 		p.mu.Unlock()
-		return
+		return nil
 	}
 	p.closing = true
 	p.flush = ctx
@@ -936,17 +969,21 @@ func (p *progress) close(ctx context.Context) {
 		p.room = make(chan struct{})
 	}
 	p.mu.Unlock()
-	if done == nil {
-		return
+	if done != nil {
+		select {
+		case more <- struct{}{}:
+		default:
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
 	}
-	select {
-	case more <- struct{}{}:
-	default:
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rest := p.queue
+	p.queue, p.queued = nil, 0
+	return rest
 }
 
 func (p *progress) Stdout(line string)                  { p.send("STDOUT", line, 0) }

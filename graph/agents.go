@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/graph/model"
+	"github.com/cooprhq/coopr/internal/scrub"
 	"github.com/cooprhq/coopr/planner"
 	"github.com/cooprhq/coopr/server/auth"
 	"github.com/cooprhq/coopr/server/engine"
@@ -398,8 +399,59 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	return true, nil
 }
 
-// finishOne scrubs and checks a result and finishes its attempt.
+// maxFinishOutput bounds the output lines one finish carries.
+const maxFinishOutput = 256
+
+// finishOne scrubs and checks a result and finishes its attempt. The
+// output lines it carries are scrubbed first, as the attempt's next
+// chunks (the carries of values cut between chunks end with the attempt
+// below), and published once the finish is recorded: a stale claim's
+// lines are dropped, as reportProgress refuses them.
 func (r *Resolver) finishOne(ctx context.Context, in model.FinishInput) error {
+	if len(in.Output) > maxFinishOutput {
+		return invalid("input.output", "carries %d output lines; send at most %d with a finish, the earlier ones with reportProgress",
+			len(in.Output), maxFinishOutput)
+	}
+	lines, err := r.finishOutput(ctx, in)
+	if err != nil {
+		return err
+	}
+	if err := r.finishResult(ctx, in); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if err := r.Hub.PublishLog(ctx, l); err != nil {
+			// The result is recorded; output is best effort.
+			r.Log.Warn("a finished task's last output not published", "task", in.TaskID, "err", err)
+			break
+		}
+	}
+	return nil
+}
+
+// finishOutput scrubs the output lines a finish carries, in order.
+func (r *Resolver) finishOutput(ctx context.Context, in model.FinishInput) ([]events.LogLine, error) {
+	if len(in.Output) == 0 {
+		return nil, nil
+	}
+	load := func() (*scrub.Set, error) { return r.Control.TaskScrubber(ctx, in.TaskID) }
+	lines := make([]events.LogLine, len(in.Output))
+	for i, o := range in.Output {
+		stream := strings.ToLower(string(o.Stream))
+		chunk, err := r.scrubs.Chunk(in.TaskID, in.Attempt, stream, cleanOutput(o.Chunk, maxOutput), load)
+		if err != nil {
+			return nil, err
+		}
+		lines[i] = events.LogLine{Task: in.TaskID, Attempt: in.Attempt, Seq: o.Seq, Stream: stream, Chunk: chunk}
+		if o.Percent != nil {
+			lines[i].Percent = *o.Percent
+		}
+	}
+	return lines, nil
+}
+
+// finishResult scrubs and checks a result and finishes its attempt.
+func (r *Resolver) finishResult(ctx context.Context, in model.FinishInput) error {
 	res := engine.Result{Status: in.Result.Status, Retryable: in.Result.Retryable,
 		Unreachable: in.Result.Unreachable != nil && *in.Result.Unreachable}
 	if in.Result.Hostname != nil {

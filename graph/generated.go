@@ -3567,6 +3567,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ExchangeInput", ec.unmarshalInputExchangeInput),
 			graphql.NewInputUnmarshaler("FinishInput", ec.unmarshalInputFinishInput),
 			graphql.NewInputUnmarshaler("OperationInput", ec.unmarshalInputOperationInput),
+			graphql.NewInputUnmarshaler("OutputLineInput", ec.unmarshalInputOutputLineInput),
 			graphql.NewInputUnmarshaler("ProgressInput", ec.unmarshalInputProgressInput),
 			graphql.NewInputUnmarshaler("ReleaseInput", ec.unmarshalInputReleaseInput),
 			graphql.NewInputUnmarshaler("ResourceUploadInput", ec.unmarshalInputResourceUploadInput),
@@ -4057,6 +4058,22 @@ input FinishInput {
   attempt: Int!
   claimToken: String!
   result: TaskResultInput!
+  """
+  The attempt's last output lines, in order, carried by the finish rather
+  than sent in reportProgress calls of their own (which the finish would
+  make stale): at most 256. They reach taskLog, scrubbed as reportProgress
+  scrubs, once the finish is recorded; a finish refused drops them.
+  """
+  output: [OutputLineInput!]
+}
+
+"One line of a task's output carried by its finish, as reportProgress would send it."
+input OutputLineInput {
+  "Increases with every report of the attempt, reportProgress's included."
+  seq: Int!
+  stream: LogStream!
+  chunk: String!
+  percent: Float
 }
 
 type Agent {
@@ -20007,7 +20024,7 @@ func (ec *executionContext) unmarshalInputFinishInput(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"taskId", "attempt", "claimToken", "result"}
+	fieldsInOrder := [...]string{"taskId", "attempt", "claimToken", "result", "output"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20042,6 +20059,13 @@ func (ec *executionContext) unmarshalInputFinishInput(ctx context.Context, obj a
 				return it, err
 			}
 			it.Result = data
+		case "output":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("output"))
+			data, err := ec.unmarshalOOutputLineInput2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOutputLineInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Output = data
 		}
 	}
 	return it, nil
@@ -20144,6 +20168,69 @@ func (ec *executionContext) unmarshalInputOperationInput(ctx context.Context, ob
 func UnmarshalOperationInput(ctx context.Context, raw any) (model.OperationInput, error) {
 	var out model.OperationInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "OperationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputOutputLineInput(ctx context.Context, obj any) (model.OutputLineInput, error) {
+	var it model.OutputLineInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"seq", "stream", "chunk", "percent"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "seq":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seq"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seq = data
+		case "stream":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stream"))
+			data, err := ec.unmarshalNLogStream2githubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐLogStream(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stream = data
+		case "chunk":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("chunk"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Chunk = data
+		case "percent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("percent"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Percent = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOutputLineInput unmarshals raw into the OutputLineInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOutputLineInput(ctx context.Context, raw any) (model.OutputLineInput, error) {
+	var out model.OutputLineInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OutputLineInput", raw, &out)
 	return out, err
 }
 
@@ -25615,6 +25702,11 @@ func (ec *executionContext) marshalNOperationPreview2ᚖgithubᚗcomᚋcooprhq�
 	return ec._OperationPreview(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNOutputLineInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOutputLineInput(ctx context.Context, v any) (*model.OutputLineInput, error) {
+	res, err := ec.unmarshalInputOutputLineInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNPlanTask2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐPlanTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PlanTask) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -26607,6 +26699,23 @@ func (ec *executionContext) marshalOJob2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋserv
 		return graphql.Null
 	}
 	return ec._Job(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOutputLineInput2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOutputLineInputᚄ(ctx context.Context, v any) ([]*model.OutputLineInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.OutputLineInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNOutputLineInput2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐOutputLineInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalOProviderCapacity2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐProviderCapacity(ctx context.Context, sel ast.SelectionSet, v *model.ProviderCapacity) graphql.Marshaler {

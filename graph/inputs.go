@@ -43,7 +43,7 @@ var textCaps = map[string]int{
 // and cut to its cap where it is stored (see finishTask, reportProgress).
 var agentOutput = map[string]bool{
 	"TaskResultInput.message": true, "TaskResultInput.stdoutTail": true, "TaskResultInput.stderrTail": true,
-	"ProgressInput.chunk": true,
+	"ProgressInput.chunk": true, "OutputLineInput.chunk": true,
 }
 
 var jsonCaps = map[string]int{

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -173,5 +174,95 @@ func TestExchangeTasks(t *testing.T) {
 	var running int
 	if err := db.Get(&running, `SELECT count(*) FROM task_attempts WHERE finished_at IS NULL`); err != nil || running != 0 {
 		t.Fatalf("%d attempts left open (%v)", running, err)
+	}
+}
+
+// A finish carries its attempt's last output lines: they reach the task's
+// log in order once the finish is recorded; a stale finish's lines are
+// dropped, and a finish carrying more lines than allowed is refused.
+func TestFinishCarriesOutput(t *testing.T) {
+	w := newWorld(t)
+	s := w.s
+	var tok struct{ CreateAPIToken struct{ Secret string } }
+	s.Must(s.Super, `mutation { createAPIToken(input: {name: "agent-1", kind: AGENT, agents: "*"}) { secret } }`, nil, &tok)
+	agent := tok.CreateAPIToken.Secret
+	s.Must(agent, `mutation($in: AgentRegistration!) { registerAgent(input: $in) { heartbeatIntervalSeconds } }`,
+		map[string]any{"in": map[string]any{"agentId": "agent-1", "incarnation": "inc-1", "capacity": 1,
+			"drivers": lampDrivers("rackspace")}}, &struct{}{})
+	s.Must(s.Super, `mutation { updateTenant(name: "acme", input: {name: "acme", workers: 1}) { id } }`, nil, &struct{}{})
+	s.Must(agent, `mutation { agentHeartbeat(input: {agentId: "agent-1", incarnation: "inc-1"}) { heartbeatIntervalSeconds } }`,
+		nil, &struct{}{})
+	s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": map[string]any{
+		"name": "output", "clusterTemplate": "lamp", "numMachines": 1}}, &struct{}{})
+	exchange := func(fins []map[string]any, slots []int) exchanged {
+		t.Helper()
+		var out exchanged
+		s.Must(agent, wire.ExchangeQuery, map[string]any{"in": map[string]any{"agentId": "agent-1", "incarnation": "inc-1",
+			"tenantId": w.tenantID, "finishes": fins, "slots": slots, "waitSeconds": 20}}, &out)
+		return out
+	}
+	got := exchange([]map[string]any{}, []int{0}).ExchangeTasks.Assignments
+	if len(got) != 1 {
+		t.Fatalf("claimed %d tasks, want 1", len(got))
+	}
+	a := got[0]
+	sub, err := s.Subscribe(w.alice, `subscription($id: ID!) { taskLog(taskId: $id) { seq stream chunk } }`,
+		map[string]any{"id": a.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	lines := func(prefix string, n int) []map[string]any {
+		out := make([]map[string]any, n)
+		for i := range out {
+			stream := "STDOUT"
+			if i%3 == 2 {
+				stream = "STDERR"
+			}
+			out[i] = map[string]any{"seq": i + 1, "stream": stream, "chunk": fmt.Sprintf("%s %d", prefix, i)}
+		}
+		return out
+	}
+	fin := func(token string, output []map[string]any) map[string]any {
+		return map[string]any{"taskId": a.TaskID, "attempt": a.Attempt, "claimToken": token,
+			"result": map[string]any{"status": 0}, "output": output}
+	}
+	wrong := "00" + a.ClaimToken[2:]
+	if a.ClaimToken[:2] == "00" {
+		wrong = "11" + a.ClaimToken[2:]
+	}
+	for _, c := range []struct {
+		name   string
+		finish map[string]any
+		code   string
+	}{
+		{"stale", fin(wrong, lines("stale", 3)), wire.CodeStaleClaim},
+		{"too many lines", fin(a.ClaimToken, lines("many", 257)), "INVALID_INPUT"},
+		{"recorded", fin(a.ClaimToken, lines("line", 5)), ""},
+	} {
+		o := exchange([]map[string]any{c.finish}, []int{}).ExchangeTasks.Finished
+		if len(o) != 1 || (o[0].Code == nil) != (c.code == "") || (o[0].Code != nil && *o[0].Code != c.code) {
+			t.Fatalf("%s: outcome %+v, want code %q", c.name, o, c.code)
+		}
+	}
+	// Only the recorded finish's lines, in order.
+	for i := range 5 {
+		r, end, err := sub.Next(10 * time.Second)
+		if err != nil || end {
+			t.Fatalf("log ended after %d lines: %v", i, err)
+		}
+		var l struct {
+			TaskLog struct {
+				Seq           int
+				Stream, Chunk string
+			}
+		}
+		if err := r.Decode(&l); err != nil {
+			t.Fatal(err)
+		}
+		want := lines("line", 5)[i]
+		if l.TaskLog.Seq != i+1 || l.TaskLog.Stream != want["stream"] || l.TaskLog.Chunk != want["chunk"] {
+			t.Fatalf("line %d: %+v, want %v", i+1, l.TaskLog, want)
+		}
 	}
 }

@@ -249,6 +249,18 @@ type Claim struct {
 type Finish struct {
 	Claim
 	Result Result `json:"result"`
+	// Output is the attempt's last lines, carried by the finish instead of
+	// a reportProgress request of their own just before it.
+	Output []OutputLine `json:"output,omitempty"`
+}
+
+// OutputLine is one line of output a finish carries, as Progress without
+// the claim.
+type OutputLine struct {
+	Seq     int     `json:"seq"`
+	Stream  string  `json:"stream"` // STDOUT, STDERR or STATUS
+	Chunk   string  `json:"chunk"`
+	Percent float64 `json:"percent,omitempty"`
 }
 
 // Release is the input of releaseTask: a claim handed back unrun.

@@ -226,6 +226,11 @@ type FinishInput struct {
 	Attempt    int              `json:"attempt"`
 	ClaimToken string           `json:"claimToken"`
 	Result     *TaskResultInput `json:"result"`
+	// The attempt's last output lines, in order, carried by the finish rather
+	// than sent in reportProgress calls of their own (which the finish would
+	// make stale): at most 256. They reach taskLog, scrubbed as reportProgress
+	// scrubs, once the finish is recorded; a finish refused drops them.
+	Output []*OutputLineInput `json:"output,omitempty"`
 }
 
 type FinishOutcome struct {
@@ -378,6 +383,15 @@ type OperationPreview struct {
 	PlanHash string            `json:"planHash"`
 	// SYNC_TEMPLATE: the versions and the template's changes; null for other operations.
 	Sync *TemplateSync `json:"sync,omitempty"`
+}
+
+// One line of a task's output carried by its finish, as reportProgress would send it.
+type OutputLineInput struct {
+	// Increases with every report of the attempt, reportProgress's included.
+	Seq     int       `json:"seq"`
+	Stream  LogStream `json:"stream"`
+	Chunk   string    `json:"chunk"`
+	Percent *float64  `json:"percent,omitempty"`
 }
 
 type PlanTask struct {

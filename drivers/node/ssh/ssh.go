@@ -99,14 +99,32 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	// the proof would cost a round trip more.
 	var keysRetryable bool
 	var keysErr error
+	// When no sudo stands between them (the login user is root, or there
+	// is no host name to set), the keys, the host name and the facts share
+	// that first session: each session costs a fork of sshd, a login and a
+	// round trip, which a loaded host makes slow.
+	var raw []byte
+	var rawErr, firstErr error
+	one := tg.User == "root" || n.Hostname == ""
 	key, err := d.connect(ctx, tg, out, func(probe remote.Target) (bool, error) {
+		if one {
+			raw, keysRetryable, keysErr, rawErr = d.bootstrapOnce(ctx, probe, n.Hostname, t.AuthorizedKeys, out)
+			var ee *remote.ExitError
+			firstErr = keysErr
+			if rawErr != nil {
+				firstErr = rawErr
+			}
+			return (keysErr == nil && rawErr == nil) || !keysRetryable || errors.As(keysErr, &ee) || errors.As(rawErr, &ee), firstErr
+		}
 		keysRetryable, keysErr = InstallOwnerKeys(ctx, d.pool, probe, t.AuthorizedKeys)
+		firstErr = keysErr
 		// Done unless the node was not reached: the command ran (and
 		// perhaps failed), or the keys were refused before any was sent.
 		var ee *remote.ExitError
 		return keysErr == nil || !keysRetryable || errors.As(keysErr, &ee), keysErr
 	})
-	if err != nil && err != keysErr {
+	if err != nil && err != firstErr {
+		// connect gave up before a command ran.
 		return failure(err, !remote.Terminal(err), nil)
 	}
 	// Never replace a pin: with pins, report them as they are (the host
@@ -128,18 +146,18 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 
 	// The host name and the facts take one session: each session costs a
 	// fork of sshd and a round trip, which a loaded host makes slow.
-	script, what := gatherFacts, "gather facts"
-	if n.Hostname != "" {
-		out.Status("setting hostname "+n.Hostname+" and gathering facts", 60)
-		script = "if ! (\n" + setHostname + ") >&2; then echo \"coopr: setting the hostname failed\" >&2; exit 1; fi\n" + gatherFacts
-		what = "set hostname " + n.Hostname + " and gather facts"
+	script, what := factsScript(n.Hostname)
+	if one {
+		if rawErr != nil {
+			return failure(fmt.Errorf("%s: %w", what, describe(rawErr)), !remote.Terminal(rawErr), facts)
+		}
 	} else {
-		out.Status("gathering facts", 60)
-	}
-	raw, err := d.pool.Output(ctx, tg, script, remote.RunOptions{Sudo: n.Hostname != "", Env: map[string]string{"COOPR_HOSTNAME": n.Hostname},
-		Stderr: out.Stderr})
-	if err != nil {
-		return failure(fmt.Errorf("%s: %w", what, describe(err)), !remote.Terminal(err), facts)
+		out.Status(what, 60)
+		raw, err = d.pool.Output(ctx, tg, script, remote.RunOptions{Sudo: n.Hostname != "", Env: map[string]string{"COOPR_HOSTNAME": n.Hostname},
+			Stderr: out.Stderr})
+		if err != nil {
+			return failure(fmt.Errorf("%s: %w", what, describe(err)), !remote.Terminal(err), facts)
+		}
 	}
 	for k, v := range ParseFacts(string(raw)) {
 		facts[k] = v
@@ -153,6 +171,53 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	out.Status("bootstrapped "+tg.String(), 100)
 	log.Info("bootstrapped")
 	return drivers.Result{Status: 0, Message: "bootstrapped " + n.Hostname, Facts: facts}
+}
+
+// factsScript sets the host name h, unless it is "", and prints the facts;
+// what says what it does.
+func factsScript(h string) (script, what string) {
+	if h == "" {
+		return gatherFacts, "gather facts"
+	}
+	return "if ! (\n" + setHostname + ") >&2; then echo \"coopr: setting the hostname failed\" >&2; exit 1; fi\n" + gatherFacts,
+		"set hostname " + h + " and gather facts"
+}
+
+// keysFailed is the exit status of bootstrapOnce's command when the
+// owner's keys could not be installed (nothing after them ran);
+// keysFailedSays is on its stderr then.
+const (
+	keysFailed     = 97
+	keysFailedSays = "coopr: installing the owner's keys failed"
+)
+
+// bootstrapOnce installs the owner's keys, sets the host name h and
+// gathers the facts in one session, where no sudo is needed between them.
+// It returns the facts' output, the keys' error (and whether a retry may
+// fix it), and the error of what came after them.
+func (d *Driver) bootstrapOnce(ctx context.Context, tg remote.Target, h string, keys []string, out drivers.Output) (
+	raw []byte, keysRetryable bool, keysErr, err error) {
+	lines, err := ownerKeyLines(keys)
+	if err != nil {
+		return nil, false, err, nil
+	}
+	rest, _ := factsScript(h)
+	script := "if ! (\n" + ownerKeysScript + "\n) >&2; then echo \"" + keysFailedSays + "\" >&2; exit " + fmt.Sprint(keysFailed) + "; fi\n" +
+		"exec </dev/null\n" + rest
+	raw, err = d.pool.Output(ctx, tg, script, remote.RunOptions{Sudo: h != "", Stdin: strings.NewReader(lines),
+		Env: map[string]string{"COOPR_MARKER": OwnerKeyMarker, "COOPR_HOSTNAME": h}, Stderr: out.Stderr})
+	var ee *remote.ExitError
+	switch {
+	case err == nil:
+		return raw, true, nil, nil
+	case errors.As(err, &ee) && ee.Code == keysFailed && ee.Signal == "" && ee.Stderr == keysFailedSays:
+		return nil, true, fmt.Errorf("install the owner's SSH keys for %s: %w", tg.User, describe(err)), nil
+	case errors.As(err, &ee):
+		return nil, true, nil, err
+	default:
+		// Not run, or cut short: connect tries again, as it would the keys.
+		return nil, !remote.Terminal(err), fmt.Errorf("install the owner's SSH keys for %s: %w", tg.User, describe(err)), nil
+	}
 }
 
 // ResourceDir is where BOOTSTRAP puts the payload's plugin resources:
@@ -226,17 +291,37 @@ const OwnerKeyMarker = "coopr-owner-key"
 // replaces the old by a rename, so that coopr's own key never goes missing
 // mid-write.
 func InstallOwnerKeys(ctx context.Context, p *remote.Pool, tg remote.Target, keys []string) (retryable bool, err error) {
+	lines, err := ownerKeyLines(keys)
+	if err != nil {
+		return false, err
+	}
+	err = p.Run(ctx, tg, ownerKeysScript, remote.RunOptions{Stdin: strings.NewReader(lines),
+		Env: map[string]string{"COOPR_MARKER": OwnerKeyMarker}})
+	if err != nil {
+		return !remote.Terminal(err), fmt.Errorf("install the owner's SSH keys for %s: %w", tg.User, describe(err))
+	}
+	return true, nil
+}
+
+// ownerKeyLines are the authorized_keys lines of keys, marked as the
+// owner's.
+func ownerKeyLines(keys []string) (string, error) {
 	var lines strings.Builder
 	for i, k := range keys {
 		// The server validated them; a line that is no plain public key
 		// would be a new authorized_keys entry of someone's choosing.
 		pk, _, options, rest, err := ssh.ParseAuthorizedKey([]byte(k))
 		if err != nil || len(options) > 0 || strings.TrimSpace(string(rest)) != "" {
-			return false, fmt.Errorf("authorizedKeys[%d]: not one plain SSH public key", i)
+			return "", fmt.Errorf("authorizedKeys[%d]: not one plain SSH public key", i)
 		}
 		lines.WriteString(remote.AuthorizedKey(pk) + " " + OwnerKeyMarker + "\n")
 	}
-	script := `set -e
+	return lines.String(), nil
+}
+
+// ownerKeysScript makes the marked lines of the login user's
+// authorized_keys the lines on its stdin (InstallOwnerKeys).
+const ownerKeysScript = `set -e
 umask 077
 keys=$(cat)
 d="$HOME/.ssh"
@@ -251,13 +336,6 @@ tmp="$f.coopr.$$"
 { grep -v " $COOPR_MARKER\$" "$f" || true; [ -z "$keys" ] || printf '%s\n' "$keys"; } > "$tmp"
 if cmp -s "$tmp" "$f"; then rm -f "$tmp"; exit 0; fi
 mv -f "$tmp" "$f"`
-	err = p.Run(ctx, tg, script, remote.RunOptions{Stdin: strings.NewReader(lines.String()),
-		Env: map[string]string{"COOPR_MARKER": OwnerKeyMarker}})
-	if err != nil {
-		return !remote.Terminal(err), fmt.Errorf("install the owner's SSH keys for %s: %w", tg.User, describe(err))
-	}
-	return true, nil
-}
 
 // connect waits for the node to answer SSH and run a command, backing off
 // between attempts until ctx ends: a machine CONFIRM just reported may

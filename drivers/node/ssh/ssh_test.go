@@ -301,33 +301,52 @@ func TestBootstrapInstallsOwnerKeys(t *testing.T) {
 	}
 }
 
-// BOOTSTRAP takes two sessions: the owner's keys, which is also the proof
-// that the node runs commands, and the host name with the facts; a second
-// BOOTSTRAP finds the name set and changes nothing.
+// BOOTSTRAP takes one session as root: the owner's keys, which are also
+// the proof that the node runs commands, the host name and the facts; and
+// two as a user that needs sudo for the host name (the keys, then the
+// rest). A second BOOTSTRAP finds the name set and changes nothing.
 func TestBootstrapSessions(t *testing.T) {
 	t.Parallel()
-	c := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: true})
-	drv := newDriver(t)
-	h := c.Hosts[0]
-	sessions := func() int { return strings.Count(h.Log(), "Starting session:") }
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for i := range 2 {
-		before := sessions()
-		r := drv.Run(ctx, c.Task("BOOTSTRAP", 0), &drivertest.Recorder{})
-		if r.Status != 0 {
-			t.Fatalf("BOOTSTRAP %d: %s", i+1, r.Message)
-		}
-		if r.Facts["arch"] == nil || r.Facts["hostname"] != c.Nodes[0].Hostname {
-			t.Errorf("BOOTSTRAP %d: facts %v", i+1, r.Facts)
-		}
-		c.Merge(0, "node", r)
-		deadline := time.Now().Add(2 * time.Second)
-		for sessions()-before < 2 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if got := sessions() - before; got != 2 {
-			t.Errorf("BOOTSTRAP %d: %d sessions, want 2", i+1, got)
-		}
+	for _, c := range []struct {
+		name     string
+		nonRoot  bool
+		sessions int
+	}{
+		{"root", false, 1},
+		{"sudo user", true, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cl := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: c.nonRoot})
+			drv := newDriver(t)
+			h := cl.Hosts[0]
+			sessions := func() int { return strings.Count(h.Log(), "Starting session:") }
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for i := range 2 {
+				before := sessions()
+				task := cl.Task("BOOTSTRAP", 0)
+				r := drv.Run(ctx, task, &drivertest.Recorder{})
+				if r.Status != 0 {
+					t.Fatalf("BOOTSTRAP %d: %s", i+1, r.Message)
+				}
+				if r.Facts["arch"] == nil || r.Facts["hostname"] != cl.Nodes[0].Hostname || r.Facts["hostKeys"] == nil {
+					t.Errorf("BOOTSTRAP %d: facts %v", i+1, r.Facts)
+				}
+				if got := strings.TrimSpace(h.Exec(t, "cat /etc/hostname")); got != cl.Nodes[0].Hostname {
+					t.Errorf("BOOTSTRAP %d: /etc/hostname %q, want %q", i+1, got, cl.Nodes[0].Hostname)
+				}
+				cl.Merge(0, "node", r)
+				// sshd logs a session as it starts it; give the log time to
+				// show one more than wanted.
+				deadline := time.Now().Add(2 * time.Second)
+				for sessions()-before <= c.sessions && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if got := sessions() - before; got != c.sessions {
+					t.Errorf("BOOTSTRAP %d: %d sessions, want %d", i+1, got, c.sessions)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cooprhq/coopr/drivers"
+	"github.com/cooprhq/coopr/internal/scrub"
+)
+
+// close hands the lines its sender has not posted to the finish, in
+// order, without a request of their own; only what a finish cannot carry
+// is posted first. The server here holds the first batch (the lines the
+// task printed early) until the task has ended, so that the rest is
+// queued behind it whatever the machine's timing.
+func TestCloseLeavesTheRestForTheFinish(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		late     int // lines printed while the first batch is held
+		carried  int // of them, left for the finish
+		requests int // progress requests, the held one included
+	}{
+		{"a few", 20, 20, 1},
+		{"as many as a finish takes", maxFinishLines, maxFinishLines, 1},
+		{"more", maxFinishLines + 40, maxFinishLines + 40 - 2*maxBatchLines, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var bodies []string
+			hold, held := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				bodies = append(bodies, string(b))
+				mu.Unlock()
+				once.Do(func() { close(held); <-hold })
+				fmt.Fprint(w, `{"data":{}}`)
+			}))
+			defer srv.Close()
+			a, err := New(Config{Server: srv.URL, Token: "t", ID: "a", Capacity: 1}, drivers.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			p := &progress{a: a, ctx: ctx, id: "task-1", attempt: 1, token: "00", redact: &redactor{set: scrub.New()}}
+			p.Stdout("early")
+			<-held
+			for i := range c.late {
+				p.Stdout(fmt.Sprintf("late %d", i))
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				// Released once close has begun: it then waits on the
+				// held batch.
+				for closing := false; !closing; time.Sleep(time.Millisecond) {
+					p.mu.Lock()
+					closing = p.closing
+					p.mu.Unlock()
+				}
+				close(hold)
+			}()
+			rest := p.close(ctx)
+			<-done
+			if len(rest) != c.carried {
+				t.Fatalf("%d lines left for the finish, want %d", len(rest), c.carried)
+			}
+			first := c.late - c.carried
+			for i, l := range rest {
+				if want := fmt.Sprintf("late %d", first+i); l.Chunk != want || l.Stream != "STDOUT" || l.Seq != first+i+2 {
+					t.Fatalf("line %d for the finish: %+v, want %q seq %d", i, l, want, first+i+2)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(bodies) != c.requests {
+				t.Fatalf("%d progress requests, want %d", len(bodies), c.requests)
+			}
+			for _, b := range bodies[1:] {
+				if strings.Contains(b, fmt.Sprintf(`"late %d"`, first)) {
+					t.Errorf("a line left for the finish was posted too")
+				}
+			}
+		})
+	}
+}
