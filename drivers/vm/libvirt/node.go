@@ -220,9 +220,9 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	}
 	var l *lan
 	if perCluster(t) {
-		l, err = c.ensureClusterNetwork(s, clusterID(t), t.Provider.Provisioner)
+		l, err = c.ensureClusterNetwork(ctx, s, clusterID(t), t.Provider.Provisioner)
 	} else {
-		l, err = c.ensureNetwork(s.Network, s.Subnet)
+		l, err = c.ensureNetwork(s.Network, s.Subnet, s.Forward)
 	}
 	if err != nil {
 		return failure(statusNothingCreated, "network", err)
