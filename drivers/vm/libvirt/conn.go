@@ -448,3 +448,45 @@ func Usable(ctx context.Context, uri, accel string) error {
 	_, err = c.domainType(accel)
 	return err
 }
+
+// UploadOptions says where UploadImage puts the base image.
+type UploadOptions struct {
+	URI      string // DefaultURI when empty
+	Pool     string // DefaultPool when empty
+	PoolPath string // DefaultPoolPath when empty: where a pool defined now lies on the libvirt host
+	ImageDir string // DefaultImageDir when empty
+	Log      *slog.Logger
+}
+
+// UploadImage builds the base image here if it is not cached and puts it
+// into the storage pool of the libvirt at o.URI, local or remote, if it
+// is not there yet, as a node's first CREATE would: `coopr libvirt image
+// --uri` readies each host of a rack before its first node. It returns
+// the disk volume's path on the libvirt host.
+func UploadImage(ctx context.Context, o UploadOptions) (string, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	cfg := Config{URI: o.URI, ImageDir: o.ImageDir}.withDefaults()
+	s := settings{Config: cfg, Pool: o.Pool, PoolPath: o.PoolPath}
+	if s.Pool == "" {
+		s.Pool = DefaultPool
+	}
+	if s.PoolPath == "" {
+		s.PoolPath = DefaultPoolPath
+	}
+	c, err := connect(ctx, s.URI, o.Log)
+	if err != nil {
+		return "", err
+	}
+	defer c.close()
+	pool, err := c.ensurePool(s.Pool, s.PoolPath)
+	if err != nil {
+		return "", err
+	}
+	b, err := c.ensureBase(ctx, pool, s, o.Log)
+	if err != nil {
+		return "", err
+	}
+	return b.Disk, nil
+}

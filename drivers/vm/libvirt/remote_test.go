@@ -405,3 +405,18 @@ func stateFiles(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+func TestUnreachableHint(t *testing.T) {
+	m := &nodeMeta{Network: "coopr-c-0123456789"}
+	base := fmt.Errorf("wait: %w", context.DeadlineExceeded)
+	for _, tc := range []struct{ uri, host string }{
+		{"qemu+ssh://root@kvm1.example.com:2222/system?keyfile=/k", "kvm1.example.com"},
+		{"qemu+tcp://10.1.2.3/system", "10.1.2.3"},
+	} {
+		err := unreachableHint(base, m, tc.uri)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "route network coopr-c-0123456789's subnet to "+tc.host+" ") ||
+			!strings.Contains(err.Error(), "forward to route") {
+			t.Errorf("%s: %v", tc.uri, err)
+		}
+	}
+}
