@@ -441,3 +441,60 @@ func TestUnreachableHint(t *testing.T) {
 		}
 	}
 }
+
+// TestUploadImage: `coopr libvirt image --uri` puts the base image into
+// the pool of a remote libvirt (defining the pool), once: a second call
+// finds it.
+func TestUploadImage(t *testing.T) {
+	needLibvirt(t, tcpURI)
+	imageDir := os.Getenv("COOPR_LIBVIRT_IMAGE_DIR")
+	if imageDir == "" {
+		imageDir = DefaultImageDir
+	}
+	if _, err := os.Stat(filepath.Dir(imageFiles(imageDir).Disk)); err != nil {
+		t.Skipf("the base image is not built here (%v): the VM tests build it", err)
+	}
+	const pool = "coopr-upload-test"
+	dropPool(t, pool)
+	t.Cleanup(func() { dropPool(t, pool) })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	o := UploadOptions{URI: tcpURI, Pool: pool, PoolPath: "/var/lib/libvirt/" + pool, ImageDir: imageDir}
+	start := time.Now()
+	path, err := UploadImage(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("uploaded in %s", time.Since(start).Round(time.Millisecond))
+	if want := "/var/lib/libvirt/" + pool + "/" + baseName() + ".qcow2"; path != want {
+		t.Errorf("UploadImage: %s, want %s", path, want)
+	}
+	c, err := connect(ctx, tcpURI, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	p, err := c.lv.StoragePoolLookupByName(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := c.volume(p, baseName()+".qcow2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, alloc, err := c.lv.StorageVolGetInfo(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(imageFiles(imageDir).Disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alloc < uint64(st.Size())/2 {
+		t.Errorf("the uploaded disk holds %d bytes, the image %d", alloc, st.Size())
+	}
+	again, err := UploadImage(ctx, o)
+	if err != nil || again != path {
+		t.Errorf("UploadImage again: %s %v, want %s", again, err, path)
+	}
+}
