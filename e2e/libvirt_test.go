@@ -34,7 +34,7 @@ func TestWebClusterOnLibvirt(t *testing.T) {
 	held, killed := w.killMidCreate(t, doomed, id, 3*time.Minute)
 	// Whether the killed CREATEs had defined their domains yet is the
 	// race's: say which, for the count checked below.
-	if left, err := libvirt.Leftovers(context.Background(), libvirt.DefaultURI, w.libvirtCfg.StateDir, id); err == nil {
+	if left, err := libvirt.Leftovers(context.Background(), libvirtURI(), w.libvirtCfg.StateDir, id); err == nil {
 		t.Logf("at the kill, the cluster had on libvirt: %v", left)
 	}
 	w.startAgent(t, "survivor", 2)
@@ -43,7 +43,7 @@ func TestWebClusterOnLibvirt(t *testing.T) {
 	var names []string // the cluster's domains, whose volumes are named after them
 	domains := func(want int) {
 		t.Helper()
-		left, err := libvirt.Leftovers(context.Background(), libvirt.DefaultURI, w.libvirtCfg.StateDir, id)
+		left, err := libvirt.Leftovers(context.Background(), libvirtURI(), w.libvirtCfg.StateDir, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,11 +102,11 @@ func TestWebClusterOnLibvirt(t *testing.T) {
 
 	w.delete(t, id)
 	w.follow(t, id, "TERMINATED", 5*time.Minute)
-	left, err := libvirt.Leftovers(context.Background(), libvirt.DefaultURI, w.libvirtCfg.StateDir, id)
+	left, err := libvirt.Leftovers(context.Background(), libvirtURI(), w.libvirtCfg.StateDir, id)
 	if err != nil || len(left) > 0 {
 		t.Errorf("after delete: %v left (%v)", left, err)
 	}
-	out, err := exec.Command("virsh", "-c", libvirt.DefaultURI, "vol-list", "coopr-test").CombinedOutput()
+	out, err := exec.Command("virsh", "-c", libvirtURI(), "vol-list", "coopr-test").CombinedOutput()
 	if err != nil {
 		t.Fatalf("virsh vol-list: %v: %s", err, out)
 	}
@@ -126,7 +126,7 @@ func newLibvirtWorld(t testing.TB, workers int, clusterRange string) *world {
 	t.Helper()
 	accel := libvirtAccel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	err := libvirt.Usable(ctx, libvirt.DefaultURI, accel)
+	err := libvirt.Usable(ctx, libvirtURI(), accel)
 	cancel()
 	if err != nil {
 		t.Skipf("libvirt is not usable here (%v): scripts/test-prereqs installs and starts it", err)
@@ -141,16 +141,26 @@ func newLibvirtWorld(t testing.TB, workers int, clusterRange string) *world {
 	}
 	w := newWorld(t, workers)
 	t.Cleanup(func() {
-		if err := libvirt.Cleanup(context.Background(), libvirt.CleanupOptions{StateDir: w.libvirtCfg.StateDir, All: true, Log: w.log}); err != nil {
+		if err := libvirt.Cleanup(context.Background(), libvirt.CleanupOptions{URI: libvirtURI(), StateDir: w.libvirtCfg.StateDir, All: true, Log: w.log}); err != nil {
 			t.Errorf("libvirt cleanup: %v", err)
 		}
 	})
 	w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`,
 		map[string]any{"e": map[string]any{"name": "libvirt", "providertype": "libvirt",
-			"provisioner": map[string]any{"accelerator": accel, "pool": "coopr-test", "poolPath": "/var/lib/libvirt/coopr-test",
+			"provisioner": map[string]any{"uri": libvirtURI(), "accelerator": accel, "pool": "coopr-test", "poolPath": "/var/lib/libvirt/coopr-test",
 				"clusterRange": clusterRange, "clusterPrefix": "28"},
 			"network": map[string]any{"type": "libvirt", "fields": map[string]any{}}}}, &struct{}{})
 	return w
+}
+
+// libvirtURI is the libvirt the tests' VMs run on: COOPR_TEST_LIBVIRT_URI
+// (qemu+tcp://127.0.0.1/system drives this machine's as a remote one),
+// or the local one.
+func libvirtURI() string {
+	if u := os.Getenv("COOPR_TEST_LIBVIRT_URI"); u != "" {
+		return u
+	}
+	return libvirt.DefaultURI
 }
 
 // libvirtAccel is the accelerator the tests' VMs run with:

@@ -58,20 +58,38 @@ the networks coopr defined that nothing uses. Cached base images stay.`,
 	cleanup.Flags().StringVar(&uri, "uri", libvirt.DefaultURI, "the libvirt the nodes are on")
 	cleanup.Flags().StringVar(&stateDir, "state-dir", libvirt.DefaultStateDir, "the libvirt driver's state directory of the agent whose nodes these are")
 	cleanup.Flags().BoolVar(&all, "all", false, "remove every node of the installation, ask no server")
+	var imageURI, pool, poolPath string
 	image := &cobra.Command{
 		Use:   "image",
-		Short: "Build the libvirt nodes' base image now (it is otherwise built on first use)",
-		Args:  cobra.NoArgs,
+		Short: "Build the libvirt nodes' base image now (it is otherwise built on first use); with --uri, put it into that libvirt's pool",
+		Long: `image builds the base image on this host (debootstrap; a few minutes the
+first time, cached in --image-dir after) and prints its disk's path. With
+--uri it also uploads it into the storage pool --pool of that libvirt,
+local or remote (qemu+ssh://root@kvm1/system, qemu+tcp://kvm1/system), if
+it is not there yet, as a node's first CREATE there would, and prints
+the volume's path on the libvirt host.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			img, err := libvirt.EnsureImage(cmd.Context(), imageDir, slog.Default())
 			if err != nil {
 				return err
 			}
-			cmd.Println(img.Disk)
+			if imageURI == "" {
+				cmd.Println(img.Disk)
+				return nil
+			}
+			vol, err := libvirt.UploadImage(cmd.Context(), libvirt.UploadOptions{URI: imageURI, Pool: pool, PoolPath: poolPath, ImageDir: imageDir, Log: slog.Default()})
+			if err != nil {
+				return err
+			}
+			cmd.Println(vol)
 			return nil
 		},
 	}
 	image.Flags().StringVar(&imageDir, "image-dir", libvirt.DefaultImageDir, "where base images are built and cached")
+	image.Flags().StringVar(&imageURI, "uri", "", "also put the image into the storage pool of this libvirt (local or remote)")
+	image.Flags().StringVar(&pool, "pool", libvirt.DefaultPool, "the storage pool (the provider's pool field)")
+	image.Flags().StringVar(&poolPath, "pool-path", libvirt.DefaultPoolPath, "where a pool defined now lies on the libvirt host (the provider's poolPath field)")
 	cmd.AddCommand(cleanup, image)
 	return cmd
 }

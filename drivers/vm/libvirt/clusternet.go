@@ -79,10 +79,10 @@ func clusterRange(fields map[string]any) (netip.Prefix, int, error) {
 
 // ensureClusterNetwork makes or finds the cluster's network: isolated (its
 // nodes reach each other and the libvirt host; libvirt's firewall rejects
-// what would go from one cluster's bridge to another's), on the first
-// subnet of the range that no libvirt network and, for a local libvirt,
-// no interface of this host uses.
-func (c *conn) ensureClusterNetwork(s settings, cluster string, fields map[string]any) (*lan, error) {
+// what would go from one cluster's bridge to another's) or, with the
+// provider's forward "route", routed (see ensureNetwork), on the first
+// subnet of the range that usedPrefixes does not name.
+func (c *conn) ensureClusterNetwork(ctx context.Context, s settings, cluster string, fields map[string]any) (*lan, error) {
 	name := clusterNetName(s.StateDir, cluster)
 	rng, bits, err := clusterRange(fields)
 	if err != nil {
@@ -91,9 +91,9 @@ func (c *conn) ensureClusterNetwork(s settings, cluster string, fields map[strin
 	if l, ok, err := c.lookupNetwork(name); err != nil {
 		return nil, err
 	} else if ok {
-		return c.ensureNetwork(name, l.prefix)
+		return c.ensureNetwork(name, l.prefix, s.Forward)
 	}
-	used := c.usedPrefixes()
+	used := c.usedPrefixes(ctx)
 	step := uint32(1) << (32 - bits)
 	first := addrUint(rng.Addr())
 	count := uint32(1) << (bits - rng.Bits())
@@ -102,7 +102,7 @@ func (c *conn) ensureClusterNetwork(s settings, cluster string, fields map[strin
 		if overlapsAny(p, used) {
 			continue
 		}
-		l, err := c.ensureNetwork(name, p)
+		l, err := c.ensureNetwork(name, p, s.Forward)
 		if err == nil {
 			if l.prefix != p {
 				// Another agent made the cluster's network first.
@@ -124,9 +124,11 @@ func (c *conn) ensureClusterNetwork(s settings, cluster string, fields map[strin
 	return nil, fmt.Errorf("no free /%d subnet left in the provider's clusterRange %s for cluster %s's network", bits, rng, cluster)
 }
 
-// usedPrefixes are the subnets of every libvirt network and, for a local
-// libvirt, of this host's interfaces.
-func (c *conn) usedPrefixes() []netip.Prefix {
+// usedPrefixes are the subnets a cluster network must not take: every
+// libvirt network's; this host's interfaces' (for a remote libvirt too:
+// the agent reaches the nodes at their addresses, which a subnet of its
+// own would route elsewhere); and over qemu+ssh the libvirt host's routes.
+func (c *conn) usedPrefixes(ctx context.Context) []netip.Prefix {
 	var out []netip.Prefix
 	if nets, _, err := c.lv.ConnectListAllNetworks(1, 0); err == nil {
 		for _, n := range nets {
@@ -135,14 +137,19 @@ func (c *conn) usedPrefixes() []netip.Prefix {
 			}
 		}
 	}
-	if !strings.Contains(c.uri, "://") || strings.Contains(c.uri, ":///") {
-		if addrs, err := net.InterfaceAddrs(); err == nil {
-			for _, a := range addrs {
-				if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
-					out = append(out, p.Masked())
-				}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
+				out = append(out, p.Masked())
 			}
 		}
+	}
+	if c.ssh != nil {
+		routes, err := c.ssh.hostPrefixes(ctx)
+		if err != nil {
+			c.log.Warn("cannot read the libvirt host's routes: cluster networks avoid only the subnets libvirt and this host know", "uri", c.uri, "err", err)
+		}
+		out = append(out, routes...)
 	}
 	return out
 }
@@ -255,7 +262,7 @@ func (d *netDriver) Run(ctx context.Context, t *drivers.Task, out drivers.Output
 		return drivers.Result{Message: msg}
 	}
 	out.Status("allocating the cluster network", 10)
-	l, err := c.ensureClusterNetwork(s, cluster, t.Provider.Provisioner)
+	l, err := c.ensureClusterNetwork(ctx, s, cluster, t.Provider.Provisioner)
 	if err != nil {
 		return failure(statusNothingCreated, "allocate network", err)
 	}

@@ -95,7 +95,7 @@ func TestClusterNetworks(t *testing.T) {
 	// accelerator, its domain its flavor's size; a CREATE retried after
 	// the domain stopped (the host rebooted) starts it again, same
 	// domain, same address.
-	c, err := connect(ctx, DefaultURI, nil)
+	c, err := connect(ctx, e.cfg.URI, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package libvirt
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -20,9 +22,11 @@ import (
 
 // conn is one connection to a libvirt daemon for one task.
 type conn struct {
-	lv  *golibvirt.Libvirt
-	uri string
-	log *slog.Logger
+	lv     *golibvirt.Libvirt
+	uri    string
+	remote bool       // remoteURI: the libvirt host is not this one
+	ssh    *sshDialer // qemu+ssh: the SSH connection to the libvirt host
+	log    *slog.Logger
 }
 
 // connect opens uri. A local daemon that is not there is named with the
@@ -35,15 +39,34 @@ func connect(ctx context.Context, uri string, log *slog.Logger) (*conn, error) {
 	if err != nil {
 		return nil, terminal("provider field uri %q: %v", uri, err)
 	}
-	local := u.Host == "" && !strings.Contains(u.Scheme, "+")
+	local := !remoteURI(u) && !strings.Contains(u.Scheme, "+")
+	var sshd *sshDialer
+	if _, transport, _ := strings.Cut(u.Scheme, "+"); transport == "ssh" {
+		if u.Host == "" {
+			return nil, terminal("provider field uri %q: qemu+ssh needs the libvirt host: qemu+ssh://root@kvm1.example.com/system", uri)
+		}
+		if sshd, err = newSSHDialer(u); err != nil {
+			return nil, err
+		}
+	}
 	type res struct {
 		lv  *golibvirt.Libvirt
 		err error
 	}
 	ch := make(chan res, 1)
 	go func() {
-		lv, err := golibvirt.ConnectToURI(u)
-		ch <- res{lv, err}
+		if sshd == nil {
+			lv, err := golibvirt.ConnectToURI(u)
+			ch <- res{lv, err}
+			return
+		}
+		lv := golibvirt.NewWithDialer(sshd)
+		if err := lv.ConnectToURI(golibvirt.RemoteURI(u)); err != nil {
+			sshd.close()
+			ch <- res{nil, err}
+			return
+		}
+		ch <- res{lv, nil}
 	}()
 	var r res
 	select {
@@ -75,12 +98,21 @@ func connect(ctx context.Context, uri string, log *slog.Logger) (*conn, error) {
 					hint: "start it: systemctl start libvirtd (without systemd: virtlogd -d && libvirtd -d)"}
 			}
 		}
-		return nil, fmt.Errorf("connect to %s: %w", uri, r.err)
+		var te *terminalError
+		if errors.As(r.err, &te) {
+			return nil, r.err
+		}
+		return nil, fmt.Errorf("connect to %s: %w", u.Redacted(), r.err)
 	}
-	return &conn{lv: r.lv, uri: uri, log: log}, nil
+	return &conn{lv: r.lv, uri: uri, remote: remoteURI(u), ssh: sshd, log: log}, nil
 }
 
-func (c *conn) close() { _ = c.lv.Disconnect() }
+func (c *conn) close() {
+	_ = c.lv.Disconnect()
+	if c.ssh != nil {
+		c.ssh.close()
+	}
+}
 
 func notFound(err error, code golibvirt.ErrorNumber) bool {
 	var e golibvirt.Error
@@ -299,9 +331,11 @@ func (c *conn) ensureBase(ctx context.Context, pool golibvirt.StoragePool, s set
 	if err != nil {
 		return baseVolumes{}, err
 	}
-	// One upload per agent at a time; agents sharing a remote libvirt may
+	// One upload per agent and libvirt at a time (uploads to the hosts of
+	// a rack go on side by side); agents sharing a remote libvirt may
 	// both upload, the ready mark is written by the last.
-	unlock, err := filelock.Lock(ctx, fmt.Sprintf("%s/upload-%s.lock", s.ImageDir, name))
+	sum := sha256.Sum256([]byte(c.uri))
+	unlock, err := filelock.Lock(ctx, fmt.Sprintf("%s/upload-%s-%s.lock", s.ImageDir, name, hex.EncodeToString(sum[:])[:8]))
 	if err != nil {
 		return baseVolumes{}, err
 	}
@@ -413,4 +447,46 @@ func Usable(ctx context.Context, uri, accel string) error {
 	defer c.close()
 	_, err = c.domainType(accel)
 	return err
+}
+
+// UploadOptions says where UploadImage puts the base image.
+type UploadOptions struct {
+	URI      string // DefaultURI when empty
+	Pool     string // DefaultPool when empty
+	PoolPath string // DefaultPoolPath when empty: where a pool defined now lies on the libvirt host
+	ImageDir string // DefaultImageDir when empty
+	Log      *slog.Logger
+}
+
+// UploadImage builds the base image here if it is not cached and puts it
+// into the storage pool of the libvirt at o.URI, local or remote, if it
+// is not there yet, as a node's first CREATE would: `coopr libvirt image
+// --uri` readies each host of a rack before its first node. It returns
+// the disk volume's path on the libvirt host.
+func UploadImage(ctx context.Context, o UploadOptions) (string, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	cfg := Config{URI: o.URI, ImageDir: o.ImageDir}.withDefaults()
+	s := settings{Config: cfg, Pool: o.Pool, PoolPath: o.PoolPath}
+	if s.Pool == "" {
+		s.Pool = DefaultPool
+	}
+	if s.PoolPath == "" {
+		s.PoolPath = DefaultPoolPath
+	}
+	c, err := connect(ctx, s.URI, o.Log)
+	if err != nil {
+		return "", err
+	}
+	defer c.close()
+	pool, err := c.ensurePool(s.Pool, s.PoolPath)
+	if err != nil {
+		return "", err
+	}
+	b, err := c.ensureBase(ctx, pool, s, o.Log)
+	if err != nil {
+		return "", err
+	}
+	return b.Disk, nil
 }

@@ -49,6 +49,16 @@ func testAccel() string {
 	return AccelTCG
 }
 
+// testURI is the libvirt the VM tests use: COOPR_TEST_LIBVIRT_URI (such
+// as qemu+tcp://127.0.0.1/system, to run them all as against a remote
+// libvirt), else the local one.
+func testURI() string {
+	if u := os.Getenv("COOPR_TEST_LIBVIRT_URI"); u != "" {
+		return u
+	}
+	return DefaultURI
+}
+
 var (
 	imageOnce sync.Once
 	imageErr  error
@@ -70,8 +80,9 @@ func newTestEnv(t testing.TB) testEnv {
 	if os.Geteuid() != 0 {
 		t.Skip("libvirt vm tests need root (they build the base image and define domains on qemu:///system)")
 	}
+	uri := testURI()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	c, err := connect(ctx, DefaultURI, nil)
+	c, err := connect(ctx, uri, nil)
 	cancel()
 	if err != nil {
 		t.Skipf("libvirt is not usable here (%v): scripts/test-prereqs installs and starts it", err)
@@ -94,7 +105,7 @@ func newTestEnv(t testing.TB) testEnv {
 	}
 	n := os.Getpid()%150 + 100
 	e := testEnv{
-		cfg: Config{StateDir: t.TempDir(), ImageDir: imageDir},
+		cfg: Config{URI: uri, StateDir: t.TempDir(), ImageDir: imageDir},
 		fields: map[string]any{
 			"accelerator": testAccel(),
 			"pool":        "coopr-test",
@@ -106,7 +117,7 @@ func newTestEnv(t testing.TB) testEnv {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if err := Cleanup(ctx, CleanupOptions{StateDir: e.cfg.StateDir, All: true}); err != nil {
+		if err := Cleanup(ctx, CleanupOptions{URI: e.cfg.URI, StateDir: e.cfg.StateDir, All: true}); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})

@@ -68,6 +68,7 @@ func Descriptor() drivers.Descriptor {
 			{Name: "poolPath", Type: "text"},
 			{Name: "network", Type: "text"},
 			{Name: "subnet", Type: "text"},
+			{Name: "forward", Type: "text"},
 			{Name: "flavors", Type: "text"},
 			{Name: "imageDir", Type: "text"},
 			{Name: "clusterRange", Type: "text"},
@@ -106,6 +107,7 @@ type settings struct {
 	Pool        string
 	PoolPath    string
 	Network     string
+	Forward     string
 	Subnet      netip.Prefix
 	Flavors     map[string]flavor
 }
@@ -128,11 +130,11 @@ var poolNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
 // settingsFor reads the provider's fields.
 func (d *driver) settingsFor(t *drivers.Task) (settings, error) {
-	s := settings{Config: d.cfg, Accelerator: DefaultAccelerator, Pool: DefaultPool, PoolPath: DefaultPoolPath, Network: DefaultNetwork}
+	s := settings{Config: d.cfg, Accelerator: DefaultAccelerator, Pool: DefaultPool, PoolPath: DefaultPoolPath, Network: DefaultNetwork, Forward: ForwardIsolated}
 	subnet, flavors := DefaultSubnet, ""
 	fields := map[string]*string{
 		"uri": &s.URI, "accelerator": &s.Accelerator, "pool": &s.Pool, "poolPath": &s.PoolPath,
-		"network": &s.Network, "subnet": &subnet, "flavors": &flavors, "imageDir": &s.ImageDir,
+		"network": &s.Network, "forward": &s.Forward, "subnet": &subnet, "flavors": &flavors, "imageDir": &s.ImageDir,
 	}
 	for key, dst := range fields {
 		v, ok := t.Provider.Provisioner[key]
@@ -151,6 +153,9 @@ func (d *driver) settingsFor(t *drivers.Task) (settings, error) {
 	case AccelKVM, AccelAuto, AccelTCG:
 	default:
 		return settings{}, fmt.Errorf("provider field accelerator %q: want kvm, auto (KVM, else emulation) or tcg (emulation)", s.Accelerator)
+	}
+	if s.Forward != ForwardIsolated && s.Forward != ForwardRoute {
+		return settings{}, fmt.Errorf("provider field forward %q: want isolated (only the libvirt host reaches the nodes) or route (the agent reaches them through the libvirt host, for a remote libvirt)", s.Forward)
 	}
 	if !poolNameRE.MatchString(s.Pool) || !poolNameRE.MatchString(s.Network) {
 		return settings{}, fmt.Errorf("provider fields pool %q and network %q: want names of letters, digits, '.', '_' or '-'", s.Pool, s.Network)

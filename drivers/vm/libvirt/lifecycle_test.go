@@ -58,10 +58,10 @@ func TestCleanup(t *testing.T) {
 	}
 	defer otherDrv.Run(context.Background(), withFacts(other.task(key, cluster, "orphan", "other", "DELETE"), ro), nil)
 
-	if err := Cleanup(ctx, CleanupOptions{StateDir: e.cfg.StateDir, Owned: []NodeKey{{Cluster: cluster, Node: "owned"}}}); err != nil {
+	if err := Cleanup(ctx, CleanupOptions{URI: e.cfg.URI, StateDir: e.cfg.StateDir, Owned: []NodeKey{{Cluster: cluster, Node: "owned"}}}); err != nil {
 		t.Fatalf("cleanup: %v", err)
 	}
-	c, err := connect(ctx, DefaultURI, nil)
+	c, err := connect(ctx, e.cfg.URI, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestCleanup(t *testing.T) {
 			t.Errorf("after cleanup %s: domain %v disk %v seed %v address %v, want all %v", tc.name, dom, disk, seed, addr, tc.want)
 		}
 	}
-	if err := Cleanup(ctx, CleanupOptions{StateDir: e.cfg.StateDir, All: true}); err != nil {
+	if err := Cleanup(ctx, CleanupOptions{URI: e.cfg.URI, StateDir: e.cfg.StateDir, All: true}); err != nil {
 		t.Fatalf("cleanup all: %v", err)
 	}
 	if dom, disk, seed, addr := present(names["owned"]); dom || disk || seed || addr {
@@ -104,7 +104,7 @@ func TestCleanup(t *testing.T) {
 // guests is refused, without retry, before anything is made.
 func TestAccelerator(t *testing.T) {
 	e := newTestEnv(t)
-	c, err := connect(context.Background(), DefaultURI, nil)
+	c, err := connect(context.Background(), e.cfg.URI, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,22 +62,39 @@ type lan struct {
 	active bool
 }
 
-// ensureNetwork returns the network, defining an isolated one on subnet
-// (host at its first address) if there is none of that name, and starting
-// it if it is stopped. Nodes on an isolated network reach this host and
-// each other, nothing else.
-func (c *conn) ensureNetwork(name string, subnet netip.Prefix) (*lan, error) {
+// Forward modes of the networks coopr defines (the provider's forward).
+const (
+	// ForwardIsolated: nodes reach each other and the libvirt host,
+	// nothing else; only the libvirt host (the agent's, for a local
+	// libvirt) reaches them.
+	ForwardIsolated = "isolated"
+	// ForwardRoute: libvirt forwards between the network and the rest
+	// of the host's networks, unNATed: an agent on another host reaches
+	// the nodes when its host routes the subnet (or the provider's
+	// clusterRange) to the libvirt host. What a remote libvirt needs.
+	ForwardRoute = "route"
+)
+
+// ensureNetwork returns the network, defining one on subnet (host at its
+// first address) forwarding as forward says if there is none of that
+// name, and starting it if it is stopped. A network that exists is used
+// as it is.
+func (c *conn) ensureNetwork(name string, subnet netip.Prefix, forward string) (*lan, error) {
 	n, err := c.lv.NetworkLookupByName(name)
 	if notFound(err, golibvirt.ErrNoNetwork) {
 		gw := subnet.Addr().Next()
 		last := lastAddr(subnet).Prev()
+		fwd := ""
+		if forward == ForwardRoute {
+			fwd = "\n  <forward mode='route'/>"
+		}
 		def := fmt.Sprintf(`<network>
-  <name>%s</name>
+  <name>%s</name>%s
   <bridge name='%s' stp='off'/>
   <ip address='%s' prefix='%d'>
     <dhcp><range start='%s' end='%s'/></dhcp>
   </ip>
-</network>`, xmlEscape(name), bridgeOf(name), gw, subnet.Bits(), gw.Next(), last)
+</network>`, xmlEscape(name), fwd, bridgeOf(name), gw, subnet.Bits(), gw.Next(), last)
 		n, err = c.lv.NetworkDefineXML(def)
 		if err != nil {
 			n2, err2 := c.lv.NetworkLookupByName(name)
@@ -87,7 +104,7 @@ func (c *conn) ensureNetwork(name string, subnet netip.Prefix) (*lan, error) {
 			n = n2
 		} else {
 			_ = c.lv.NetworkSetAutostart(n, 1)
-			c.log.Info("defined libvirt network", "network", name, "subnet", subnet)
+			c.log.Info("defined libvirt network", "network", name, "subnet", subnet, "forward", forward)
 		}
 	} else if err != nil {
 		return nil, fmt.Errorf("network %s: %w", name, err)

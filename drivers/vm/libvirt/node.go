@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -220,9 +221,9 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	}
 	var l *lan
 	if perCluster(t) {
-		l, err = c.ensureClusterNetwork(s, clusterID(t), t.Provider.Provisioner)
+		l, err = c.ensureClusterNetwork(ctx, s, clusterID(t), t.Provider.Provisioner)
 	} else {
-		l, err = c.ensureNetwork(s.Network, s.Subnet)
+		l, err = c.ensureNetwork(s.Network, s.Subnet, s.Forward)
 	}
 	if err != nil {
 		return failure(statusNothingCreated, "network", err)
@@ -541,8 +542,11 @@ func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out d
 	start := time.Now()
 	priv, _ := t.Secrets["ssh"]["privateKey"].(string)
 	if err := waitSSH(ctx, m, priv); err != nil {
-		r := failure(statusFailed, "ssh", err)
 		var hk *sshready.HostKeyError
+		if !errors.As(err, &hk) && c.remote {
+			err = unreachableHint(err, m, s.URI)
+		}
+		r := failure(statusFailed, "ssh", err)
 		if errors.As(err, &hk) {
 			r.Retryable = &no
 		}
@@ -552,6 +556,16 @@ func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out d
 	msg := fmt.Sprintf("domain %s answers ssh on %s (%s)", name, m.Address, m.Accelerator)
 	d.log.Info(msg, "waited", time.Since(start).Round(time.Millisecond))
 	return drivers.Result{Message: msg, Hostname: m.Hostname, IPAddresses: m.addresses(), Facts: m.facts(name)}
+}
+
+// unreachableHint says, to an SSH wait on a remote libvirt's node that
+// ran out, what the agent needs to reach the node at all.
+func unreachableHint(err error, m *nodeMeta, uri string) error {
+	host := uri
+	if u, perr := url.Parse(uri); perr == nil {
+		host = u.Hostname()
+	}
+	return fmt.Errorf("%w; the agent reaches a remote libvirt's nodes at their addresses: route network %s's subnet to %s and set the provider's forward to route (docs/drivers.md, A remote libvirt)", err, m.Network, host)
 }
 
 // waitSSH waits until the node's sshd shows one of the node's own host
