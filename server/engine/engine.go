@@ -439,9 +439,26 @@ func (e *Engine) eventsCommitted() {
 	}
 }
 
+// quietTx makes a transaction's events send no NOTIFY (migration 00015):
+// a NOTIFY takes a lock that every notifying commit on the Postgres server
+// waits for, held through the commit's flush to disk, so queuing a job's
+// next tasks waited behind whichever finish, of any database, was
+// flushing. The engine wakes the relay itself once it has committed.
+const quietTx = `SET LOCAL coopr.quiet_events = on`
+
 func (e *Engine) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {
+	return e.txWith(ctx, quietTx, fn)
+}
+
+// txWith runs fn in a transaction that setup (SET LOCAL statements, one
+// round trip) prepares; setup must make it quiet.
+func (e *Engine) txWith(ctx context.Context, setup string, fn func(*sqlx.Tx) error) error {
 	tx, err := e.db.BeginTxx(ctx, nil)
 	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, setup); err != nil {
+		_ = tx.Rollback()
 		return err
 	}
 	if err := fn(tx); err != nil {
@@ -449,7 +466,11 @@ func (e *Engine) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {
 		return err
 	}
 	// A mutation's audit entry commits with its change (docs/audit.md).
-	return audit.Commit(ctx, tx)
+	if err := audit.Commit(ctx, tx); err != nil {
+		return err
+	}
+	e.eventsCommitted()
+	return nil
 }
 
 // backoff is min(base·2^(n−1), max) ± 20% (docs/operations.md#retries), n the

@@ -269,16 +269,13 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 		Attempt int    `db:"attempt"`
 	}
 	var rows []row
-	err := s.tx(ctx, func(tx *sqlx.Tx) error {
-		// Queuing does not wait for the disk, as a claim does not: lost
-		// in a crash, the tasks are NOT_SUBMITTED again and the scheduler
-		// queues them anew when it loads the job; an entry for the lost
-		// attempt names the attempt the new one gets, or one no longer
-		// current, which is skipped. The finish that made them ready
-		// committed synchronously before.
-		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return err
-		}
+	// Queuing does not wait for the disk, as a claim does not: lost in a
+	// crash, the tasks are NOT_SUBMITTED again and the scheduler queues
+	// them anew when it loads the job; an entry for the lost attempt names
+	// the attempt the new one gets, or one no longer current, which is
+	// skipped. The finish that made them ready committed synchronously
+	// before.
+	err := s.txWith(ctx, quietTx+`; SET LOCAL synchronous_commit = off`, func(tx *sqlx.Tx) error {
 		if err := tx.SelectContext(ctx, &rows, `WITH l AS MATERIALIZED (SELECT id FROM tasks
 				WHERE id = ANY($1) AND state IN ('NOT_SUBMITTED', 'FAILED')
 					AND EXISTS (SELECT 1 FROM jobs WHERE id = $2 AND state = 'RUNNING')
