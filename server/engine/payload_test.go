@@ -288,3 +288,75 @@ func TestPayloadViewRefresh(t *testing.T) {
 		t.Errorf("%d whole reads of the view after the first; want none", r)
 	}
 }
+
+// A bring-up reads its cluster's view about once, not once per node: a
+// node-level task's payload carries its own node, read by the claim, and
+// only the tasks that need every node (service tasks, NETWORK_CONFIGURE)
+// have the view kept current. Each CONFIRM changes a node, and rebuilding
+// the view after each one made a claim's cost grow with the cluster.
+func TestBringUpReadsTheViewOnce(t *testing.T) {
+	h := newHarness(t, fast)
+	const n = 30
+	nodes := h.nodes(n)
+	ip := func(id string) string { return "10.9.0." + strings.TrimPrefix(id[strings.LastIndex(id, "-n"):], "-n") }
+	var mu sync.Mutex
+	var problems []string
+	var nodeLevel, service int
+	h.agent("a1", 8, func(a *Assignment, _ int) (Result, time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		bad := func(format string, args ...any) {
+			problems = append(problems, fmt.Sprintf("%s %s: ", a.TaskName, a.TaskID)+fmt.Sprintf(format, args...))
+		}
+		if a.Node == nil || a.Cluster.Name != "c1" {
+			bad("node %v, cluster %q", a.Node, a.Cluster.Name)
+			return Result{}, 0
+		}
+		switch {
+		case a.Service != nil:
+			service++
+			if len(a.Nodes) != n || a.Nodes[a.Node.ID] == nil {
+				bad("lists %d nodes, want all %d", len(a.Nodes), n)
+			}
+		case a.Action != planner.NetworkConfigure:
+			nodeLevel++
+			if a.Nodes != nil {
+				bad("lists %d nodes, want none", len(a.Nodes))
+			}
+		}
+		if a.Action == planner.Bootstrap || a.Service != nil {
+			// The own node as its CONFIRM left it, with its automators.
+			if got := a.Node.IPAddresses["access_v4"]; got != ip(a.Node.ID) {
+				bad("own node's address %q, want %q", got, ip(a.Node.ID))
+			}
+			if len(a.Node.Automators) != 1 || a.Node.Automators[0] != "shell" {
+				bad("own node's automators %v, want [shell]", a.Node.Automators)
+			}
+		}
+		if a.Action == planner.Confirm {
+			return Result{IPAddresses: map[string]string{"access_v4": ip(a.Node.ID)}}, 0
+		}
+		return Result{}, 0
+	})
+	// Automator types come from the cluster's catalog snapshot.
+	_, err := h.db.Exec(`UPDATE clusters SET snapshot = '{"services": {"base": {"provisioner": {"actions": {"install": {"type": "shell"}}}}}}'
+		WHERE id = $1`, h.cluster)
+	must(t, err)
+	reads, refreshes := h.engine().views.reads.Load(), h.engine().views.refreshes.Load()
+	h.submit(planner.ClusterCreate, nodes, testServices())
+	h.waitStatus("ACTIVE", 30*time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if nodeLevel < 3*n || service < 2*n {
+		t.Fatalf("%d node-level and %d service tasks ran, want at least %d and %d", nodeLevel, service, 3*n, 2*n)
+	}
+	// The view is read at the first claim, and brought up to date when
+	// the first service task finds the nodes changed; a claim racing a
+	// change may take one more.
+	if got := h.engine().views.reads.Load() - reads + h.engine().views.refreshes.Load() - refreshes; got > 4 {
+		t.Errorf("the view was read or refreshed %d times for %d nodes, want at most 4", got, n)
+	}
+}

@@ -145,16 +145,40 @@ func (vs *views) get(ctx context.Context, cluster, key string) (*clusterView, er
 	if err != nil {
 		return nil, err
 	}
+	vs.keep(cluster, next)
+	return next, nil
+}
+
+// base returns a view of the cluster whose row is at version xmin, its
+// nodes as they were at some point: for payloads that take the cluster's
+// name, owner, config and automator types from it, and nothing of its
+// nodes. The view kept serves while the row is unchanged.
+func (vs *views) base(ctx context.Context, cluster, xmin string) (*clusterView, error) {
 	vs.mu.Lock()
+	cv := vs.m[cluster]
+	vs.mu.Unlock()
+	if cv != nil && cv.xmin == xmin {
+		return cv, nil
+	}
+	next, err := vs.read(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	vs.keep(cluster, next)
+	return next, nil
+}
+
+// keep stores a cluster's view.
+func (vs *views) keep(cluster string, cv *clusterView) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
 	if len(vs.m) >= maxViews {
 		for k := range vs.m { // any one: a cluster without work for a while
 			delete(vs.m, k)
 			break
 		}
 	}
-	vs.m[cluster] = next
-	vs.mu.Unlock()
-	return next, nil
+	vs.m[cluster] = cv
 }
 
 // refresh builds a view from cv and the nodes changed since cv was read.
@@ -266,14 +290,7 @@ func (cv *clusterView) index(nodes map[string]viewNode, prev *clusterView) {
 		if p, ok := prev.unchanged(n); ok {
 			cv.peers[id] = p
 		} else {
-			types := []string{}
-			for _, s := range n.Services {
-				types = append(types, cv.automators[s]...)
-			}
-			slices.Sort(types)
-			p := n.NodePayload
-			p.Automators = slices.Compact(types)
-			cv.peers[id] = &p
+			cv.peers[id] = cv.peer(n)
 		}
 		if !n.Leaving { // nodes a scale-in removes are out of the macro view
 			macroNodes = append(macroNodes, macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname,
@@ -281,6 +298,18 @@ func (cv *clusterView) index(nodes map[string]viewNode, prev *clusterView) {
 		}
 	}
 	cv.macros = macro.NewEnv(macroNodes, "", cv.owner)
+}
+
+// peer is n's record in payloads, with the automator types of its services.
+func (cv *clusterView) peer(n viewNode) *NodePayload {
+	types := []string{}
+	for _, s := range n.Services {
+		types = append(types, cv.automators[s]...)
+	}
+	slices.Sort(types)
+	p := n.NodePayload
+	p.Automators = slices.Compact(types)
+	return &p
 }
 
 // unchanged is the peer record of n in cv if cv holds n as it is.
