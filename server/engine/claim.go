@@ -339,11 +339,13 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		CtxKey    *string   `db:"context_key"`  // on one row per cluster
 		Room      *int      `db:"room"`         // before this claim; nil: no bound
 	}
+	// The views kept, for the statement to tell which are still current.
+	kept, vClusters, vXmins, vSnaps := e.views.kept()
 	// A task listed twice (a re-published entry) is updated once; the
 	// token tells which slot won it.
 	err = e.claimSessions.selectContext(ctx, &rows,
 		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(agents), pq.Array(notes),
-		e.cfg.LeaseTTL.Milliseconds(), tenant)
+		e.cfg.LeaseTTL.Milliseconds(), tenant, pq.Array(vClusters), pq.Array(vXmins), pq.Array(vSnaps))
 	if err != nil {
 		return nil, false, err
 	}
@@ -376,6 +378,9 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 		var cv *clusterView
 		var err error
 		switch {
+		case r.ViewKey != nil && *r.ViewKey == viewCurrent && kept[r.Cluster] != nil:
+			cv = kept[r.Cluster]
+			e.views.current.Add(1)
 		case r.ViewKey != nil:
 			cv, err = e.views.get(ctx, r.Cluster, *r.ViewKey)
 		case r.Xmin != nil:
@@ -562,12 +567,28 @@ const claimSQL = `WITH i AS (
 			(SELECT n.facts FROM nodes n WHERE n.id = cj.node_id) AS node_facts,
 			CASE WHEN NOT ` + needsViewSQL + ` THEN (SELECT ` + viewNodeJSON + ` FROM nodes n WHERE n.id = cj.node_id) END AS node_view,
 			CASE WHEN row_number() OVER w = 1 AND bool_or(` + needsViewSQL + `) OVER w THEN (
-				SELECT ` + viewKey + ` FROM clusters cl WHERE cl.id = cj.cluster_id) END AS view_key,
+				SELECT CASE WHEN v.snap IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.cluster_id = cl.id
+						AND n.view_xid >= pg_snapshot_xmin(v.snap::pg_snapshot) AND NOT pg_visible_in_snapshot(n.view_xid, v.snap::pg_snapshot))
+					AND NOT EXISTS (SELECT 1 FROM node_removals r WHERE r.cluster_id = cl.id
+						AND r.xid >= pg_snapshot_xmin(v.snap::pg_snapshot) AND NOT pg_visible_in_snapshot(r.xid, v.snap::pg_snapshot))
+					THEN '` + viewCurrent + `' ELSE ` + viewKey + ` END
+				FROM clusters cl LEFT JOIN unnest($8::text[], $9::text[], $10::text[]) AS v(cluster, xmin, snap)
+					ON v.cluster = cl.id AND v.xmin = cl.xmin::text
+				WHERE cl.id = cj.cluster_id) END AS view_key,
 			CASE WHEN row_number() OVER w = 1 THEN (SELECT cl.xmin::text FROM clusters cl WHERE cl.id = cj.cluster_id) END AS cluster_xmin,
 			CASE WHEN row_number() OVER w = 1 THEN (
 				SELECT ` + ContextKey + ` FROM clusters cl WHERE cl.id = cj.cluster_id) END AS context_key,
 			(SELECT room FROM r) AS room
 		FROM cj WINDOW w AS (PARTITION BY cluster_id)`
+
+// viewCurrent is the view key that says the view the claim passed for the
+// cluster ($8–$10: cluster, the cluster row's xmin and the snapshot the
+// view was read in) is current: no node of the cluster was added, changed
+// or removed by a transaction the view's snapshot did not see, which the
+// indexes on nodes (cluster_id, view_xid) and node_removals (cluster_id,
+// xid) tell from the changes since, where the key counts every node of
+// the cluster (3 ms at 5,000 nodes, at every claim of a service task).
+const viewCurrent = "="
 
 // needsViewSQL is needsView over a claimed row cj.
 const needsViewSQL = `(cj.service <> '' OR cj.action = 'NETWORK_CONFIGURE')`

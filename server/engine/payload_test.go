@@ -360,3 +360,44 @@ func TestBringUpReadsTheViewOnce(t *testing.T) {
 		t.Errorf("the view was read or refreshed %d times for %d nodes, want at most 4", got, n)
 	}
 }
+
+// A claim finds the view it keeps current from the nodes changed since
+// the view was read, without counting the cluster's nodes; a change made
+// anywhere still reaches the next payload.
+func TestClaimFindsTheViewCurrent(t *testing.T) {
+	h := newHarness(t, fast)
+	nodes := independent(h.nodes(6))
+	h.submit(planner.StartServices, nodes, startOnly())
+	vs := h.engine().views
+	first := h.claim()
+	if n := len(first.Nodes); n != 6 {
+		t.Fatalf("payload has %d nodes, want 6", n)
+	}
+	reads, current := vs.reads.Load(), vs.current.Load()
+	for range 2 {
+		h.claim()
+	}
+	if got := vs.current.Load() - current; got != 2 {
+		t.Errorf("%d of 2 claims found the kept view current", got)
+	}
+	if got := vs.reads.Load() - reads + vs.refreshes.Load(); got != 0 {
+		t.Errorf("the view was read %d times more with nothing changed", got)
+	}
+	other := nodes[0].ID
+	_, err := h.db.Exec(`UPDATE nodes SET hostname = 'moved.example' WHERE id = $1`, other)
+	must(t, err)
+	current = vs.current.Load()
+	next := h.claim()
+	if got := next.Nodes[other].Hostname; got != "moved.example" {
+		t.Errorf("after a change the payload shows %s as %q, want moved.example", other, got)
+	}
+	if vs.current.Load() != current {
+		t.Error("a claim after a change found the old view current")
+	}
+	_, err = h.db.Exec(`DELETE FROM nodes WHERE id = $1`, other)
+	must(t, err)
+	last := h.claim()
+	if _, ok := last.Nodes[other]; ok || len(last.Nodes) != 5 {
+		t.Errorf("after deleting %s the payload has %d nodes (it among them: %v)", other, len(last.Nodes), ok)
+	}
+}

@@ -119,8 +119,9 @@ type views struct {
 	db *sqlx.DB
 	mu sync.Mutex
 	m  map[string]*clusterView
-	// reads and refreshes count the whole and the partial reads, for tests.
-	reads, refreshes atomic.Int64
+	// reads and refreshes count the whole and the partial reads, and
+	// current the views a claim found current (viewCurrent), for tests.
+	reads, refreshes, current atomic.Int64
 }
 
 // get returns the cluster's view for key, read again if the kept one is
@@ -166,6 +167,20 @@ func (vs *views) base(ctx context.Context, cluster, xmin string) (*clusterView, 
 	}
 	vs.keep(cluster, next)
 	return next, nil
+}
+
+// kept lists the views kept, for the claim statement to find current
+// without counting their clusters' nodes (viewCurrent): by cluster, and
+// their clusters, row versions and snapshots as the statement's arguments.
+func (vs *views) kept() (kept map[string]*clusterView, clusters, xmins, snaps []string) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	kept = make(map[string]*clusterView, len(vs.m))
+	for id, cv := range vs.m {
+		kept[id] = cv
+		clusters, xmins, snaps = append(clusters, id), append(xmins, cv.xmin), append(snaps, cv.snapshot)
+	}
+	return kept, clusters, xmins, snaps
 }
 
 // keep stores a cluster's view.
