@@ -374,17 +374,32 @@ func TestClaimFindsTheViewCurrent(t *testing.T) {
 		t.Fatalf("payload has %d nodes, want 6", n)
 	}
 	reads, current := vs.reads.Load(), vs.current.Load()
+	snapshot := func() string {
+		vs.mu.Lock()
+		defer vs.mu.Unlock()
+		return vs.m[h.cluster].snapshot
+	}
+	before := snapshot()
+	// A transaction that changes nothing the view shows moves the
+	// snapshots' horizon on.
+	_, err := h.db.Exec(`UPDATE nodes SET facts = '{"node": {"a": 1}}' WHERE id = $1`, nodes[1].ID)
+	must(t, err)
 	for range 2 {
 		h.claim()
 	}
 	if got := vs.current.Load() - current; got != 2 {
 		t.Errorf("%d of 2 claims found the kept view current", got)
 	}
+	// The view is as current as the last claim that found it so: the next
+	// looks at the changes after that one.
+	if after := snapshot(); after == before {
+		t.Errorf("the view kept is still under its first snapshot %s", before)
+	}
 	if got := vs.reads.Load() - reads + vs.refreshes.Load(); got != 0 {
 		t.Errorf("the view was read %d times more with nothing changed", got)
 	}
 	other := nodes[0].ID
-	_, err := h.db.Exec(`UPDATE nodes SET hostname = 'moved.example' WHERE id = $1`, other)
+	_, err = h.db.Exec(`UPDATE nodes SET hostname = 'moved.example' WHERE id = $1`, other)
 	must(t, err)
 	current = vs.current.Load()
 	next := h.claim()

@@ -183,6 +183,21 @@ func (vs *views) kept() (kept map[string]*clusterView, clusters, xmins, snaps []
 	return kept, clusters, xmins, snaps
 }
 
+// advance records that cv, a view kept, is current as of snapshot: the
+// view kept from now on is cv under that snapshot, unless another took
+// its place meanwhile.
+func (vs *views) advance(cluster string, cv *clusterView, snapshot string) *clusterView {
+	vs.current.Add(1)
+	next := *cv
+	next.snapshot = snapshot
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if vs.m[cluster] == cv {
+		vs.m[cluster] = &next
+	}
+	return &next
+}
+
 // keep stores a cluster's view.
 func (vs *views) keep(cluster string, cv *clusterView) {
 	vs.mu.Lock()
