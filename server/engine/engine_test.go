@@ -88,6 +88,7 @@ func (h *harness) start(cfg Config) {
 			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 				h.t.Errorf("engine run: %v", err)
 			}
+			eng.Stop()
 		})
 	}
 	h.t.Cleanup(h.stop)

@@ -264,35 +264,16 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 	for i, t := range ready {
 		ids[i] = t.id
 	}
-	type row struct {
+	var rows []struct {
 		ID      string `db:"id"`
 		Attempt int    `db:"attempt"`
 	}
-	var rows []row
-	// Queuing does not wait for the disk, as a claim does not: lost in a
-	// crash, the tasks are NOT_SUBMITTED again and the scheduler queues
-	// them anew when it loads the job; an entry for the lost attempt names
-	// the attempt the new one gets, or one no longer current, which is
-	// skipped. The finish that made them ready committed synchronously
-	// before.
-	err := s.txWith(ctx, quietTx+`; SET LOCAL synchronous_commit = off`, func(tx *sqlx.Tx) error {
-		if err := tx.SelectContext(ctx, &rows, `WITH l AS MATERIALIZED (SELECT id FROM tasks
-				WHERE id = ANY($1) AND state IN ('NOT_SUBMITTED', 'FAILED')
-					AND EXISTS (SELECT 1 FROM jobs WHERE id = $2 AND state = 'RUNNING')
-				ORDER BY id FOR UPDATE)
-			UPDATE tasks t SET state = 'QUEUED', attempt = t.attempt + 1, retry_at = NULL FROM l WHERE t.id = l.id
-			RETURNING t.id, t.attempt`, pq.Array(ids), js.id); err != nil {
-			return err
-		}
-		evs := make([]event, len(rows))
-		for i, r := range rows {
-			evs[i] = event{tenant: js.tenant, cluster: js.cluster, job: js.id, task: r.ID, kind: "task", state: string(Queued), attempt: r.Attempt}
-		}
-		return insertEvents(ctx, tx, evs...)
-	})
-	if err != nil {
+	if err := s.dispatchSessions.selectContext(ctx, &rows, pq.Array(ids), js.id, js.tenant, js.cluster); err != nil {
 		s.logError(ctx, "engine: dispatch", "job", js.id, "err", err)
 		return
+	}
+	if len(rows) > 0 {
+		s.eventsCommitted()
 	}
 	if len(rows) < len(ready) {
 		// The job changed under us (paused, aborted): read it again.
@@ -314,6 +295,28 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 		s.log.Warn("engine: publish failed; the reconciler will retry", "job", js.id, "tasks", len(items), "err", err)
 	}
 }
+
+// dispatchSQL queues tasks with their events, conditional on the job
+// still running, in one statement on a kept session (dispatchSetup): one
+// round trip and no planning, where a transaction of its own took five.
+// Queuing does not wait for the disk, as a claim does not: lost in a
+// crash, the tasks are NOT_SUBMITTED again and the scheduler queues them
+// anew when it loads the job; an entry for the lost attempt names the
+// attempt the new one gets, or one no longer current, which is skipped.
+// The finish that made them ready committed synchronously before.
+const dispatchSQL = `WITH l AS MATERIALIZED (SELECT id FROM tasks
+			WHERE id = ANY($1) AND state IN ('NOT_SUBMITTED', 'FAILED')
+				AND EXISTS (SELECT 1 FROM jobs WHERE id = $2 AND state = 'RUNNING')
+			ORDER BY id FOR UPDATE),
+		q AS (UPDATE tasks t SET state = 'QUEUED', attempt = t.attempt + 1, retry_at = NULL FROM l WHERE t.id = l.id
+			RETURNING t.id, t.attempt),
+		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
+			SELECT $3::uuid, $4, $2, q.id, 'task', 'QUEUED', q.attempt, '' FROM q)
+		SELECT id, attempt FROM q`
+
+// dispatchSetup prepares a dispatch session: quiet (see quietTx), and
+// asynchronous (see dispatchSQL).
+var dispatchSetup = []string{`SET synchronous_commit = off`, `SET coopr.quiet_events = on`}
 
 // nothingCreatedMessage is the message for a create that made nothing
 // (docs/operations.md#nothing-created).
