@@ -117,6 +117,11 @@ type Relay struct {
 	// this process just wrote was one more.
 	Local *Hub
 
+	// round is roundSQL prepared on the session Run relays on: a round
+	// runs at every wake, and planning it took Postgres longer than
+	// running it.
+	round *sqlx.Stmt
+
 	wakes   chan struct{} // Wake → RunWakes, to the relaying server
 	local   chan struct{} // Wake → Run, when this server relays
 	leading atomic.Bool   // this server relays
@@ -211,6 +216,15 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	if _, err := conn.ExecContext(ctx, `SET synchronous_commit = off`); err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
+	round, err := conn.PreparexContext(ctx, roundSQL)
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	r.round = round
+	defer func() {
+		r.round = nil
+		_ = round.Close()
+	}()
 	l := pq.NewListener(r.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("events: listener", "event", ev, "err", err)
@@ -292,7 +306,13 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 // committed events wait behind a transaction still open.
 func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ *string, held bool, _ error) {
 	var rows []relayRow
-	if err := conn.SelectContext(ctx, &rows, roundSQL, unsaved); err != nil {
+	var err error
+	if r.round != nil {
+		err = r.round.SelectContext(ctx, &rows, unsaved)
+	} else {
+		err = conn.SelectContext(ctx, &rows, roundSQL, unsaved)
+	}
+	if err != nil {
 		return nil, false, err
 	}
 	if len(rows) == 0 {
