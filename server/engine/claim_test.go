@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -443,51 +442,4 @@ func claimedOnceEach(t *testing.T, h *harness, job string, got map[string]int) i
 		}
 	}
 	return want
-}
-
-// Successful finishes that carry the node's name and addresses (a
-// CONFIRM's) share the batch's one statement and commit, and leave the
-// node as the transactional path would: name and addresses set, the
-// result's facts namespace present, the unreachable mark cleared.
-func TestFinishBatchSetsAddresses(t *testing.T) {
-	h := newHarness(t, fast)
-	nodes := independent(h.nodes(2))
-	h.submit(planner.StartServices, nodes, startOnly())
-	a, b := h.claim(), h.claim()
-	_, err := h.db.Exec(`UPDATE nodes SET unreachable_since = now(), unreachable_reason = 'x' WHERE id = $1`, a.Node.ID)
-	must(t, err)
-	host, ips := "a.example", `{"access_v4": "10.1.0.1"}`
-	outs, errs := h.engine().finishBatch(context.Background(), []finishIn{
-		{task: a.TaskID, attempt: a.Attempt, token: mustHex(a.ClaimToken), hostname: &host, addresses: &ips},
-		{task: b.TaskID, attempt: b.Attempt, token: mustHex(b.ClaimToken), addresses: &ips},
-	})
-	waitSettled(outs)
-	for _, err := range errs {
-		must(t, err)
-	}
-	var rows []struct {
-		ID          string         `db:"id"`
-		Hostname    string         `db:"hostname"`
-		IPs         string         `db:"ipaddresses"`
-		Facts       string         `db:"facts"`
-		Unreachable sql.NullTime   `db:"unreachable_since"`
-		Xid         string         `db:"view_xid"`
-		State       sql.NullString `db:"state"`
-	}
-	must(t, h.db.Select(&rows, `SELECT n.id, n.hostname, n.ipaddresses::text AS ipaddresses, n.facts::text AS facts,
-		n.unreachable_since, n.view_xid::text AS view_xid, (SELECT state FROM tasks WHERE id = ANY($2) AND node_id = n.id) AS state
-		FROM nodes n WHERE n.id = ANY($1) ORDER BY n.id`, pq.Array([]string{a.Node.ID, b.Node.ID}), pq.Array([]string{a.TaskID, b.TaskID})))
-	if len(rows) != 2 {
-		t.Fatalf("%d nodes", len(rows))
-	}
-	wantHost := map[string]string{a.Node.ID: "a.example", b.Node.ID: ""}
-	for _, r := range rows {
-		if r.Hostname != wantHost[r.ID] || r.IPs != `{"access_v4": "10.1.0.1"}` || r.Facts != `{"service:s": {}}` ||
-			r.Unreachable.Valid || r.State.String != "COMPLETE" {
-			t.Errorf("node %s after its finish: %+v", r.ID, r)
-		}
-	}
-	if rows[0].Xid != rows[1].Xid {
-		t.Errorf("the two finishes committed apart (transactions %s and %s), want one", rows[0].Xid, rows[1].Xid)
-	}
 }
