@@ -297,8 +297,9 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 }
 
 // dispatchSQL queues tasks with their events, conditional on the job
-// still running, in one statement on a kept session (dispatchSetup): one
-// round trip and no planning, where a transaction of its own took five.
+// still running, in one statement prepared on a kept session
+// (dispatchSetup): one round trip, where a transaction of its own took
+// five.
 // Queuing does not wait for the disk, as a claim does not: lost in a
 // crash, the tasks are NOT_SUBMITTED again and the scheduler queues them
 // anew when it loads the job; an entry for the lost attempt names the
