@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,7 +29,10 @@ import (
 //	go test -run '^$' -bench Throughput -benchtime 1x -timeout 1h ./bench/
 //
 // COOPR_BENCH_SIZES lists the cluster sizes (default 10,100,1000,5000);
-// COOPR_BENCH_SLOTS the agent's slots (default 16).
+// COOPR_BENCH_SLOTS the agent's slots (default 16);
+// COOPR_BENCH_CPUPROFILE=FILE writes a CPU profile of each size to FILE-n;
+// COOPR_BENCH_PGSAMPLE=1 prints the server's Postgres statements most
+// often active (sampled every 5 ms).
 
 // noop is a driver for every role that does nothing and succeeds; a
 // CONFIRM gives the node its addresses, as a provider's would.
@@ -79,6 +83,7 @@ type rate struct {
 	work, wall  time.Duration
 	tasksPerSec float64
 	cpu         time.Duration // this process's (server and agent), over the wall time
+	pg, redis   time.Duration // the server's Postgres backends' and Redis's, over the wall time
 	requests    float64       // GraphQL requests over HTTP, over the wall time (the client's polls included)
 	held, gap   float64       // ms a task is held by the agent; ms from a node's finish to its next claim
 }
@@ -121,11 +126,14 @@ func cpuTime() time.Duration {
 }
 
 // cpuPerTask is the process's CPU milliseconds per task.
-func (r rate) cpuPerTask() float64 {
+func (r rate) cpuPerTask() float64 { return r.perTaskMs(r.cpu) }
+
+// perTaskMs is d in milliseconds per task.
+func (r rate) perTaskMs(d time.Duration) float64 {
 	if r.tasks == 0 {
 		return 0
 	}
-	return float64(r.cpu.Microseconds()) / 1000 / float64(r.tasks)
+	return float64(d.Microseconds()) / 1000 / float64(r.tasks)
 }
 
 // BenchmarkThroughput creates and then deletes a cluster of each size with
@@ -138,6 +146,13 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 	ns := sizes(b)
 	s := servertest.Start(b)
+	// The server names its Postgres connections: the meter finds its
+	// backends, to count their CPU time, by that name.
+	var app string
+	if err := s.Srv.Store().DB().Get(&app, `SELECT current_setting('application_name')`); err != nil {
+		b.Fatal(err)
+	}
+	sampleStatements := os.Getenv("COOPR_BENCH_PGSAMPLE") != ""
 	ctx := context.Background()
 	for _, part := range []struct{ dir, tenant string }{
 		{"../testdata/catalog/types", "superadmin"},
@@ -183,18 +198,26 @@ func BenchmarkThroughput(b *testing.B) {
 	for range b.N {
 		rows = rows[:0]
 		for _, n := range ns {
+			stop := profile(b, n)
 			var cr struct{ CreateCluster struct{ ID string } }
 			start, cpu, reqs := time.Now(), cpuTime(), requests(b, s)
+			m := startMeter(s.Srv.Store().DB(), app, sampleStatements)
 			s.Must(admin, `mutation($n: Int!) { createCluster(input: {name: "bench", clusterTemplate: "bench", numMachines: $n}) { id } }`,
 				map[string]any{"n": n}, &cr)
 			id := cr.CreateCluster.ID
 			create := follow(b, s, admin, id, "ACTIVE", start)
 			create.cpu, create.requests = cpuTime()-cpu, requests(b, s)-reqs
+			create.pg, create.redis = m.end()
+			m.top(b, fmt.Sprintf("create %d", n), 25)
 			start, cpu, reqs = time.Now(), cpuTime(), requests(b, s)
+			m = startMeter(s.Srv.Store().DB(), app, sampleStatements)
 			var del struct{ DeleteCluster struct{ ID string } }
 			s.Must(admin, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`, map[string]any{"id": id}, &del)
 			deleted := follow(b, s, admin, id, "TERMINATED", start)
 			deleted.cpu, deleted.requests = cpuTime()-cpu, requests(b, s)-reqs
+			deleted.pg, deleted.redis = m.end()
+			m.top(b, fmt.Sprintf("delete %d", n), 25)
+			stop()
 			create.fill(b, s, firstJob(b, s, id))
 			deleted.fill(b, s, del.DeleteCluster.ID)
 			rows = append(rows, row{nodes: n, create: create, del: deleted})
@@ -202,18 +225,42 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 	b.StopTimer()
 	fmt.Printf("\nno-op tasks through the server and one agent over GraphQL (%d slots), Postgres and Redis\n", slots)
-	fmt.Printf("(cpu: this process's, server and agent, in ms per task; Postgres and Redis not counted;\n")
+	fmt.Printf("(cpu: this process's, server and agent, in ms per task; pg: the server's Postgres backends', redis: the\n")
+	fmt.Printf(" Redis server's (shared with anything else using it), both in ms per task over the wall time;\n")
 	fmt.Printf(" req: GraphQL requests per task, the client's polls every 20 ms included;\n")
 	fmt.Printf(" held: ms from a task's claim to its finish; gap: ms from a node's finish to the claim of its next task)\n")
-	fmt.Printf("%8s | %8s %10s %10s %8s %6s %6s %6s | %8s %10s %10s %8s %6s %6s\n", "nodes", "create", "tasks/s", "wall", "cpu", "req",
-		"held", "gap", "delete", "tasks/s", "wall", "cpu", "req", "held")
+	fmt.Printf("%6s | %6s %8s %7s %5s %5s %5s %5s %6s %7s | %6s %8s %7s %5s %5s %5s %5s %6s\n", "nodes", "create", "tasks/s", "wall", "cpu", "pg", "redis", "req",
+		"held", "gap", "delete", "tasks/s", "wall", "cpu", "pg", "redis", "req", "held")
 	for _, r := range rows {
-		fmt.Printf("%8d | %8d %10.0f %9.1fs %8.2f %6.2f %6.1f %6.1f | %8d %10.0f %9.1fs %8.2f %6.2f %6.1f\n", r.nodes,
-			r.create.tasks, r.create.tasksPerSec, r.create.wall.Seconds(), r.create.cpuPerTask(), r.create.perTask(), r.create.held, r.create.gap,
-			r.del.tasks, r.del.tasksPerSec, r.del.wall.Seconds(), r.del.cpuPerTask(), r.del.perTask(), r.del.held)
+		c, d := r.create, r.del
+		fmt.Printf("%6d | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f %7.1f | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f\n", r.nodes,
+			c.tasks, c.tasksPerSec, c.wall.Seconds(), c.cpuPerTask(), c.perTaskMs(c.pg), c.perTaskMs(c.redis), c.perTask(), c.held, c.gap,
+			d.tasks, d.tasksPerSec, d.wall.Seconds(), d.cpuPerTask(), d.perTaskMs(d.pg), d.perTaskMs(d.redis), d.perTask(), d.held)
 		b.ReportMetric(r.create.tasksPerSec, fmt.Sprintf("create-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.del.tasksPerSec, fmt.Sprintf("delete-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.create.cpuPerTask(), fmt.Sprintf("create-%d-cpu-ms/task", r.nodes))
+		b.ReportMetric(r.create.perTaskMs(r.create.pg), fmt.Sprintf("create-%d-pg-ms/task", r.nodes))
+	}
+}
+
+// profile starts a CPU profile of this process (the server and the agent)
+// for the cluster of n nodes, its create and delete, when
+// COOPR_BENCH_CPUPROFILE names a file: it is written as FILE-n.
+func profile(b *testing.B, n int) (stop func()) {
+	f := os.Getenv("COOPR_BENCH_CPUPROFILE")
+	if f == "" {
+		return func() {}
+	}
+	out, err := os.Create(fmt.Sprintf("%s-%d", f, n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		out.Close()
 	}
 }
 

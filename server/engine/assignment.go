@@ -49,7 +49,8 @@ type Assignment struct {
 	// and as written in node-level ones.
 	Cluster ClusterPayload `json:"cluster"`
 	// Nodes is every node of the cluster by id, as the records stand at
-	// claim time.
+	// claim time, for the tasks that need them: service tasks and
+	// NETWORK_CONFIGURE (needsView); nil for the others.
 	Nodes map[string]*NodePayload `json:"nodes"`
 	// ResourceGeneration is the tenant's plugin resource generation the
 	// job pinned (docs/task-protocol.md#plugin-resources); the API lists the

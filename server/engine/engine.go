@@ -128,7 +128,11 @@ type Engine struct {
 	stats          struct{ dispatched, claimed, completed, failed atomic.Int64 }
 	claimSessions  *sessions
 	finishSessions *sessions
-	views          *views
+	// dispatchSessions queue ready tasks (the scheduler's one goroutine).
+	dispatchSessions *sessions
+	// settleDue is settleDueSQL prepared on the pool's connections.
+	settleDue prepared
+	views     *views
 
 	// life is the context of the engine's own goroutines (claim fetchers
 	// and their acknowledgements), ended by Stop; running counts them.
@@ -179,6 +183,12 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 	e.claimSessions = &sessions{db: db, setup: claimSetup, query: claimSQL, maxIdle: 4}
 	e.finishSessions = &sessions{db: db, setup: []string{`SET plan_cache_mode = force_generic_plan`, `SET coopr.quiet_events = on`},
 		query: finishSQL, maxIdle: e.finishes.workers}
+	// Queuing's plan is made at each call, for the tasks at hand: a
+	// generic plan made while the tables were small (statistics lag)
+	// scanned every task of the job at each call later on.
+	e.dispatchSessions = &sessions{db: db, setup: append([]string{`SET plan_cache_mode = force_custom_plan`}, dispatchSetup...),
+		query: dispatchSQL, maxIdle: 1}
+	e.settleDue = prepared{db: db, query: settleDueSQL}
 	return e
 }
 
@@ -190,6 +200,10 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 func (e *Engine) Stop() {
 	e.endLife()
 	e.running.Wait()
+	for _, p := range []*sessions{e.claimSessions, e.finishSessions, e.dispatchSessions} {
+		p.close()
+	}
+	e.settleDue.close()
 }
 
 // goOwned runs fn in a goroutine that Stop waits for.
@@ -426,6 +440,9 @@ func insertEvents(ctx context.Context, tx *sqlx.Tx, evs ...event) error {
 		kind[i], state[i], msg[i] = ev.kind, ev.state, ev.message
 		attempt[i] = sql.NullInt64{Int64: int64(ev.attempt), Valid: ev.attempt > 0}
 	}
+	if wrote, ok := eventTxs.Load(tx); ok {
+		wrote.(*atomic.Bool).Store(true)
+	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
 		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])`,
 		pq.Array(tenant), pq.Array(cluster), pq.Array(job), pq.Array(task), pq.Array(kind), pq.Array(state), pq.Array(attempt), pq.Array(msg))
@@ -439,18 +456,46 @@ func (e *Engine) eventsCommitted() {
 	}
 }
 
+// quietTx makes a transaction's events send no NOTIFY (migration 00015):
+// a NOTIFY takes a lock that every notifying commit on the Postgres server
+// waits for, held through the commit's flush to disk, so queuing a job's
+// next tasks waited behind whichever finish, of any database, was
+// flushing. The engine wakes the relay itself once it has committed.
+const quietTx = `SET LOCAL coopr.quiet_events = on`
+
 func (e *Engine) tx(ctx context.Context, fn func(*sqlx.Tx) error) error {
+	return e.txWith(ctx, quietTx, fn)
+}
+
+// txWith runs fn in a transaction that setup (SET LOCAL statements, one
+// round trip) prepares; setup must make it quiet.
+func (e *Engine) txWith(ctx context.Context, setup string, fn func(*sqlx.Tx) error) error {
 	tx, err := e.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	if _, err := tx.ExecContext(ctx, setup); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	eventTxs.Store(tx, new(atomic.Bool))
 	if err := fn(tx); err != nil {
+		eventTxs.Delete(tx)
 		_ = tx.Rollback()
 		return err
 	}
 	// A mutation's audit entry commits with its change (docs/audit.md).
-	return audit.Commit(ctx, tx)
+	err = audit.Commit(ctx, tx)
+	if wrote, _ := eventTxs.LoadAndDelete(tx); err == nil && wrote.(*atomic.Bool).Load() {
+		e.eventsCommitted()
+	}
+	return err
 }
+
+// eventTxs holds the engine's quiet transactions in flight, each with
+// whether it wrote events (insertEvents), so that only the commits that
+// did wake the relay.
+var eventTxs sync.Map // *sqlx.Tx -> *atomic.Bool
 
 // backoff is min(base·2^(n−1), max) ± 20% (docs/operations.md#retries), n the
 // failures so far.

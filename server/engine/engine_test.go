@@ -88,6 +88,7 @@ func (h *harness) start(cfg Config) {
 			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 				h.t.Errorf("engine run: %v", err)
 			}
+			eng.Stop()
 		})
 	}
 	h.t.Cleanup(h.stop)
@@ -730,5 +731,33 @@ func TestSpecIDs(t *testing.T) {
 	must(t, h.db.Get(&wide, `SELECT coopr_pad(123456789, 8)`))
 	if wide != "123456789" {
 		t.Errorf("coopr_pad cut a wide number to %q", wide)
+	}
+}
+
+// A job whose tasks outgrow the tables' statistics has them analyzed at
+// once, not when autovacuum next looks (a minute or more): the claim and
+// finish statements' generic plans are made on those statistics.
+func TestLargeJobAnalyzesTheTables(t *testing.T) {
+	h := newHarness(t, fast)
+	nodes := make([]planner.Node, minAnalyzeTasks+50)
+	ids, nums := make([]string, len(nodes)), make([]int64, len(nodes))
+	for i := range nodes {
+		ids[i], nums[i] = fmt.Sprintf("%s-m%d", h.cluster[:8], i), int64(2000+i)
+		nodes[i] = planner.Node{ID: ids[i], NodeNum: 2000 + i, Services: []string{"s"}}
+	}
+	_, err := h.db.Exec(`INSERT INTO nodes (id, cluster_id, nodenum, services)
+		SELECT id, $1, num, '{s}' FROM unnest($2::text[], $3::int[]) AS u(id, num)`, h.cluster, pq.Array(ids), pq.Array(nums))
+	must(t, err)
+	h.submit(planner.StartServices, nodes, startOnly())
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var tasks, nodeRows float64
+		must(t, h.db.Get(&tasks, `SELECT reltuples FROM pg_class WHERE oid = 'tasks'::regclass`))
+		must(t, h.db.Get(&nodeRows, `SELECT reltuples FROM pg_class WHERE oid = 'nodes'::regclass`))
+		if tasks >= float64(len(nodes)) && nodeRows >= float64(len(nodes)) {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("statistics count %.0f tasks and %.0f nodes 10 s after a job of %d, want at least that many", tasks, nodeRows, len(nodes))
+		}
 	}
 }

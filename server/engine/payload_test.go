@@ -288,3 +288,131 @@ func TestPayloadViewRefresh(t *testing.T) {
 		t.Errorf("%d whole reads of the view after the first; want none", r)
 	}
 }
+
+// A bring-up reads its cluster's view about once, not once per node: a
+// node-level task's payload carries its own node, read by the claim, and
+// only the tasks that need every node (service tasks, NETWORK_CONFIGURE)
+// have the view kept current. Each CONFIRM changes a node, and rebuilding
+// the view after each one made a claim's cost grow with the cluster.
+func TestBringUpReadsTheViewOnce(t *testing.T) {
+	h := newHarness(t, fast)
+	const n = 30
+	nodes := h.nodes(n)
+	ip := func(id string) string { return "10.9.0." + strings.TrimPrefix(id[strings.LastIndex(id, "-n"):], "-n") }
+	var mu sync.Mutex
+	var problems []string
+	var nodeLevel, service int
+	h.agent("a1", 8, func(a *Assignment, _ int) (Result, time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		bad := func(format string, args ...any) {
+			problems = append(problems, fmt.Sprintf("%s %s: ", a.TaskName, a.TaskID)+fmt.Sprintf(format, args...))
+		}
+		if a.Node == nil || a.Cluster.Name != "c1" {
+			bad("node %v, cluster %q", a.Node, a.Cluster.Name)
+			return Result{}, 0
+		}
+		switch {
+		case a.Service != nil:
+			service++
+			if len(a.Nodes) != n || a.Nodes[a.Node.ID] == nil {
+				bad("lists %d nodes, want all %d", len(a.Nodes), n)
+			}
+		case a.Action != planner.NetworkConfigure:
+			nodeLevel++
+			if a.Nodes != nil {
+				bad("lists %d nodes, want none", len(a.Nodes))
+			}
+		}
+		if a.Action == planner.Bootstrap || a.Service != nil {
+			// The own node as its CONFIRM left it, with its automators.
+			if got := a.Node.IPAddresses["access_v4"]; got != ip(a.Node.ID) {
+				bad("own node's address %q, want %q", got, ip(a.Node.ID))
+			}
+			if len(a.Node.Automators) != 1 || a.Node.Automators[0] != "shell" {
+				bad("own node's automators %v, want [shell]", a.Node.Automators)
+			}
+		}
+		if a.Action == planner.Confirm {
+			return Result{IPAddresses: map[string]string{"access_v4": ip(a.Node.ID)}}, 0
+		}
+		return Result{}, 0
+	})
+	// Automator types come from the cluster's catalog snapshot.
+	_, err := h.db.Exec(`UPDATE clusters SET snapshot = '{"services": {"base": {"provisioner": {"actions": {"install": {"type": "shell"}}}}}}'
+		WHERE id = $1`, h.cluster)
+	must(t, err)
+	reads, refreshes := h.engine().views.reads.Load(), h.engine().views.refreshes.Load()
+	h.submit(planner.ClusterCreate, nodes, testServices())
+	h.waitStatus("ACTIVE", 30*time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if nodeLevel < 3*n || service < 2*n {
+		t.Fatalf("%d node-level and %d service tasks ran, want at least %d and %d", nodeLevel, service, 3*n, 2*n)
+	}
+	// The view is read at the first claim, and brought up to date when
+	// the first service task finds the nodes changed; a claim racing a
+	// change may take one more.
+	if got := h.engine().views.reads.Load() - reads + h.engine().views.refreshes.Load() - refreshes; got > 4 {
+		t.Errorf("the view was read or refreshed %d times for %d nodes, want at most 4", got, n)
+	}
+}
+
+// A claim finds the view it keeps current from the nodes changed since
+// the view was read, without counting the cluster's nodes; a change made
+// anywhere still reaches the next payload.
+func TestClaimFindsTheViewCurrent(t *testing.T) {
+	h := newHarness(t, fast)
+	nodes := independent(h.nodes(6))
+	h.submit(planner.StartServices, nodes, startOnly())
+	vs := h.engine().views
+	first := h.claim()
+	if n := len(first.Nodes); n != 6 {
+		t.Fatalf("payload has %d nodes, want 6", n)
+	}
+	reads, current := vs.reads.Load(), vs.current.Load()
+	snapshot := func() string {
+		vs.mu.Lock()
+		defer vs.mu.Unlock()
+		return vs.m[h.cluster].snapshot
+	}
+	before := snapshot()
+	// A transaction that changes nothing the view shows moves the
+	// snapshots' horizon on.
+	_, err := h.db.Exec(`UPDATE nodes SET facts = '{"node": {"a": 1}}' WHERE id = $1`, nodes[1].ID)
+	must(t, err)
+	for range 2 {
+		h.claim()
+	}
+	if got := vs.current.Load() - current; got != 2 {
+		t.Errorf("%d of 2 claims found the kept view current", got)
+	}
+	// The view is as current as the last claim that found it so: the next
+	// looks at the changes after that one.
+	if after := snapshot(); after == before {
+		t.Errorf("the view kept is still under its first snapshot %s", before)
+	}
+	if got := vs.reads.Load() - reads + vs.refreshes.Load(); got != 0 {
+		t.Errorf("the view was read %d times more with nothing changed", got)
+	}
+	other := nodes[0].ID
+	_, err = h.db.Exec(`UPDATE nodes SET hostname = 'moved.example' WHERE id = $1`, other)
+	must(t, err)
+	current = vs.current.Load()
+	next := h.claim()
+	if got := next.Nodes[other].Hostname; got != "moved.example" {
+		t.Errorf("after a change the payload shows %s as %q, want moved.example", other, got)
+	}
+	if vs.current.Load() != current {
+		t.Error("a claim after a change found the old view current")
+	}
+	_, err = h.db.Exec(`DELETE FROM nodes WHERE id = $1`, other)
+	must(t, err)
+	last := h.claim()
+	if _, ok := last.Nodes[other]; ok || len(last.Nodes) != 5 {
+		t.Errorf("after deleting %s the payload has %d nodes (it among them: %v)", other, len(last.Nodes), ok)
+	}
+}

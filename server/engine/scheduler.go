@@ -264,38 +264,16 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 	for i, t := range ready {
 		ids[i] = t.id
 	}
-	type row struct {
+	var rows []struct {
 		ID      string `db:"id"`
 		Attempt int    `db:"attempt"`
 	}
-	var rows []row
-	err := s.tx(ctx, func(tx *sqlx.Tx) error {
-		// Queuing does not wait for the disk, as a claim does not: lost
-		// in a crash, the tasks are NOT_SUBMITTED again and the scheduler
-		// queues them anew when it loads the job; an entry for the lost
-		// attempt names the attempt the new one gets, or one no longer
-		// current, which is skipped. The finish that made them ready
-		// committed synchronously before.
-		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return err
-		}
-		if err := tx.SelectContext(ctx, &rows, `WITH l AS MATERIALIZED (SELECT id FROM tasks
-				WHERE id = ANY($1) AND state IN ('NOT_SUBMITTED', 'FAILED')
-					AND EXISTS (SELECT 1 FROM jobs WHERE id = $2 AND state = 'RUNNING')
-				ORDER BY id FOR UPDATE)
-			UPDATE tasks t SET state = 'QUEUED', attempt = t.attempt + 1, retry_at = NULL FROM l WHERE t.id = l.id
-			RETURNING t.id, t.attempt`, pq.Array(ids), js.id); err != nil {
-			return err
-		}
-		evs := make([]event, len(rows))
-		for i, r := range rows {
-			evs[i] = event{tenant: js.tenant, cluster: js.cluster, job: js.id, task: r.ID, kind: "task", state: string(Queued), attempt: r.Attempt}
-		}
-		return insertEvents(ctx, tx, evs...)
-	})
-	if err != nil {
+	if err := s.dispatchSessions.selectContext(ctx, &rows, pq.Array(ids), js.id, js.tenant, js.cluster); err != nil {
 		s.logError(ctx, "engine: dispatch", "job", js.id, "err", err)
 		return
+	}
+	if len(rows) > 0 {
+		s.eventsCommitted()
 	}
 	if len(rows) < len(ready) {
 		// The job changed under us (paused, aborted): read it again.
@@ -317,6 +295,29 @@ func (s *scheduler) dispatch(ctx context.Context, js *jobState, ready []*taskSta
 		s.log.Warn("engine: publish failed; the reconciler will retry", "job", js.id, "tasks", len(items), "err", err)
 	}
 }
+
+// dispatchSQL queues tasks with their events, conditional on the job
+// still running, in one statement prepared on a kept session
+// (dispatchSetup): one round trip, where a transaction of its own took
+// five.
+// Queuing does not wait for the disk, as a claim does not: lost in a
+// crash, the tasks are NOT_SUBMITTED again and the scheduler queues them
+// anew when it loads the job; an entry for the lost attempt names the
+// attempt the new one gets, or one no longer current, which is skipped.
+// The finish that made them ready committed synchronously before.
+const dispatchSQL = `WITH l AS MATERIALIZED (SELECT id FROM tasks
+			WHERE id = ANY($1) AND state IN ('NOT_SUBMITTED', 'FAILED')
+				AND EXISTS (SELECT 1 FROM jobs WHERE id = $2 AND state = 'RUNNING')
+			ORDER BY id FOR UPDATE),
+		q AS (UPDATE tasks t SET state = 'QUEUED', attempt = t.attempt + 1, retry_at = NULL FROM l WHERE t.id = l.id
+			RETURNING t.id, t.attempt),
+		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
+			SELECT $3::uuid, $4, $2, q.id, 'task', 'QUEUED', q.attempt, '' FROM q)
+		SELECT id, attempt FROM q`
+
+// dispatchSetup prepares a dispatch session: quiet (see quietTx), and
+// asynchronous (see dispatchSQL).
+var dispatchSetup = []string{`SET synchronous_commit = off`, `SET coopr.quiet_events = on`}
 
 // nothingCreatedMessage is the message for a create that made nothing
 // (docs/operations.md#nothing-created).
@@ -423,11 +424,44 @@ func (s *scheduler) load(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("engine: job %s: %w", id, err)
 	}
+	if _, seen := s.jobs[id]; !seen && len(rows) >= minAnalyzeTasks {
+		s.analyzeIfOutgrown(len(rows))
+	}
 	js := newJobState(id, j.Tenant, j.Cluster, j.State, j.Settled, tasks, edges, rollbackOf, after)
 	js.share = jobShare(j.Workers)
 	js.noGate = !configNeedsPeers(j.Config)
 	s.jobs[id] = js
 	return nil
+}
+
+// minAnalyzeTasks is the fewest tasks of a job for which the scheduler
+// checks that the statistics of the tables cover it.
+const minAnalyzeTasks = 500
+
+// analyzeIfOutgrown brings the statistics of tasks and nodes up to date,
+// in the background, when a new job's n tasks are more than a fifth of
+// the rows the statistics count. The claim and finish sessions run
+// generic plans, made on those statistics: made when the tables held a
+// few hundred rows, they scan where they should look up, and a fresh
+// database's first large job (a 5,000-node create after smaller ones) cost
+// Postgres three times the CPU per task until autovacuum analyzed the
+// tables, a minute or more later. Analyzing invalidates the plans.
+func (s *scheduler) analyzeIfOutgrown(n int) {
+	s.goOwned(func() {
+		ctx, cancel := context.WithTimeout(s.life, time.Minute)
+		defer cancel()
+		var counted float64
+		if err := s.db.GetContext(ctx, &counted, `SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'tasks'::regclass`); err != nil {
+			s.log.Warn("engine: read the tasks' statistics", "err", err)
+			return
+		}
+		if float64(n) <= counted/5 {
+			return
+		}
+		if _, err := s.db.ExecContext(ctx, `ANALYZE tasks, nodes`); err != nil && ctx.Err() == nil {
+			s.log.Warn("engine: analyze tasks and nodes", "err", err)
+		}
+	})
 }
 
 // configNeedsPeers reports whether a cluster config, expanded for a node,

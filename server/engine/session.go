@@ -87,3 +87,52 @@ func (p *sessions) selectContext(ctx context.Context, dest any, args ...any) err
 	p.put(s, err)
 	return err
 }
+
+// close ends the kept sessions (the engine stopping): kept outside the
+// pool, they would hold their connections until the process ends.
+func (p *sessions) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, s := range idle {
+		_ = s.stmt.Close()
+		closeConn(s.conn)
+	}
+}
+
+// prepared is a statement prepared once on the pool, on each connection
+// as it first runs there, for a hot statement that needs no session of
+// its own: a statement sent with arguments but not prepared is planned at
+// every call.
+type prepared struct {
+	db    *sqlx.DB
+	query string
+
+	mu   sync.Mutex
+	stmt *sqlx.Stmt
+}
+
+func (p *prepared) selectContext(ctx context.Context, dest any, args ...any) error {
+	p.mu.Lock()
+	if p.stmt == nil {
+		stmt, err := p.db.PreparexContext(ctx, p.query)
+		if err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		p.stmt = stmt
+	}
+	stmt := p.stmt
+	p.mu.Unlock()
+	return stmt.SelectContext(ctx, dest, args...)
+}
+
+func (p *prepared) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stmt != nil {
+		_ = p.stmt.Close()
+		p.stmt = nil
+	}
+}

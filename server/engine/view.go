@@ -119,8 +119,9 @@ type views struct {
 	db *sqlx.DB
 	mu sync.Mutex
 	m  map[string]*clusterView
-	// reads and refreshes count the whole and the partial reads, for tests.
-	reads, refreshes atomic.Int64
+	// reads and refreshes count the whole and the partial reads, and
+	// current the views a claim found current (viewCurrent), for tests.
+	reads, refreshes, current atomic.Int64
 }
 
 // get returns the cluster's view for key, read again if the kept one is
@@ -145,16 +146,69 @@ func (vs *views) get(ctx context.Context, cluster, key string) (*clusterView, er
 	if err != nil {
 		return nil, err
 	}
+	vs.keep(cluster, next)
+	return next, nil
+}
+
+// base returns a view of the cluster whose row is at version xmin, its
+// nodes as they were at some point: for payloads that take the cluster's
+// name, owner, config and automator types from it, and nothing of its
+// nodes. The view kept serves while the row is unchanged.
+func (vs *views) base(ctx context.Context, cluster, xmin string) (*clusterView, error) {
 	vs.mu.Lock()
+	cv := vs.m[cluster]
+	vs.mu.Unlock()
+	if cv != nil && cv.xmin == xmin {
+		return cv, nil
+	}
+	next, err := vs.read(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	vs.keep(cluster, next)
+	return next, nil
+}
+
+// kept lists the views kept, for the claim statement to find current
+// without counting their clusters' nodes (viewCurrent): by cluster, and
+// their clusters, row versions and snapshots as the statement's arguments.
+func (vs *views) kept() (kept map[string]*clusterView, clusters, xmins, snaps []string) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	kept = make(map[string]*clusterView, len(vs.m))
+	for id, cv := range vs.m {
+		kept[id] = cv
+		clusters, xmins, snaps = append(clusters, id), append(xmins, cv.xmin), append(snaps, cv.snapshot)
+	}
+	return kept, clusters, xmins, snaps
+}
+
+// advance records that cv, a view kept, is current as of snapshot: the
+// view kept from now on is cv under that snapshot, unless another took
+// its place meanwhile.
+func (vs *views) advance(cluster string, cv *clusterView, snapshot string) *clusterView {
+	vs.current.Add(1)
+	next := *cv
+	next.snapshot = snapshot
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if vs.m[cluster] == cv {
+		vs.m[cluster] = &next
+	}
+	return &next
+}
+
+// keep stores a cluster's view.
+func (vs *views) keep(cluster string, cv *clusterView) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
 	if len(vs.m) >= maxViews {
 		for k := range vs.m { // any one: a cluster without work for a while
 			delete(vs.m, k)
 			break
 		}
 	}
-	vs.m[cluster] = next
-	vs.mu.Unlock()
-	return next, nil
+	vs.m[cluster] = cv
 }
 
 // refresh builds a view from cv and the nodes changed since cv was read.
@@ -266,14 +320,7 @@ func (cv *clusterView) index(nodes map[string]viewNode, prev *clusterView) {
 		if p, ok := prev.unchanged(n); ok {
 			cv.peers[id] = p
 		} else {
-			types := []string{}
-			for _, s := range n.Services {
-				types = append(types, cv.automators[s]...)
-			}
-			slices.Sort(types)
-			p := n.NodePayload
-			p.Automators = slices.Compact(types)
-			cv.peers[id] = &p
+			cv.peers[id] = cv.peer(n)
 		}
 		if !n.Leaving { // nodes a scale-in removes are out of the macro view
 			macroNodes = append(macroNodes, macro.Node{ID: n.ID, NodeNum: n.NodeNum, Hostname: n.Hostname,
@@ -281,6 +328,18 @@ func (cv *clusterView) index(nodes map[string]viewNode, prev *clusterView) {
 		}
 	}
 	cv.macros = macro.NewEnv(macroNodes, "", cv.owner)
+}
+
+// peer is n's record in payloads, with the automator types of its services.
+func (cv *clusterView) peer(n viewNode) *NodePayload {
+	types := []string{}
+	for _, s := range n.Services {
+		types = append(types, cv.automators[s]...)
+	}
+	slices.Sort(types)
+	p := n.NodePayload
+	p.Automators = slices.Compact(types)
+	return &p
 }
 
 // unchanged is the peer record of n in cv if cv holds n as it is.

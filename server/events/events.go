@@ -117,6 +117,11 @@ type Relay struct {
 	// this process just wrote was one more.
 	Local *Hub
 
+	// round is roundSQL prepared on the session Run relays on: a round
+	// runs at every wake, and planning it took Postgres longer than
+	// running it.
+	round *sqlx.Stmt
+
 	wakes   chan struct{} // Wake → RunWakes, to the relaying server
 	local   chan struct{} // Wake → Run, when this server relays
 	leading atomic.Bool   // this server relays
@@ -211,6 +216,15 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	if _, err := conn.ExecContext(ctx, `SET synchronous_commit = off`); err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
+	round, err := conn.PreparexContext(ctx, roundSQL)
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	r.round = round
+	defer func() {
+		r.round = nil
+		_ = round.Close()
+	}()
 	l := pq.NewListener(r.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("events: listener", "event", ev, "err", err)
@@ -291,25 +305,20 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 // publishes some events twice, which subscribers drop. held says that
 // committed events wait behind a transaction still open.
 func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ *string, held bool, _ error) {
-	const page = 5000
 	var rows []relayRow
-	if err := conn.SelectContext(ctx, &rows, `WITH saved AS (
-			UPDATE event_relay SET watermark = $1::xid8 WHERE $1::xid8 IS NOT NULL RETURNING watermark),
-		w AS (SELECT COALESCE((SELECT watermark FROM saved), (SELECT watermark FROM event_relay)) AS lo,
-			pg_snapshot_xmin(pg_current_snapshot()) AS hi,
-			EXISTS (SELECT 1 FROM events WHERE txid >= pg_snapshot_xmin(pg_current_snapshot())) AS held)
-		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, w.held, e.id, e.tenant_id, e.cluster_id AS cluster_n,
-			e.job_id AS job_n, e.task_id AS task_n, e.kind, e.state, e.attempt AS attempt_n, e.message,
-			e.created_at, e.txid::text AS txid
-		FROM w CROSS JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
-			ORDER BY txid, id LIMIT `+fmt.Sprint(page)+`) e`, unsaved); err != nil {
+	var err error
+	if r.round != nil {
+		err = r.round.SelectContext(ctx, &rows, unsaved)
+	} else {
+		err = conn.SelectContext(ctx, &rows, roundSQL, unsaved)
+	}
+	if err != nil {
 		return nil, false, err
 	}
 	if len(rows) == 0 {
 		// Nothing ended with events since the watermark (saved now); it
 		// moves with the next events.
-		err := conn.GetContext(ctx, &held, `SELECT EXISTS (SELECT 1 FROM events
-			WHERE txid >= pg_snapshot_xmin(pg_current_snapshot()))`)
+		err := conn.GetContext(ctx, &held, `SELECT `+heldSQL)
 		return nil, held, err
 	}
 	from, to, held := rows[0].From, rows[0].To, rows[0].Held
@@ -317,7 +326,7 @@ func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ 
 		if err := r.publish(ctx, rows); err != nil {
 			return nil, held, err
 		}
-		if len(rows) < page {
+		if len(rows) < relayPage {
 			break
 		}
 		last := rows[len(rows)-1]
@@ -325,7 +334,7 @@ func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ 
 		if err := conn.SelectContext(ctx, &rows, `SELECT id, tenant_id, cluster_id AS cluster_n, job_id AS job_n,
 				task_id AS task_n, kind, state, attempt AS attempt_n, message, created_at, txid::text AS txid
 			FROM events WHERE txid >= $1::xid8 AND txid < $2::xid8 AND (txid, id) > ($3::xid8, $4)
-			ORDER BY txid, id LIMIT `+fmt.Sprint(page), from, to, last.Txid, last.Seq); err != nil {
+			ORDER BY txid, id LIMIT `+strconv.Itoa(relayPage), from, to, last.Txid, last.Seq); err != nil {
 			return nil, held, err
 		}
 		if len(rows) == 0 {
@@ -334,6 +343,31 @@ func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ 
 	}
 	return &to, held, nil
 }
+
+// relayPage is the most events a round reads in one statement.
+const relayPage = 5000 // as in roundSQL
+
+// roundSQL saves the last round's watermark ($1, or NULL) and reads the
+// bounds with the first page of events.
+const roundSQL = `WITH saved AS (
+			UPDATE event_relay SET watermark = $1::xid8 WHERE $1::xid8 IS NOT NULL RETURNING watermark),
+		w AS (SELECT COALESCE((SELECT watermark FROM saved), (SELECT watermark FROM event_relay)) AS lo,
+			pg_snapshot_xmin(pg_current_snapshot()) AS hi,
+			` + heldSQL + ` AS held)
+		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, w.held, e.id, e.tenant_id, e.cluster_id AS cluster_n,
+			e.job_id AS job_n, e.task_id AS task_n, e.kind, e.state, e.attempt AS attempt_n, e.message,
+			e.created_at, e.txid::text AS txid
+		FROM w CROSS JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
+			ORDER BY txid, id LIMIT 5000) e`
+
+// heldSQL tells whether events wait behind a transaction still open: some
+// event's transaction is at or above the snapshot's xmin. It reads the
+// newest event's txid from the end of the index, where EXISTS over the
+// range was planned as a scan of the whole table (the planner expects
+// many events above an xmin it does not know), which made every relay
+// round cost as much as the table is long: a 5,000-node create's share of
+// Postgres's time went mostly to it.
+const heldSQL = `coalesce((SELECT txid FROM events ORDER BY txid DESC LIMIT 1) >= pg_snapshot_xmin(pg_current_snapshot()), false)`
 
 // relayRow is an event as the relay reads it.
 type relayRow struct {

@@ -413,3 +413,53 @@ func TestSnapshotSaw(t *testing.T) {
 		}
 	}
 }
+
+// A relay round reads a few pages however many events the table holds:
+// it runs at every wake, many times a second under load, and its cost
+// grew with the table (a 5,000-node create's events) when it scanned it.
+func TestRelayRoundCostIndependentOfEvents(t *testing.T) {
+	f := newRelayFixture(t)
+	db, ctx := f.db, context.Background()
+	if _, err := db.Exec(`INSERT INTO events (tenant_id, kind, state, message)
+		SELECT $1, 'cluster', 'ACTIVE', g::text FROM generate_series(1, 50000) g`, f.tenant); err != nil {
+		t.Fatal(err)
+	}
+	f.publish(t, ctx)
+	if err := f.round(ctx); err != nil { // saves the watermark past them
+		t.Fatal(err)
+	}
+	for _, q := range []struct{ name, sql string }{
+		{"round", roundSQL},
+		{"held", `SELECT ` + heldSQL},
+	} {
+		t.Run(q.name, func(t *testing.T) {
+			tx, err := db.Beginx()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback() }()
+			args := []any{}
+			if strings.Contains(q.sql, "$1") {
+				args = append(args, nil)
+			}
+			var plan []byte
+			if err := tx.Get(&plan, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+q.sql, args...); err != nil {
+				t.Fatal(err)
+			}
+			var out []struct {
+				Plan struct {
+					Hit  int `json:"Shared Hit Blocks"`
+					Read int `json:"Shared Read Blocks"`
+				} `json:"Plan"`
+			}
+			if err := json.Unmarshal(plan, &out); err != nil || len(out) != 1 {
+				t.Fatalf("plan %s: %v", plan, err)
+			}
+			// 50,000 events fill several hundred pages; a few index pages
+			// and the watermark's row are what a round needs.
+			if pages := out[0].Plan.Hit + out[0].Plan.Read; pages > 50 {
+				t.Errorf("a relay round with 50,000 events behind the watermark read %d pages, want at most 50:\n%s", pages, plan)
+			}
+		})
+	}
+}
