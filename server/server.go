@@ -668,6 +668,9 @@ func (s *Server) janitor(ctx context.Context) error {
 				if _, err := s.control.PushPendingKeys(ctx); err != nil && ctx.Err() == nil {
 					s.log.Warn("keys waiting for a job to settle", "err", err)
 				}
+				if _, err := s.engine.PruneNodeRemovals(ctx); err != nil && ctx.Err() == nil {
+					s.log.Warn("node removals pruning", "err", err)
+				}
 			}
 			if s.cfg.AuditRetention > 0 {
 				if _, err := audit.Prune(ctx, s.store.DB(), s.cfg.AuditRetention); err != nil && ctx.Err() == nil {

@@ -742,3 +742,15 @@ func (e *Engine) unclaimable(ctx context.Context, tx *sqlx.Tx, tenant string, it
 	return &taskChange{id: it.TaskID, state: next}, r.Job, insertEvents(ctx, tx,
 		event{tenant: tenant, cluster: r.Cluster, job: r.Job, task: it.TaskID, kind: "task", state: string(next), attempt: it.Attempt})
 }
+
+// PruneNodeRemovals forgets the removals of clusters that ended: only a
+// claim of a live cluster's task looks at them (a terminated cluster has no
+// tasks left), and every node deleted leaves one behind.
+func (e *Engine) PruneNodeRemovals(ctx context.Context) (int64, error) {
+	res, err := e.db.ExecContext(ctx, `DELETE FROM node_removals r
+		WHERE NOT EXISTS (SELECT 1 FROM clusters c WHERE c.id = r.cluster_id AND c.status <> 'TERMINATED')`)
+	if err != nil {
+		return 0, fmt.Errorf("prune node removals: %w", err)
+	}
+	return res.RowsAffected()
+}

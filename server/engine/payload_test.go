@@ -416,3 +416,34 @@ func TestClaimFindsTheViewCurrent(t *testing.T) {
 		t.Errorf("after deleting %s the payload has %d nodes (it among them: %v)", other, len(last.Nodes), ok)
 	}
 }
+
+// The removals a claim looks at are kept while their cluster lives and
+// pruned once it has ended.
+func TestPruneNodeRemovals(t *testing.T) {
+	h := newHarness(t, fast)
+	nodes := independent(h.nodes(3))
+	h.submit(planner.StartServices, nodes, startOnly())
+	_, err := h.db.Exec(`DELETE FROM nodes WHERE id = $1`, nodes[0].ID)
+	must(t, err)
+	count := func() (n int) {
+		must(t, h.db.Get(&n, `SELECT count(*) FROM node_removals WHERE cluster_id = $1`, h.cluster))
+		return n
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d removals recorded, want 1", n)
+	}
+	if _, err := h.engine().PruneNodeRemovals(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("a live cluster's removals pruned: %d left, want 1", n)
+	}
+	_, err = h.db.Exec(`UPDATE clusters SET status = 'TERMINATED' WHERE id = $1`, h.cluster)
+	must(t, err)
+	if _, err := h.engine().PruneNodeRemovals(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("an ended cluster's removals kept: %d, want 0", n)
+	}
+}
