@@ -983,7 +983,32 @@ func (p *progress) close(ctx context.Context) []wire.Progress {
 	defer p.mu.Unlock()
 	rest := p.queue
 	p.queue, p.queued = nil, 0
-	return rest
+	return finishLines(rest)
+}
+
+// finishLines is what a finish can carry of the lines left: the last
+// maxFinishLines within maxFinishBytes. More are left only when the
+// server did not take them in time (the flush ran out); the task's result
+// must still arrive, so the older ones give way, and a line says so.
+func finishLines(rest []wire.Progress) []wire.Progress {
+	total := 0
+	for _, l := range rest {
+		total += len(l.Chunk)
+	}
+	if len(rest) <= maxFinishLines && total <= maxFinishBytes {
+		return rest
+	}
+	n, size := 0, 0
+	for n < len(rest) && n < maxFinishLines-1 && size+len(rest[len(rest)-1-n].Chunk) <= maxFinishBytes-256 {
+		size += len(rest[len(rest)-1-n].Chunk)
+		n++
+	}
+	kept := rest[len(rest)-n:]
+	dropped := len(rest) - n
+	first := rest[dropped-1]
+	note := wire.Progress{Claim: first.Claim, Seq: first.Seq, Stream: "STDERR",
+		Chunk: fmt.Sprintf("coopr agent: %d earlier output lines were not delivered (the server did not take them in time)", dropped)}
+	return append([]wire.Progress{note}, kept...)
 }
 
 func (p *progress) Stdout(line string)                  { p.send("STDOUT", line, 0) }

@@ -93,3 +93,48 @@ func TestCloseLeavesTheRestForTheFinish(t *testing.T) {
 		})
 	}
 }
+
+// A server that never takes the lines: once the flush runs out, the
+// finish carries the last lines it can, with a line saying how many went
+// undelivered, so that the task's result still arrives (a finish with
+// more lines would be refused, or exceed the request limit).
+func TestCloseAfterAFlushThatRanOut(t *testing.T) {
+	hold := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-hold
+	}))
+	defer srv.Close()
+	defer close(hold) // before Close, which waits for the held request
+	a, err := New(Config{Server: srv.URL, Token: "t", ID: "a", Capacity: 1}, drivers.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := &progress{a: a, ctx: ctx, id: "task-1", attempt: 1, token: "00", redact: &redactor{set: scrub.New()}}
+	const printed = 1000
+	for i := range printed {
+		p.Stdout(fmt.Sprintf("line %d %s", i, strings.Repeat("x", 100)))
+	}
+	fctx, done := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer done()
+	rest := p.close(fctx)
+	size := 0
+	for _, l := range rest {
+		size += len(l.Chunk)
+	}
+	if len(rest) > maxFinishLines || size > maxFinishBytes {
+		t.Fatalf("the finish carries %d lines of %d bytes, more than %d lines or %d bytes", len(rest), size, maxFinishLines, maxFinishBytes)
+	}
+	if len(rest) < 2 || !strings.Contains(rest[0].Chunk, "earlier output lines were not delivered") {
+		t.Fatalf("no note of the lines left out: %+v", rest[:min(len(rest), 1)])
+	}
+	if last := rest[len(rest)-1].Chunk; !strings.HasPrefix(last, fmt.Sprintf("line %d ", printed-1)) {
+		t.Errorf("the finish's last line is %.20q, want the task's last", last)
+	}
+	for i := 2; i < len(rest); i++ {
+		if rest[i].Seq != rest[i-1].Seq+1 {
+			t.Fatalf("lines for the finish out of order: seq %d after %d", rest[i].Seq, rest[i-1].Seq)
+		}
+	}
+}

@@ -419,8 +419,11 @@ func (r *Resolver) finishOne(ctx context.Context, in model.FinishInput) error {
 	if err := r.finishResult(ctx, in); err != nil {
 		return err
 	}
+	// Recorded: a retry of this finish is answered as done and publishes
+	// nothing, so the lines go out even if this request is given up.
+	pctx := context.WithoutCancel(ctx)
 	for _, l := range lines {
-		if err := r.Hub.PublishLog(ctx, l); err != nil {
+		if err := r.Hub.PublishLog(pctx, l); err != nil {
 			// The result is recorded; output is best effort.
 			r.Log.Warn("a finished task's last output not published", "task", in.TaskID, "err", err)
 			break
@@ -435,12 +438,21 @@ func (r *Resolver) finishOutput(ctx context.Context, in model.FinishInput) ([]ev
 		return nil, nil
 	}
 	load := func() (*scrub.Set, error) { return r.Control.TaskScrubber(ctx, in.TaskID) }
+	// The result's own secrets, which no stored value covers yet: a
+	// driver may print what it made in its last lines.
+	var own *scrub.Set
+	if in.Result.Secrets != nil {
+		own = scrub.New(in.Result.Secrets)
+	}
 	lines := make([]events.LogLine, len(in.Output))
 	for i, o := range in.Output {
 		stream := strings.ToLower(string(o.Stream))
 		chunk, err := r.scrubs.Chunk(in.TaskID, in.Attempt, stream, cleanOutput(o.Chunk, maxOutput), load)
 		if err != nil {
 			return nil, err
+		}
+		if !own.Empty() {
+			chunk = own.String(chunk)
 		}
 		lines[i] = events.LogLine{Task: in.TaskID, Attempt: in.Attempt, Seq: o.Seq, Stream: stream, Chunk: chunk}
 		if o.Percent != nil {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,6 +228,10 @@ func TestFinishCarriesOutput(t *testing.T) {
 		return map[string]any{"taskId": a.TaskID, "attempt": a.Attempt, "claimToken": token,
 			"result": map[string]any{"status": 0}, "output": output}
 	}
+	// The recorded finish makes a secret and prints it in its last line.
+	const made = "made-in-this-task-s3cr3t"
+	recorded := fin(a.ClaimToken, append(lines("line", 5), map[string]any{"seq": 6, "stream": "STDOUT", "chunk": "password " + made}))
+	recorded["result"] = map[string]any{"status": 0, "secrets": map[string]any{"password": made}}
 	wrong := "00" + a.ClaimToken[2:]
 	if a.ClaimToken[:2] == "00" {
 		wrong = "11" + a.ClaimToken[2:]
@@ -238,7 +243,7 @@ func TestFinishCarriesOutput(t *testing.T) {
 	}{
 		{"stale", fin(wrong, lines("stale", 3)), wire.CodeStaleClaim},
 		{"too many lines", fin(a.ClaimToken, lines("many", 257)), "INVALID_INPUT"},
-		{"recorded", fin(a.ClaimToken, lines("line", 5)), ""},
+		{"recorded", recorded, ""},
 	} {
 		o := exchange([]map[string]any{c.finish}, []int{}).ExchangeTasks.Finished
 		if len(o) != 1 || (o[0].Code == nil) != (c.code == "") || (o[0].Code != nil && *o[0].Code != c.code) {
@@ -264,5 +269,16 @@ func TestFinishCarriesOutput(t *testing.T) {
 		if l.TaskLog.Seq != i+1 || l.TaskLog.Stream != want["stream"] || l.TaskLog.Chunk != want["chunk"] {
 			t.Fatalf("line %d: %+v, want %v", i+1, l.TaskLog, want)
 		}
+	}
+	r, end, err := sub.Next(10 * time.Second)
+	if err != nil || end {
+		t.Fatalf("log ended before the last line: %v", err)
+	}
+	var last struct{ TaskLog struct{ Chunk string } }
+	if err := r.Decode(&last); err != nil {
+		t.Fatal(err)
+	}
+	if c := last.TaskLog.Chunk; strings.Contains(c, made) || !strings.HasPrefix(c, "password ") {
+		t.Errorf("the line printing the result's own secret was published as %q", c)
 	}
 }

@@ -202,8 +202,7 @@ func (d *Driver) bootstrapOnce(ctx context.Context, tg remote.Target, h string, 
 		return nil, false, err, nil
 	}
 	rest, _ := factsScript(h)
-	script := "if ! (\n" + ownerKeysScript + "\n) >&2; then echo \"" + keysFailedSays + "\" >&2; exit " + fmt.Sprint(keysFailed) + "; fi\n" +
-		"exec </dev/null\n" + rest
+	script := keysFirst(ownerKeysScript, rest)
 	raw, err = d.pool.Output(ctx, tg, script, remote.RunOptions{Sudo: h != "", Stdin: strings.NewReader(lines),
 		Env: map[string]string{"COOPR_MARKER": OwnerKeyMarker, "COOPR_HOSTNAME": h}, Stderr: out.Stderr})
 	var ee *remote.ExitError
@@ -317,6 +316,16 @@ func ownerKeyLines(keys []string) (string, error) {
 		lines.WriteString(remote.AuthorizedKey(pk) + " " + OwnerKeyMarker + "\n")
 	}
 	return lines.String(), nil
+}
+
+// keysFirst runs keys (a script reading the keys on stdin) and then rest,
+// which gets no stdin; a failure of keys exits with keysFailed. keys runs
+// in a shell of its own, not a subshell: inside an if (or an && list) a
+// subshell's set -e does nothing, and a failed write would be moved over
+// authorized_keys as if it had worked.
+func keysFirst(keys, rest string) string {
+	return "if ! sh -c " + remote.Quote(keys) + " >&2; then echo \"" + keysFailedSays + "\" >&2; exit " + fmt.Sprint(keysFailed) + "; fi\n" +
+		"exec </dev/null\n" + rest
 }
 
 // ownerKeysScript makes the marked lines of the login user's
