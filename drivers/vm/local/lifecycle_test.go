@@ -319,6 +319,19 @@ func TestNodeLifecycle(t *testing.T) {
 				t.Errorf("CREATE again (facts: %v): %+v", withPrev, r)
 			}
 		}
+		// The CREATE before was killed between starting nspawn and
+		// writing its pid: the container runs, unrecorded.
+		pidFile := filepath.Join(cfg.StateDir, "nodes", names[2], "nspawn.pid")
+		if _, err := os.Stat(pidFile); err != nil {
+			t.Fatalf("no pid file where expected: %v", err)
+		}
+		if err := os.Remove(pidFile); err != nil {
+			t.Fatal(err)
+		}
+		r := drv.Run(ctx, withFacts(newTask(key, cluster, ids[2], hostnames[2], "CREATE"), confirmed[2]), nil)
+		if r.Status != 0 || !strings.HasPrefix(r.Message, "adopted") {
+			t.Errorf("CREATE again after a lost pid file: %+v", r)
+		}
 	})
 
 	if t.Failed() {

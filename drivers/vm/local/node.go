@@ -375,6 +375,16 @@ func (d *driver) ensureRunning(ctx context.Context, n *nodeState) (bool, error) 
 	if processAlive(readPid(n.pidFile()), n.Name) {
 		return false, nil
 	}
+	// A CREATE whose process died between starting nspawn and writing its
+	// pid left the container running: a second nspawn would find its
+	// directory busy and fail every retry.
+	if pid := findNspawn(n.Name); pid > 0 {
+		if err := writeFileAtomic(n.pidFile(), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+			return false, err
+		}
+		d.log.Info("adopted a running container whose pid was not recorded", "name", n.Name, "pid", pid)
+		return false, nil
+	}
 	// A previous nspawn's leftovers would make this one refuse to start.
 	_ = unmountAll(propagateDir(n.Name))
 	_ = os.RemoveAll(propagateDir(n.Name))

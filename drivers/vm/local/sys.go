@@ -192,6 +192,21 @@ func processAlive(pid int, machine string) bool {
 	return bytes.Contains(cmdline, []byte("systemd-nspawn")) && bytes.Contains(cmdline, []byte("\x00--machine="+machine+"\x00"))
 }
 
+// findNspawn returns the pid of the systemd-nspawn running machine, or 0.
+func findNspawn(machine string) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err == nil && processAlive(pid, machine) {
+			return pid
+		}
+	}
+	return 0
+}
+
 // liveMachines names the coopr containers whose nspawn runs, in any state
 // dir.
 func liveMachines() map[string]bool {
