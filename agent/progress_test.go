@@ -53,36 +53,12 @@ func (d *chatty) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	return d.scripted.Run(ctx, t, out)
 }
 
-// countingProxy passes the agent's requests to the server and counts those
-// that report progress with a chunk starting "out ".
-func countingProxy(t *testing.T, target string) (string, *atomic.Int64) {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil {
-			b, _ := io.ReadAll(r.Body)
-			if bytes.Contains(b, []byte("reportProgress")) && bytes.Contains(b, []byte(`"chunk":"out `)) {
-				n.Add(1)
-			}
-			r.Body = io.NopCloser(bytes.NewReader(b))
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, &n
-}
-
 // A driver's output reaches the task's log whole and in order, the last
 // lines before the finish that makes the claim stale, in far fewer
 // requests than lines.
 func TestProgressBatchedInOrder(t *testing.T) {
 	e := setup(t)
-	proxy, requests := countingProxy(t, e.s.URL)
+	proxy, counts := classifyingProxy(t, e.s.URL)
 	d := &chatty{scripted: scripted{runs: map[string]int{}}, lines: 200, started: make(chan string, 1), watch: make(chan struct{})}
 	a, err := agent.New(agent.Config{Server: proxy, Token: e.agentToken, ID: "test-agent", Capacity: 4, Grace: time.Second,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, registry(d))
@@ -155,7 +131,7 @@ func TestProgressBatchedInOrder(t *testing.T) {
 	}
 	waitStatus(t, e, id, "ACTIVE")
 	// 200 lines one request each would be 200 requests.
-	if n := requests.Load(); n > 20 || n == 0 {
+	if n := counts.progress.Load(); n > 20 || n == 0 {
 		t.Errorf("%d progress requests for %d lines", n, d.lines)
 	}
 	var tails struct{ Stdout, Stderr string }
