@@ -248,18 +248,36 @@ func Cleanup(ctx context.Context, o CleanupOptions) error {
 		}
 		if o.All && !used && strings.HasPrefix(l.bridge, bridgePrefix) && !c.networkInUse(n.Name) {
 			o.Log.Info("removing network coopr defined", "network", n.Name)
+			// Another cleanup (another installation's, or a second
+			// `coopr libvirt cleanup`) may remove the same network between
+			// the listing and here; libvirt then answers with whatever
+			// step it was at (no such network, a config file already
+			// unlinked), so a network gone since is not an error.
 			if l.active {
 				if err := c.lv.NetworkDestroy(n); err != nil {
-					errs = append(errs, fmt.Errorf("stop network %s: %w", n.Name, err))
-					continue
+					if c.networkGone(n.Name) {
+						continue
+					}
+					// Invalid here means no longer running: stopped by the
+					// other cleanup, which may not have undefined it yet.
+					if !notFound(err, golibvirt.ErrOperationInvalid) {
+						errs = append(errs, fmt.Errorf("stop network %s: %w", n.Name, err))
+						continue
+					}
 				}
 			}
-			if err := c.lv.NetworkUndefine(n); err != nil && !notFound(err, golibvirt.ErrNoNetwork) {
+			if err := c.lv.NetworkUndefine(n); err != nil && !c.networkGone(n.Name) {
 				errs = append(errs, fmt.Errorf("undefine network %s: %w", n.Name, err))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// networkGone says whether no network of that name is defined any more.
+func (c *conn) networkGone(name string) bool {
+	_, err := c.lv.NetworkLookupByName(name)
+	return notFound(err, golibvirt.ErrNoNetwork)
 }
 
 // networkInUse says whether any domain, coopr's or not, has a NIC on the

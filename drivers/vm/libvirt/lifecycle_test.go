@@ -3,7 +3,10 @@ package libvirt
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,4 +162,47 @@ func mustPool(t *testing.T, c *conn, e testEnv) golibvirt.StoragePool {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestCleanupsSideBySide: two cleanups with All at once (two
+// installations', or two test packages') both sweep the same unused
+// networks; the one that loses a race for a network must not fail on it.
+func TestCleanupsSideBySide(t *testing.T) {
+	needLibvirt(t, DefaultURI)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := connect(ctx, DefaultURI, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	base := os.Getpid()%50 + 200
+	for round := range 4 {
+		var names []string
+		for i := range 6 {
+			name := fmt.Sprintf("coopr-side%d-%d", base, i)
+			if _, err := c.ensureNetwork(name, netip.MustParsePrefix(fmt.Sprintf("10.236.%d.0/24", (base+i*7)%250)), ""); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			names = append(names, name)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Go(func() {
+				errs[i] = Cleanup(ctx, CleanupOptions{URI: DefaultURI, StateDir: t.TempDir(), All: true})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: cleanup %d: %v", round, i, err)
+			}
+		}
+		for _, name := range names {
+			if _, found, _ := c.lookupNetwork(name); found {
+				t.Fatalf("round %d: network %s is left", round, name)
+			}
+		}
+	}
 }
