@@ -82,9 +82,14 @@ type RunOptions struct {
 	// newline. They are never called concurrently, nor after Run returns.
 	Stdout, Stderr func(line string)
 	// Env is exported to the command (names: [A-Za-z_][A-Za-z0-9_]*). It
-	// travels on the command line, since sshd refuses SetEnv by default:
-	// never put secrets in it.
+	// travels on the command line (on stdin with Script), since sshd
+	// refuses SetEnv by default: never put secrets in it.
 	Env map[string]string
+	// Script makes Stdin the shell script to run, read by /bin/sh -s; the
+	// command Run is given must be "". The script may be of any size and
+	// shows in no process list, and the shell reading it is the one sshd
+	// started the command with (no further shell is executed to read it).
+	Script bool
 	// Sudo runs the command as root through `sudo -n` when the SSH user is
 	// not root.
 	Sudo bool
@@ -223,6 +228,11 @@ func (c *Conn) run(ctx context.Context, cmd string, o RunOptions, stdout io.Writ
 	if err != nil {
 		return err
 	}
+	stdin := o.Stdin
+	if o.Script {
+		// The exports lead the script, where no process list shows them.
+		stdin = io.MultiReader(strings.NewReader(exports(o.Env)), o.Stdin)
+	}
 	s, release, err := c.session(ctx, c.sem)
 	if err != nil {
 		return err
@@ -260,7 +270,7 @@ func (c *Conn) run(ctx context.Context, cmd string, o RunOptions, stdout io.Writ
 	} else {
 		s.Stdout = outW
 	}
-	s.Stdin = o.Stdin
+	s.Stdin = stdin
 	finish := func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -389,14 +399,21 @@ const cleanPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // commandLine builds what sshd hands to the user's login shell. exec
 // replaces that shell at once, so its profile costs nothing further and
-// the command starts from a known environment.
+// the command starts from a known environment. Every program executed on
+// the way costs a task milliseconds on a loaded host, so there are as few
+// as the clean environment allows: env (or sudo, which cleans it itself),
+// then the /bin/sh that runs the command, which exports o.Env itself.
 func (c *Conn) commandLine(cmd string, o RunOptions, token string) (string, error) {
-	var env []string
-	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
+	for k := range o.Env {
 		if !envName.MatchString(k) {
 			return "", fmt.Errorf("remote: environment variable name %q is not valid", k)
 		}
-		env = append(env, k+"="+Quote(o.Env[k]))
+	}
+	if o.Script && cmd != "" {
+		return "", errors.New("remote: a command run as a script on stdin takes no command line")
+	}
+	if o.Script && o.Stdin == nil {
+		return "", errors.New("remote: a command run as a script on stdin needs the script")
 	}
 	var b strings.Builder
 	if token != "" {
@@ -406,15 +423,25 @@ func (c *Conn) commandLine(cmd string, o RunOptions, token string) (string, erro
 	}
 	if o.Sudo && c.target.User != "root" {
 		// sudo resets the environment itself (HOME, PATH from secure_path).
-		b.WriteString("exec sudo -n -H -- /usr/bin/env")
+		b.WriteString("exec sudo -n -H --")
 	} else {
 		b.WriteString(`exec /usr/bin/env -i HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" PATH=` + cleanPath)
 	}
-	for _, e := range env {
-		b.WriteString(" " + e)
+	if o.Script {
+		b.WriteString(" /bin/sh -s")
+	} else {
+		b.WriteString(" /bin/sh -c " + Quote(exports(o.Env)+cmd))
 	}
-	b.WriteString(" /bin/sh -c " + Quote(cmd))
 	return b.String(), nil
+}
+
+// exports is a shell prologue exporting env (names already checked).
+func exports(env map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		b.WriteString("export " + k + "=" + Quote(env[k]) + "\n")
+	}
+	return b.String()
 }
 
 // Quote quotes s as one word for a POSIX shell.
