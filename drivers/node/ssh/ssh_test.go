@@ -350,3 +350,36 @@ func TestBootstrapSessions(t *testing.T) {
 		})
 	}
 }
+
+// BOOTSTRAP reads files with the shell's read, not cat: each program is a
+// fork and exec that a loaded host makes slow.
+func TestBootstrapRunsNoCat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		nonRoot bool
+	}{
+		{"root", false},
+		{"sudo user", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cl := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: tc.nonRoot})
+			execs := cl.Hosts[0].TraceExecs(t, "/usr/bin/cat")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			task := cl.Task("BOOTSTRAP", 0)
+			task.AuthorizedKeys = []string{sshdtest.NewKey(t).AuthorizedKey}
+			r := newDriver(t).Run(ctx, task, &drivertest.Recorder{})
+			if r.Status != 0 {
+				t.Fatalf("BOOTSTRAP: %s", r.Message)
+			}
+			if r.Facts["hostname"] != cl.Nodes[0].Hostname || r.Facts["disks"] == nil {
+				t.Errorf("facts %v", r.Facts)
+			}
+			if got := execs(); len(got) != 0 {
+				t.Errorf("ran %q", got)
+			}
+		})
+	}
+}
