@@ -230,8 +230,9 @@ func (c *Conn) run(ctx context.Context, cmd string, o RunOptions, stdout io.Writ
 	}
 	stdin := o.Stdin
 	if o.Script {
-		// The exports lead the script, where no process list shows them.
-		stdin = io.MultiReader(strings.NewReader(exports(o.Env)), o.Stdin)
+		// The prologue leads the script, where no process list shows its
+		// exports.
+		stdin = io.MultiReader(strings.NewReader(c.prologue(o)), o.Stdin)
 	}
 	s, release, err := c.session(ctx, c.sem)
 	if err != nil {
@@ -400,9 +401,12 @@ const cleanPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 // commandLine builds what sshd hands to the user's login shell. exec
 // replaces that shell at once, so its profile costs nothing further and
 // the command starts from a known environment. Every program executed on
-// the way costs a task milliseconds on a loaded host, so there are as few
-// as the clean environment allows: env (or sudo, which cleans it itself),
-// then the /bin/sh that runs the command, which exports o.Env itself.
+// the way costs a task milliseconds on a loaded host (a fork and an exec
+// each), so there are as few as the clean environment allows: bash, the
+// usual login shell, clears the environment itself (exec -c), any other
+// shell through env -i, and sudo clears it itself; then the /bin/sh that
+// runs the command, which sets the rest of the environment itself
+// (prologue).
 func (c *Conn) commandLine(cmd string, o RunOptions, token string) (string, error) {
 	for k := range o.Env {
 		if !envName.MatchString(k) {
@@ -421,25 +425,37 @@ func (c *Conn) commandLine(cmd string, o RunOptions, token string) (string, erro
 		// group leader; stop kills that group.
 		b.WriteString(`printf 'coopr-pid-` + token + ` %d\n' $$ >&2; `)
 	}
-	if o.Sudo && c.target.User != "root" {
+	sh := " /bin/sh -s"
+	if !o.Script {
+		sh = " /bin/sh -c " + Quote(c.prologue(o)+cmd)
+	}
+	if c.sudo(o) {
 		// sudo resets the environment itself (HOME, PATH from secure_path).
-		b.WriteString("exec sudo -n -H --")
-	} else {
-		b.WriteString(`exec /usr/bin/env -i HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" PATH=` + cleanPath)
+		b.WriteString("exec sudo -n -H --" + sh)
+		return b.String(), nil
 	}
-	if o.Script {
-		b.WriteString(" /bin/sh -s")
-	} else {
-		b.WriteString(" /bin/sh -c " + Quote(exports(o.Env)+cmd))
+	// The login shell's HOME, USER and LOGNAME go as arguments, which the
+	// prologue exports.
+	if !o.Script {
+		sh += " /bin/sh"
 	}
+	b.WriteString(`if [ -n "${BASH_VERSION-}" ]; then c='exec -c'; else c='exec /usr/bin/env -i'; fi; $c` + sh + ` "$HOME" "$USER" "$LOGNAME"`)
 	return b.String(), nil
 }
 
-// exports is a shell prologue exporting env (names already checked).
-func exports(env map[string]string) string {
+func (c *Conn) sudo(o RunOptions) bool { return o.Sudo && c.target.User != "root" }
+
+// prologue is what the shell running a command does first: without sudo,
+// make the environment from the login shell's HOME, USER and LOGNAME,
+// which commandLine passes as its arguments, and the clean PATH; then
+// export o.Env (its names already checked).
+func (c *Conn) prologue(o RunOptions) string {
 	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		b.WriteString("export " + k + "=" + Quote(env[k]) + "\n")
+	if !c.sudo(o) {
+		b.WriteString(`HOME=$1 USER=$2 LOGNAME=$3; shift 3; export HOME USER LOGNAME PATH=` + cleanPath + "\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
+		b.WriteString("export " + k + "=" + Quote(o.Env[k]) + "\n")
 	}
 	return b.String()
 }

@@ -454,6 +454,17 @@ func TestSudoAndCleanEnvironment(t *testing.T) {
 			if got := output(t, p, tc.tg, `echo "${SSH_CONNECTION:-unset}"`, o); got != "unset" {
 				t.Fatalf("SSH_CONNECTION = %q", got)
 			}
+			if got := output(t, p, tc.tg, `env | cut -d= -f1 | sort | tr '\n' ' '`, o); got != "COOPR_X HOME LOGNAME PATH PWD USER" && !tc.sudo {
+				t.Errorf("environment %q", got)
+			}
+			wantHome, wantPath := "/root", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+			if tc.want != "root" {
+				wantHome = strings.TrimSpace(h.Exec(t, "getent passwd "+tc.want+" | cut -d: -f6"))
+			}
+			if got, want := output(t, p, tc.tg, `printf '%s %s %s %s' "$HOME" "$USER" "$LOGNAME" "$PATH"`, o),
+				wantHome+" "+tc.want+" "+tc.want+" "+wantPath; got != want {
+				t.Errorf("HOME USER LOGNAME PATH = %q, want %q", got, want)
+			}
 		})
 	}
 	err := p.Run(ctxT(t, 10*time.Second), h.Target(""), "true", remote.RunOptions{Env: map[string]string{"BAD NAME": "x"}})
@@ -656,9 +667,10 @@ func TestUnreachableNotForCallersOwnEnd(t *testing.T) {
 }
 
 // A command costs as few programs as a clean environment allows, each a
-// fork and exec that a loaded host makes slow: as root env (which clears
-// the environment) and the shell; under sudo, which clears it itself, the
-// shell alone. A script on stdin runs in that shell.
+// fork and exec that a loaded host makes slow: the shell alone when the
+// login shell is bash (which clears the environment itself) or sudo
+// (likewise), env and the shell after another login shell. A script on
+// stdin runs in that shell.
 func TestProgramsPerCommand(t *testing.T) {
 	t.Parallel()
 	h := sshdtest.Start(t, sshdtest.Options{NonRoot: true})
@@ -672,9 +684,12 @@ func TestProgramsPerCommand(t *testing.T) {
 		cmd  string
 		want []string
 	}{
-		{"root", h.Target(""), remote.RunOptions{Env: env}, `test "$COOPR_X" = x`, []string{"/usr/bin/env", "/bin/sh"}},
-		{"root script", h.Target(""), remote.RunOptions{Env: env, Script: true, Stdin: strings.NewReader(`test "$COOPR_X" = x`)}, "", []string{"/usr/bin/env", "/bin/sh"}},
+		// root's login shell is bash.
+		{"root", h.Target(""), remote.RunOptions{Env: env}, `test "$COOPR_X" = x`, []string{"/bin/sh"}},
+		{"root script", h.Target(""), remote.RunOptions{Env: env, Script: true, Stdin: strings.NewReader(`test "$COOPR_X" = x`)}, "", []string{"/bin/sh"}},
 		// The user's login shell is /bin/sh.
+		{"user", h.Target(h.User), remote.RunOptions{Env: env}, `test "$COOPR_X" = x`, []string{"/bin/sh", "/usr/bin/env", "/bin/sh"}},
+		{"user script", h.Target(h.User), remote.RunOptions{Env: env, Script: true, Stdin: strings.NewReader(`test "$COOPR_X" = x`)}, "", []string{"/bin/sh", "/usr/bin/env", "/bin/sh"}},
 		{"sudo", h.Target(h.User), remote.RunOptions{Env: env, Sudo: true}, `test "$COOPR_X" = x`, []string{"/bin/sh", "/usr/bin/sudo", "/bin/sh"}},
 		{"sudo script", h.Target(h.User), remote.RunOptions{Env: env, Sudo: true, Script: true, Stdin: strings.NewReader(`test "$COOPR_X" = x`)}, "", []string{"/bin/sh", "/usr/bin/sudo", "/bin/sh"}},
 	} {

@@ -311,10 +311,9 @@ func TestSessionsPerTask(t *testing.T) {
 }
 
 // A task runs as few programs besides its script as it can, each a fork
-// and exec that a loaded host makes slow: the clean environment's env (as
-// root) or sudo, the one shell reading the task from stdin, mkdir for the
-// task's directory, the script's shell and rm; the shell writes the files
-// itself.
+// and exec that a loaded host makes slow: after the login shell, sudo when
+// needed, the one shell reading the task from stdin, mkdir for the task's
+// directory, the script's shell and rm; the shell writes the files itself.
 func TestProgramsPerTask(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -322,7 +321,8 @@ func TestProgramsPerTask(t *testing.T) {
 		opts sshdtest.Options
 		want []string
 	}{
-		{"root", sshdtest.Options{}, []string{"/usr/bin/env", "/bin/sh", "/usr/bin/mkdir", "/bin/sh", "/usr/bin/rm"}},
+		// root's login shell is bash, which clears the environment itself.
+		{"root", sshdtest.Options{}, []string{"/bin/sh", "/usr/bin/mkdir", "/bin/sh", "/usr/bin/rm"}},
 		// The user's login shell is /bin/sh.
 		{"sudo user", sshdtest.Options{NonRoot: true}, []string{"/bin/sh", "/usr/bin/sudo", "/bin/sh", "/usr/bin/mkdir", "/bin/sh", "/usr/bin/rm"}},
 	} {
