@@ -467,7 +467,7 @@ func (h *Host) signalTree(sig syscall.Signal) {
 // logs the path it stands for and runs a copy of the program under the
 // same name. The returned function lists the paths executed since, in
 // order: what a command costs in programs, each a fork and exec that a
-// loaded host makes slow.
+// loaded host makes slow. Exec's own /bin/sh counts too.
 func (h *Host) TraceExecs(t testing.TB, paths ...string) func() []string {
 	t.Helper()
 	dir := filepath.Join(h.Dir, "trace")
