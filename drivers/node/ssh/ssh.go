@@ -419,13 +419,30 @@ fi
 
 // gatherFacts prints key=value lines that ParseFacts reads. It uses only
 // what a minimal image has: sh, /proc, /sys, uname, getconf; ip when there.
-// Files are read with the shell's read, not $(cat): each program costs
+// Files are read with the shell's read, not $(cat), and uname and getconf
+// run only where /proc and /sys do not tell: each program costs
 // milliseconds on a loaded host.
 const gatherFacts = `if [ -r /etc/os-release ]; then
   ( . /etc/os-release; printf 'os.id=%s\nos.version=%s\nos.name=%s\n' "${ID:-}" "${VERSION_ID:-}" "${PRETTY_NAME:-${NAME:-}}" )
 fi
-printf 'arch=%s\n' "$(uname -m)"
-printf 'cpus=%s\n' "$(getconf _NPROCESSORS_ONLN 2>/dev/null || grep -c ^processor /proc/cpuinfo)"
+arch=
+read -r arch 2>/dev/null </proc/sys/kernel/arch || true
+[ -n "$arch" ] || arch=$(uname -m)
+printf 'arch=%s\n' "$arch"
+# The online CPUs, as getconf counts them, from their list (0-3,6,8-9).
+cpus=0
+if read -r online 2>/dev/null </sys/devices/system/cpu/online; then
+  IFS=,
+  for r in $online; do
+    case $r in
+      *-*) cpus=$((cpus + ${r#*-} - ${r%-*} + 1)) ;;
+      *[0-9]*) cpus=$((cpus + 1)) ;;
+    esac
+  done
+  unset IFS
+fi
+[ "$cpus" -gt 0 ] || cpus=$(getconf _NPROCESSORS_ONLN 2>/dev/null || grep -c ^processor /proc/cpuinfo)
+printf 'cpus=%s\n' "$cpus"
 while read -r k v _; do
   if [ "$k" = MemTotal: ]; then printf 'memkb=%s\n' "$v"; fi
 done < /proc/meminfo

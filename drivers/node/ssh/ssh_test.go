@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"reflect"
@@ -351,8 +352,10 @@ func TestBootstrapSessions(t *testing.T) {
 	}
 }
 
-// BOOTSTRAP reads files with the shell's read, not cat: each program is a
-// fork and exec that a loaded host makes slow.
+// BOOTSTRAP reads files with the shell's read, not cat, and takes the
+// architecture and the CPUs from /proc and /sys, not uname and getconf:
+// each program is a fork and exec that a loaded host makes slow. The
+// facts are what those programs say.
 func TestBootstrapRunsNoCat(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -365,7 +368,9 @@ func TestBootstrapRunsNoCat(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cl := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: tc.nonRoot})
-			execs := cl.Hosts[0].TraceExecs(t, "/usr/bin/cat")
+			h := cl.Hosts[0]
+			arch, cpus := strings.TrimSpace(h.Exec(t, "uname -m")), strings.TrimSpace(h.Exec(t, "getconf _NPROCESSORS_ONLN"))
+			execs := h.TraceExecs(t, "/usr/bin/cat", "/usr/bin/uname", "/usr/bin/getconf")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			task := cl.Task("BOOTSTRAP", 0)
@@ -374,8 +379,9 @@ func TestBootstrapRunsNoCat(t *testing.T) {
 			if r.Status != 0 {
 				t.Fatalf("BOOTSTRAP: %s", r.Message)
 			}
-			if r.Facts["hostname"] != cl.Nodes[0].Hostname || r.Facts["disks"] == nil {
-				t.Errorf("facts %v", r.Facts)
+			if r.Facts["hostname"] != cl.Nodes[0].Hostname || r.Facts["disks"] == nil || r.Facts["arch"] != arch ||
+				fmt.Sprint(r.Facts["cpus"]) != cpus {
+				t.Errorf("facts %v, want arch %s and %s cpus", r.Facts, arch, cpus)
 			}
 			if got := execs(); len(got) != 0 {
 				t.Errorf("ran %q", got)
