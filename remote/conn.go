@@ -82,9 +82,14 @@ type RunOptions struct {
 	// newline. They are never called concurrently, nor after Run returns.
 	Stdout, Stderr func(line string)
 	// Env is exported to the command (names: [A-Za-z_][A-Za-z0-9_]*). It
-	// travels on the command line, since sshd refuses SetEnv by default:
-	// never put secrets in it.
+	// travels on the command line (on stdin with Script), since sshd
+	// refuses SetEnv by default: never put secrets in it.
 	Env map[string]string
+	// Script makes Stdin the shell script to run, read by /bin/sh -s; the
+	// command Run is given must be "". The script may be of any size and
+	// shows in no process list, and the shell reading it is the one sshd
+	// started the command with (no further shell is executed to read it).
+	Script bool
 	// Sudo runs the command as root through `sudo -n` when the SSH user is
 	// not root.
 	Sudo bool
@@ -223,6 +228,12 @@ func (c *Conn) run(ctx context.Context, cmd string, o RunOptions, stdout io.Writ
 	if err != nil {
 		return err
 	}
+	stdin := o.Stdin
+	if o.Script {
+		// The prologue leads the script, where no process list shows its
+		// exports.
+		stdin = io.MultiReader(strings.NewReader(c.prologue(o)), o.Stdin)
+	}
 	s, release, err := c.session(ctx, c.sem)
 	if err != nil {
 		return err
@@ -260,7 +271,7 @@ func (c *Conn) run(ctx context.Context, cmd string, o RunOptions, stdout io.Writ
 	} else {
 		s.Stdout = outW
 	}
-	s.Stdin = o.Stdin
+	s.Stdin = stdin
 	finish := func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -389,14 +400,24 @@ const cleanPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // commandLine builds what sshd hands to the user's login shell. exec
 // replaces that shell at once, so its profile costs nothing further and
-// the command starts from a known environment.
+// the command starts from a known environment. Every program executed on
+// the way costs a task milliseconds on a loaded host (a fork and an exec
+// each), so there are as few as the clean environment allows: bash, the
+// usual login shell, clears the environment itself (exec -c), any other
+// shell through env -i, and sudo clears it itself; then the /bin/sh that
+// runs the command, which sets the rest of the environment itself
+// (prologue).
 func (c *Conn) commandLine(cmd string, o RunOptions, token string) (string, error) {
-	var env []string
-	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
+	for k := range o.Env {
 		if !envName.MatchString(k) {
 			return "", fmt.Errorf("remote: environment variable name %q is not valid", k)
 		}
-		env = append(env, k+"="+Quote(o.Env[k]))
+	}
+	if o.Script && cmd != "" {
+		return "", errors.New("remote: a command run as a script on stdin takes no command line")
+	}
+	if o.Script && o.Stdin == nil {
+		return "", errors.New("remote: a command run as a script on stdin needs the script")
 	}
 	var b strings.Builder
 	if token != "" {
@@ -404,17 +425,39 @@ func (c *Conn) commandLine(cmd string, o RunOptions, token string) (string, erro
 		// group leader; stop kills that group.
 		b.WriteString(`printf 'coopr-pid-` + token + ` %d\n' $$ >&2; `)
 	}
-	if o.Sudo && c.target.User != "root" {
+	sh := " /bin/sh -s"
+	if !o.Script {
+		sh = " /bin/sh -c " + Quote(c.prologue(o)+cmd)
+	}
+	if c.sudo(o) {
 		// sudo resets the environment itself (HOME, PATH from secure_path).
-		b.WriteString("exec sudo -n -H -- /usr/bin/env")
-	} else {
-		b.WriteString(`exec /usr/bin/env -i HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" PATH=` + cleanPath)
+		b.WriteString("exec sudo -n -H --" + sh)
+		return b.String(), nil
 	}
-	for _, e := range env {
-		b.WriteString(" " + e)
+	// The login shell's HOME, USER and LOGNAME go as arguments, which the
+	// prologue exports.
+	if !o.Script {
+		sh += " /bin/sh"
 	}
-	b.WriteString(" /bin/sh -c " + Quote(cmd))
+	b.WriteString(`if [ -n "${BASH_VERSION-}" ]; then c='exec -c'; else c='exec /usr/bin/env -i'; fi; $c` + sh + ` "$HOME" "$USER" "$LOGNAME"`)
 	return b.String(), nil
+}
+
+func (c *Conn) sudo(o RunOptions) bool { return o.Sudo && c.target.User != "root" }
+
+// prologue is what the shell running a command does first: without sudo,
+// make the environment from the login shell's HOME, USER and LOGNAME,
+// which commandLine passes as its arguments, and the clean PATH; then
+// export o.Env (its names already checked).
+func (c *Conn) prologue(o RunOptions) string {
+	var b strings.Builder
+	if !c.sudo(o) {
+		b.WriteString(`HOME=$1 USER=$2 LOGNAME=$3; shift 3; export HOME USER LOGNAME PATH=` + cleanPath + "\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
+		b.WriteString("export " + k + "=" + Quote(o.Env[k]) + "\n")
+	}
+	return b.String()
 }
 
 // Quote quotes s as one word for a POSIX shell.

@@ -454,6 +454,17 @@ func TestSudoAndCleanEnvironment(t *testing.T) {
 			if got := output(t, p, tc.tg, `echo "${SSH_CONNECTION:-unset}"`, o); got != "unset" {
 				t.Fatalf("SSH_CONNECTION = %q", got)
 			}
+			if got := output(t, p, tc.tg, `env | cut -d= -f1 | sort | tr '\n' ' '`, o); got != "COOPR_X HOME LOGNAME PATH PWD USER" && !tc.sudo {
+				t.Errorf("environment %q", got)
+			}
+			wantHome, wantPath := "/root", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+			if tc.want != "root" {
+				wantHome = strings.TrimSpace(h.Exec(t, "getent passwd "+tc.want+" | cut -d: -f6"))
+			}
+			if got, want := output(t, p, tc.tg, `printf '%s %s %s %s' "$HOME" "$USER" "$LOGNAME" "$PATH"`, o),
+				wantHome+" "+tc.want+" "+tc.want+" "+wantPath; got != want {
+				t.Errorf("HOME USER LOGNAME PATH = %q, want %q", got, want)
+			}
 		})
 	}
 	err := p.Run(ctxT(t, 10*time.Second), h.Target(""), "true", remote.RunOptions{Env: map[string]string{"BAD NAME": "x"}})
@@ -652,5 +663,123 @@ func TestUnreachableNotForCallersOwnEnd(t *testing.T) {
 	err := p.Run(ctxT(t, 300*time.Millisecond), h.Target(""), "true", remote.RunOptions{})
 	if err == nil || remote.Unreachable(err) {
 		t.Errorf("a dial cut short by its context: Unreachable(%v) = true", err)
+	}
+}
+
+// A command costs as few programs as a clean environment allows, each a
+// fork and exec that a loaded host makes slow: the shell alone when the
+// login shell is bash (which clears the environment itself) or sudo
+// (likewise), env and the shell after another login shell. A script on
+// stdin runs in that shell.
+func TestProgramsPerCommand(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{NonRoot: true})
+	p := newPool(t, remote.Options{})
+	execs := h.TraceExecs(t, "/usr/bin/env", "/bin/sh", "/usr/bin/sudo")
+	env := map[string]string{"COOPR_X": "x"}
+	for _, tc := range []struct {
+		name string
+		tg   remote.Target
+		o    remote.RunOptions
+		cmd  string
+		want []string
+	}{
+		// root's login shell is bash.
+		{"root", h.Target(""), remote.RunOptions{Env: env}, `test "$COOPR_X" = x`, []string{"/bin/sh"}},
+		{"root script", h.Target(""), remote.RunOptions{Env: env, Script: true, Stdin: strings.NewReader(`test "$COOPR_X" = x`)}, "", []string{"/bin/sh"}},
+		// The user's login shell is /bin/sh.
+		{"user", h.Target(h.User), remote.RunOptions{Env: env}, `test "$COOPR_X" = x`, []string{"/bin/sh", "/usr/bin/env", "/bin/sh"}},
+		{"user script", h.Target(h.User), remote.RunOptions{Env: env, Script: true, Stdin: strings.NewReader(`test "$COOPR_X" = x`)}, "", []string{"/bin/sh", "/usr/bin/env", "/bin/sh"}},
+		{"sudo", h.Target(h.User), remote.RunOptions{Env: env, Sudo: true}, `test "$COOPR_X" = x`, []string{"/bin/sh", "/usr/bin/sudo", "/bin/sh"}},
+		{"sudo script", h.Target(h.User), remote.RunOptions{Env: env, Sudo: true, Script: true, Stdin: strings.NewReader(`test "$COOPR_X" = x`)}, "", []string{"/bin/sh", "/usr/bin/sudo", "/bin/sh"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(execs())
+			if err := p.Run(ctxT(t, 20*time.Second), tc.tg, tc.cmd, tc.o); err != nil {
+				t.Fatal(err)
+			}
+			if got := execs()[before:]; !slices.Equal(got, tc.want) {
+				t.Errorf("programs %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A script on stdin runs like a command line, of any size, with its
+// environment shown in no process list, and stops when cancelled.
+func TestScriptOnStdin(t *testing.T) {
+	t.Parallel()
+	h := sshdtest.Start(t, sshdtest.Options{NonRoot: true})
+	p := newPool(t, remote.Options{})
+	secret := "value-" + strings.Repeat("z", 8)
+	env := map[string]string{"COOPR_X": `it's "quoted" $HOME ` + secret}
+	big := strings.Repeat("# a script longer than any command line may be\n", 1<<13)
+	for _, tc := range []struct {
+		name string
+		tg   remote.Target
+		sudo bool
+		want string
+	}{
+		{"root", h.Target(""), false, "root"},
+		{"user", h.Target(h.User), false, h.User},
+		{"user with sudo", h.Target(h.User), true, "root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := big + `id -un
+printf '%s\n' "$COOPR_X"
+echo "${SSH_CONNECTION:-unset}"
+ps -eo args | grep -c '[v]alue-zzzzzzzz' || true
+exit 7
+`
+			var l lines
+			o := l.opts()
+			o.Sudo, o.Env, o.Script, o.Stdin = tc.sudo, env, true, strings.NewReader(script)
+			err := p.Run(ctxT(t, 20*time.Second), tc.tg, "", o)
+			var ee *remote.ExitError
+			if !errors.As(err, &ee) || ee.Code != 7 {
+				t.Fatalf("err %v, want exit 7", err)
+			}
+			if want := []string{tc.want, env["COOPR_X"], "unset", "0"}; !slices.Equal(l.stdout, want) {
+				t.Fatalf("stdout %q, want %q", l.stdout, want)
+			}
+		})
+	}
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		o := remote.RunOptions{Sudo: true, Script: true, Stdin: strings.NewReader("echo started\nsleep 120\n"),
+			Stdout: func(s string) {
+				if s == "started" {
+					cancel()
+				}
+			}}
+		began := time.Now()
+		if err := p.Run(ctx, h.Target(h.User), "", o); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v, want cancelled", err)
+		}
+		if d := time.Since(began); d > 10*time.Second {
+			t.Fatalf("stopping took %s", d)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for strings.TrimSpace(h.Exec(t, "pgrep -fc '^sleep 120$' || true")) != "0" {
+			if time.Now().After(deadline) {
+				t.Fatal("the script's sleep still runs")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		cmd  string
+		o    remote.RunOptions
+	}{
+		{"with a command line", "true", remote.RunOptions{Script: true, Stdin: strings.NewReader("true")}},
+		{"without a script", "", remote.RunOptions{Script: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := p.Run(ctxT(t, 10*time.Second), h.Target(""), tc.cmd, tc.o); err == nil {
+				t.Fatal("accepted")
+			}
+		})
 	}
 }

@@ -461,6 +461,96 @@ func (h *Host) signalTree(sig syscall.Signal) {
 	}
 }
 
+// TraceExecs makes the host log every execution of the programs at paths
+// (absolute; a symlink such as /bin/sh counts for its target): in the
+// host's mount namespace only, each is replaced by a bash script that
+// logs the path it stands for and runs a copy of the program under the
+// same name. The returned function lists the paths executed since, in
+// order: what a command costs in programs, each a fork and exec that a
+// loaded host makes slow. Exec's own /bin/sh counts too.
+func (h *Host) TraceExecs(t testing.TB, paths ...string) func() []string {
+	t.Helper()
+	dir := filepath.Join(h.Dir, "trace")
+	must(t, os.MkdirAll(dir, 0o755))
+	logf := filepath.Join(dir, "execs.log")
+	must(t, os.WriteFile(logf, nil, 0o666))
+	// Every user the host serves appends to the log.
+	must(t, os.Chmod(logf, 0o666))
+	var script strings.Builder
+	script.WriteString("set -e\n")
+	for i, p := range paths {
+		if !filepath.IsAbs(p) {
+			t.Fatalf("TraceExecs: %q is no absolute path", p)
+		}
+		real := filepath.Join(dir, fmt.Sprintf("%d.real", i))
+		wrapper := filepath.Join(dir, fmt.Sprintf("%d.wrapper", i))
+		must(t, os.WriteFile(wrapper, fmt.Appendf(nil, "#!/bin/bash\nprintf '%%s\\n' %s >> %s\nexec -a \"$0\" %s \"$@\"\n",
+			remote.Quote(p), remote.Quote(logf), remote.Quote(real)), 0o755))
+		fmt.Fprintf(&script, "cp -p %s %s\nmount --bind %s %s\n", remote.Quote(p), remote.Quote(real), remote.Quote(wrapper), remote.Quote(p))
+	}
+	h.Exec(t, script.String())
+	return func() []string {
+		b, err := os.ReadFile(logf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Fields(string(b))
+	}
+}
+
+// CPU is the processor time sshd and everything it started have used so
+// far (user and system, with that of their reaped children): what the host
+// spends serving connections, for benchmarks. Its resolution is the
+// kernel's clock tick (usually 10ms): measure over many commands.
+func (h *Host) CPU() time.Duration {
+	h.mu.Lock()
+	cmd := h.cmd
+	h.mu.Unlock()
+	if cmd == nil {
+		return 0
+	}
+	kids := children()
+	var ticks int64
+	seen := map[int]bool{}
+	frontier := []int{cmd.Process.Pid}
+	for len(frontier) > 0 {
+		p := frontier[0]
+		frontier = frontier[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		ticks += cpuTicks(p)
+		frontier = append(frontier, kids[p]...)
+	}
+	// USER_HZ is 100 on every Linux architecture Go supports.
+	return time.Duration(ticks) * (time.Second / 100)
+}
+
+// cpuTicks is utime+stime+cutime+cstime of pid from /proc/pid/stat.
+func cpuTicks(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	// After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
+	f := strings.Fields(s[i+1:])
+	if len(f) < 15 {
+		return 0
+	}
+	var n int64
+	for _, x := range f[11:15] {
+		v, _ := strconv.ParseInt(x, 10, 64)
+		n += v
+	}
+	return n
+}
+
 // killTree stops pid and its descendants before killing them, so that none
 // can fork or be reparented out of reach in between. sshd's per-connection
 // processes and the commands they run are all descendants of the listener.

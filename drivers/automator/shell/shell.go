@@ -22,8 +22,8 @@
 //	COOPR_TASK_DIR    the task's directory
 //
 // Writing the files, running the script and removing the directory take
-// one SSH session, whose shell reads all of it, the files as
-// here-documents, from stdin.
+// one SSH session, whose shell reads all of it, the files as words of
+// its printf, from stdin.
 // Its stdout and stderr stream to the task's output line by line. Exit 0 is
 // success. Exit 100 (TerminalExitCode) is a failure a retry cannot fix
 // (Retryable false): a script uses it for, say, an unsupported OS. Any other
@@ -35,8 +35,6 @@ package shell
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,9 +146,10 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 	// One session writes the task's files, runs the script and removes
 	// the files: on a loaded host each session costs a fork of sshd, a
 	// login shell and a round trip. The shell reads the whole of it, the
-	// files as here-documents, from stdin, so that neither the config nor
-	// the script shows in a process list or sudo's log.
-	err = d.pool.Run(ctx, tg, "exec /bin/sh -s", remote.RunOptions{
+	// files as words of its printf, from stdin, so that neither the config
+	// nor the script shows in a process list or sudo's log.
+	err = d.pool.Run(ctx, tg, "", remote.RunOptions{
+		Script: true,
 		Sudo:   true,
 		Stdin:  strings.NewReader(oneSession(configJSON, script, fields["args"])),
 		Env:    env,
@@ -208,36 +207,30 @@ const setupFailedSays = "coopr: cannot write the task's files"
 // oneSession is the shell script that writes config.json and script.sh
 // into $COOPR_TASK_DIR (mode 0600 under umask 077), runs the script with
 // args, removes the directory and exits with the script's status.
+//
+// Each program it executes costs milliseconds on a loaded host, more than
+// the rest of a short task: the files are written by the shell's own
+// printf (a builtin of every /bin/sh coopr meets: dash, bash, busybox
+// ash), so only mkdir, the script's shell and rm run besides the script.
+// The subshell that keeps umask 077 from the script is a fork, no program.
 func oneSession(config []byte, script, args string) string {
-	var marker string
-	for marker == "" || bytes.Contains(config, []byte(marker)) || strings.Contains(script, marker) {
-		var r [8]byte
-		_, _ = rand.Read(r[:])
-		marker = "COOPR_EOF_" + hex.EncodeToString(r[:])
-	}
-	var b strings.Builder
-	// A here-document ends with a newline; the files get one each, which
-	// neither JSON nor a script minds.
-	fmt.Fprintf(&b, `if ! (umask 077 && mkdir -p "$COOPR_TASK_DIR" &&
-cat > "$COOPR_TASK_DIR/config.json" <<'%[1]s'
-%[2]s
-%[1]s
-cat > "$COOPR_TASK_DIR/script.sh" <<'%[1]s'
-%[3]s
-%[1]s
+	// printf adds the newline a file ends with, which neither JSON nor a
+	// script minds.
+	return fmt.Sprintf(`if ! (umask 077 && mkdir -p "$COOPR_TASK_DIR" &&
+printf '%%s\n' %[1]s > "$COOPR_TASK_DIR/config.json" &&
+printf '%%s\n' %[2]s > "$COOPR_TASK_DIR/script.sh"
 ); then
-  echo "%[6]s in $COOPR_TASK_DIR" >&2
+  echo "%[5]s in $COOPR_TASK_DIR" >&2
   rm -rf -- "$COOPR_TASK_DIR"
-  exit %[4]d
+  exit %[3]d
 fi
-/bin/sh "$COOPR_TASK_DIR/script.sh" %[5]s </dev/null
+/bin/sh "$COOPR_TASK_DIR/script.sh" %[4]s </dev/null
 rc=$?
 rm -rf -- "$COOPR_TASK_DIR"
 # A script killed by a signal is reported as killed, as if it had run alone.
 if [ $rc -gt 128 ] && [ $rc -lt 160 ]; then trap - $((rc - 128)) 2>/dev/null; kill -$((rc - 128)) $$; fi
 exit $rc
-`, marker, bytes.TrimSuffix(config, []byte("\n")), strings.TrimSuffix(script, "\n"), setupFailed, strings.TrimSpace(args), setupFailedSays)
-	return b.String()
+`, remote.Quote(string(bytes.TrimSuffix(config, []byte("\n")))), remote.Quote(strings.TrimSuffix(script, "\n")), setupFailed, strings.TrimSpace(args), setupFailedSays)
 }
 
 // cleanup removes the task's files, even when ctx has ended.

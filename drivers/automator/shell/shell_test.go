@@ -261,6 +261,7 @@ func TestSessionsPerTask(t *testing.T) {
 		{"small", check},
 		{"larger than a command line", big + check},
 		{"end marker in the script", "cat > /dev/null <<'COOPR_EOF_x'\nCOOPR_EOF_x\n" + check},
+		{"quotes and printf's formats", "x='it'\\''s %s %d \\n'; test \"$x\" = \"it's %s %d \\\\n\" || exit 1\n" + check},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := sessions()
@@ -307,6 +308,40 @@ func TestSessionsPerTask(t *testing.T) {
 			t.Errorf("task directories left: %q", got)
 		}
 	})
+}
+
+// A task runs as few programs besides its script as it can, each a fork
+// and exec that a loaded host makes slow: after the login shell, sudo when
+// needed, the one shell reading the task from stdin, mkdir for the task's
+// directory, the script's shell and rm; the shell writes the files itself.
+func TestProgramsPerTask(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts sshdtest.Options
+		want []string
+	}{
+		// root's login shell is bash, which clears the environment itself.
+		{"root", sshdtest.Options{}, []string{"/bin/sh", "/usr/bin/mkdir", "/bin/sh", "/usr/bin/rm"}},
+		// The user's login shell is /bin/sh.
+		{"sudo user", sshdtest.Options{NonRoot: true}, []string{"/bin/sh", "/usr/bin/sudo", "/bin/sh", "/usr/bin/mkdir", "/bin/sh", "/usr/bin/rm"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := drivertest.NewCluster(t, 1, tc.opts)
+			execs := c.Hosts[0].TraceExecs(t, "/usr/bin/env", "/bin/sh", "/usr/bin/sudo", "/usr/bin/cat", "/usr/bin/mkdir", "/usr/bin/rm")
+			r, out := run(t, newDriver(t), c, map[string]string{"script": `test -s "$COOPR_CONFIG" && test -d "$COOPR_TASK_DIR" && echo ok`})
+			if r.Status != 0 {
+				t.Fatalf("status %d: %s", r.Status, r.Message)
+			}
+			if got := out.Lines("stdout"); !slices.Equal(got, []string{"ok"}) {
+				t.Errorf("stdout %q", got)
+			}
+			if got := execs(); !slices.Equal(got, tc.want) {
+				t.Errorf("programs %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
 
 // STATUS reads the script's exit: 0 running, 3 stopped, 4 missing, each

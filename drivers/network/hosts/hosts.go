@@ -158,7 +158,7 @@ func (d *Driver) update(ctx context.Context, tg remote.Target, clusterID, block 
 			changed = true
 			// Not here: the command reads while its output is read.
 			go func() {
-				_, _ = io.WriteString(pw, "W"+next)
+				_, _ = io.WriteString(pw, "W\n"+next)
 				_ = pw.Close()
 			}()
 		},
@@ -186,23 +186,30 @@ func randomHex() string {
 const exitChanged = 75
 
 // updateHosts prints /etc/hosts in base64 and the marker, then reads the
-// new content from stdin: nothing leaves the file as it is, "W" and the
-// content replace it if it still has the content printed (when sha256sum
-// is there to tell). The new content goes to a temporary file in /etc
-// first; renaming it over /etc/hosts is atomic, but fails where /etc/hosts
-// is a mount point (containers bind-mount it), and a symlink must stay
-// one: then the prepared content is written in place.
+// new content from stdin: nothing leaves the file as it is, a line "W"
+// and the content replace it if it still has the content printed (when
+// sha256sum is there to tell). The new content goes to a temporary file in
+// /etc first; renaming it over /etc/hosts is atomic, but fails where
+// /etc/hosts is a mount point (containers bind-mount it), and a symlink
+// must stay one: then the prepared content is written in place.
+//
+// Each program is a fork and exec that a loaded host makes slow: the
+// shell's read takes the "W" line (reading no further), the temporary
+// file is made by the shell (noclobber, named by the random marker, mode
+// 0644 by the umask), and nothing is made when nothing changes.
 var updateHosts = fmt.Sprintf(`set -e
 sum=
 if command -v sha256sum >/dev/null 2>&1; then sum=$(sha256sum < /etc/hosts); fi
 base64 < /etc/hosts
 echo "$COOPR_HOSTS_MARKER"
-tmp=$(mktemp /etc/.hosts.coopr.XXXXXX)
-trap 'rm -f "$tmp" "$tmp.in"' EXIT
-cat > "$tmp.in"
-[ -s "$tmp.in" ] || exit 0
-tail -c +2 "$tmp.in" > "$tmp"
-chmod 644 "$tmp"
+IFS= read -r w || exit 0
+[ "$w" = W ] || exit 0
+umask 022
+tmp="/etc/.hosts.$COOPR_HOSTS_MARKER"
+trap '[ ! -e "$tmp" ] || rm -f "$tmp"' EXIT
+set -C
+cat > "$tmp"
+set +C
 if [ -n "$sum" ] && [ "$(sha256sum < /etc/hosts)" != "$sum" ]; then
   echo "/etc/hosts changed while being updated" >&2
   exit %d

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +244,36 @@ func TestChangedHostKey(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(h.Path("/etc/hosts")); string(after) != string(before) {
 		t.Errorf("/etc/hosts of the re-keyed host changed:\n%s", after)
+	}
+}
+
+// NETWORK_CONFIGURE runs as few programs as the compare-and-swap allows,
+// each a fork and exec that a loaded host makes slow: a change reads the
+// file (sha256sum, base64), writes the new content beside it (cat),
+// checks it is unchanged (sha256sum) and puts it in place (mv, which a
+// bind-mounted /etc/hosts refuses, then cat in place and rm); no change
+// only reads it.
+func TestProgramsPerUpdate(t *testing.T) {
+	t.Parallel()
+	c := drivertest.NewCluster(t, 2, sshdtest.Options{})
+	execs := c.Hosts[0].TraceExecs(t, "/usr/bin/sha256sum", "/usr/bin/base64", "/usr/bin/mktemp", "/usr/bin/cat",
+		"/usr/bin/tail", "/usr/bin/chmod", "/usr/bin/mv", "/usr/bin/rm")
+	drv := newDriver(t)
+	run(t, drv, c.Task("NETWORK_CONFIGURE", 0))
+	if got, want := execs(), []string{"/usr/bin/sha256sum", "/usr/bin/base64", "/usr/bin/cat", "/usr/bin/sha256sum",
+		"/usr/bin/mv", "/usr/bin/cat", "/usr/bin/rm"}; !slices.Equal(got, want) {
+		t.Errorf("a change ran %q, want %q", got, want)
+	}
+	hostsFile, err := os.ReadFile(c.Hosts[0].Path("/etc/hosts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(hostsFile), c.Nodes[1].Hostname) {
+		t.Errorf("/etc/hosts has no line for %s:\n%s", c.Nodes[1].Hostname, hostsFile)
+	}
+	before := len(execs())
+	run(t, drv, c.Task("NETWORK_CONFIGURE", 0))
+	if got, want := execs()[before:], []string{"/usr/bin/sha256sum", "/usr/bin/base64"}; !slices.Equal(got, want) {
+		t.Errorf("no change ran %q, want %q", got, want)
 	}
 }

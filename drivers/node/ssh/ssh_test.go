@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"reflect"
@@ -346,6 +347,44 @@ func TestBootstrapSessions(t *testing.T) {
 				if got := sessions() - before; got != c.sessions {
 					t.Errorf("BOOTSTRAP %d: %d sessions, want %d", i+1, got, c.sessions)
 				}
+			}
+		})
+	}
+}
+
+// BOOTSTRAP reads files with the shell's read, not cat, and takes the
+// architecture and the CPUs from /proc and /sys, not uname and getconf:
+// each program is a fork and exec that a loaded host makes slow. The
+// facts are what those programs say.
+func TestBootstrapRunsNoCat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		nonRoot bool
+	}{
+		{"root", false},
+		{"sudo user", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cl := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: tc.nonRoot})
+			h := cl.Hosts[0]
+			arch, cpus := strings.TrimSpace(h.Exec(t, "uname -m")), strings.TrimSpace(h.Exec(t, "getconf _NPROCESSORS_ONLN"))
+			execs := h.TraceExecs(t, "/usr/bin/cat", "/usr/bin/uname", "/usr/bin/getconf")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			task := cl.Task("BOOTSTRAP", 0)
+			task.AuthorizedKeys = []string{sshdtest.NewKey(t).AuthorizedKey}
+			r := newDriver(t).Run(ctx, task, &drivertest.Recorder{})
+			if r.Status != 0 {
+				t.Fatalf("BOOTSTRAP: %s", r.Message)
+			}
+			if r.Facts["hostname"] != cl.Nodes[0].Hostname || r.Facts["disks"] == nil || r.Facts["arch"] != arch ||
+				fmt.Sprint(r.Facts["cpus"]) != cpus {
+				t.Errorf("facts %v, want arch %s and %s cpus", r.Facts, arch, cpus)
+			}
+			if got := execs(); len(got) != 0 {
+				t.Errorf("ran %q", got)
 			}
 		})
 	}
