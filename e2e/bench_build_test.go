@@ -224,12 +224,13 @@ func cooprPoolBuild(b *testing.B, w *world, n int, profiled *bool) phases {
 	addrs, remove := benchFleet(b, w, n, key.AuthorizedKey)
 	defer remove()
 	p := phases{machines: time.Since(start)}
+	// Named pool: the catalog's hardware and image types map that name.
 	w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`,
-		map[string]any{"e": map[string]any{"name": "bench-pool", "providertype": "pool",
+		map[string]any{"e": map[string]any{"name": "pool", "providertype": "pool",
 			"provisioner": map[string]any{"hosts": strings.Join(addrs, " "), "ssh_user": "root",
 				"ssh_key": string(key.PEM), "wipe_script": "rm -rf /srv/coopr-web"},
 			"network": map[string]any{"type": "hosts", "fields": map[string]any{}}}}, &struct{}{})
-	putBenchTemplate(b, w, "web-farm-pool", "bench-pool")
+	putBenchTemplate(b, w, "web-farm-pool", "pool")
 	stop := benchProfile(b, profiled)
 	id := w.create(b, "web-farm-pool", "", n)
 	w.follow(b, id, "ACTIVE", 20*time.Minute)
