@@ -110,8 +110,12 @@ type driver struct {
 
 	scanMu sync.Mutex
 	scans  map[string]*scanGroup // by settings.scanKey
-	// probes counts lease probes, for tests.
-	probes atomic.Int64
+	// tries are the CREATEs' latest tries at leasing each host, by host
+	// id (pickHost).
+	tryMu sync.Mutex
+	tries map[string]attempt
+	// probes counts lease probes, acquires lease acquisitions, for tests.
+	probes, acquires atomic.Int64
 }
 
 // Result statuses: 200–299 tell the server nothing was created.
