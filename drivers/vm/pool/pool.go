@@ -85,6 +85,7 @@ func New(pool *remote.Pool, log *slog.Logger) drivers.Driver {
 		pool:         pool,
 		log:          log,
 		probeTimeout: 30 * time.Second,
+		scanGather:   50 * time.Millisecond,
 		confirmWait:  2 * time.Minute,
 		rebootWait:   10 * time.Minute,
 		minWait:      250 * time.Millisecond,
@@ -103,6 +104,9 @@ type driver struct {
 	// confirmWait is how long CONFIRM waits for a host that does not
 	// answer (it may be rebooting), backing off from minWait to maxWait.
 	confirmWait time.Duration
+	// scanGather is how long a scan waits for more tasks to share it
+	// before its first probe (scanGroup).
+	scanGather time.Duration
 	// rebootWait is how long REBOOT waits for a host to come back.
 	rebootWait       time.Duration
 	minWait, maxWait time.Duration
