@@ -12,7 +12,8 @@
 // CREATE first looks for a host already leased to the node (a retried CREATE
 // adopts it, docs/operations.md#idempotency), else leases a free one, trying
 // hosts in an order spread by node id so that concurrent CREATEs start on
-// different hosts. It pins the host key at first contact and hands the
+// different hosts; within one agent, a host another CREATE is leasing is
+// tried last. The CREATEs of one agent share their scans of the pool. It pins the host key at first contact and hands the
 // provider's ssh_key back as the vm secret privateKey: the node, network and
 // automator drivers log in with it (drivers.TargetOf). With no free host it
 // ends with status 200 (nothing created).
