@@ -21,39 +21,58 @@ import (
 
 	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/drivers/vm/local"
+	"github.com/cooprhq/coopr/drivers/vm/pool"
 	"github.com/cooprhq/coopr/remote/sshdtest"
 )
 
 // BenchmarkBuildVsAnsible builds N nodes of base + web from the example
-// catalog four ways, each on fresh nodes made the same way (local nspawn
-// machines): with coopr; with one Ansible playbook (forks = N); with
-// Terraform (terraform_data resources whose remote-exec provisioners run
-// the same steps, -parallelism=N, no provider to download); and the floor,
-// every node's steps as one script over one raw SSH session, all nodes at
-// once. It prints one table: each tool's machines, services and total
-// time, its ratio to coopr, and its services' overhead over the floor.
-// coopr starts a node's services as soon as that node is up, the others
-// once every machine is: "after last" is coopr's time from the last
-// machine up to the last service started, the others' services time.
+// catalog five ways: with coopr on machines of its own making (the local
+// driver inside its cluster job); with coopr on a pre-made fleet lent
+// through a pool provider ("coopr-pool"); with one Ansible playbook
+// (forks = N); with Terraform (terraform_data resources whose remote-exec
+// provisioners run the same steps, -parallelism=N, no provider to
+// download); and the floor, every node's steps as one script over one raw
+// SSH session, all nodes at once. Every leg but the first runs on fresh
+// nodes made the same way, outside the tool: a fleet of local nspawn
+// machines (benchFleet), deleted after the leg. It prints one table: each
+// tool's machines, services and total time, its ratio to coopr, and its
+// services' overhead over the floor.
+//
+// The first coopr leg makes its machines inside its job and starts a
+// node's services as soon as that node is up: its services column (from
+// the first BOOTSTRAP's claim) holds the spread of its own machines'
+// creation, and "after last" is its time from the last machine up to the
+// last service started. coopr-pool is the like-for-like measure: its
+// machines exist before it starts, as the others' do, and its services
+// time runs from the create job's first task claim (the first pool
+// CREATE, a lease) to the last task's end, so the lease, CONFIRM,
+// BOOTSTRAP and services all count against it.
 //
 //	go test -run '^$' -bench BuildVsAnsible -benchtime 1x ./e2e/
 //
 // COOPR_BENCH_NODES is N (default 50); COOPR_BENCH_LEGS names the legs to
-// run (default "coopr,ansible,terraform,floor"). A leg whose tool is missing
-// is skipped with a line saying how to get it. COOPR_BENCH_TIMELINE=1
-// prints one node's tasks (queued, claimed, finished);
+// run (default "coopr,coopr-pool,ansible,terraform,floor"). A leg whose
+// tool is missing is skipped with a line saying how to get it.
+// COOPR_BENCH_TIMELINE=1 prints, for each coopr leg, one node's tasks
+// (queued, claimed, finished) and where every node's time went;
 // COOPR_BENCH_CPUPROFILE=file writes a CPU profile of the server and agent
-// during coopr's build.
+// during coopr's build (the first coopr leg run).
 func BenchmarkBuildVsAnsible(b *testing.B) {
 	n := 50
 	if v := os.Getenv("COOPR_BENCH_NODES"); v != "" {
 		fmt.Sscan(v, &n)
 	}
-	legs := map[string]bool{"coopr": true, "ansible": true, "terraform": true, "floor": true}
+	legs := map[string]bool{"coopr": true, "coopr-pool": true, "ansible": true, "terraform": true, "floor": true}
 	if v := os.Getenv("COOPR_BENCH_LEGS"); v != "" {
 		clear(legs)
 		for _, l := range strings.Split(v, ",") {
-			legs[strings.TrimSpace(l)] = true
+			l = strings.TrimSpace(l)
+			switch l {
+			case "coopr", "coopr-pool", "ansible", "terraform", "floor":
+				legs[l] = true
+			default:
+				b.Fatalf("COOPR_BENCH_LEGS: unknown leg %q (want some of coopr,coopr-pool,ansible,terraform,floor)", l)
+			}
 		}
 	}
 	var notes []string
@@ -74,8 +93,16 @@ func BenchmarkBuildVsAnsible(b *testing.B) {
 			p    phases
 		}
 		var got []leg
+		if legs["coopr"] || legs["coopr-pool"] {
+			// One agent serves both coopr legs (one at a time).
+			w.startAgent(b, "bench", n)
+		}
+		profiled := false
 		if legs["coopr"] {
-			got = append(got, leg{"coopr", cooprBuild(b, w, n)})
+			got = append(got, leg{"coopr", cooprBuild(b, w, n, &profiled)})
+		}
+		if legs["coopr-pool"] {
+			got = append(got, leg{"coopr-pool", cooprPoolBuild(b, w, n, &profiled)})
 		}
 		if legs["ansible"] {
 			got = append(got, leg{"ansible", onFleet(b, w, n, ansibleBuild)})
@@ -89,7 +116,7 @@ func BenchmarkBuildVsAnsible(b *testing.B) {
 			floor = p.services
 			got = append(got, leg{"raw SSH floor", p})
 		}
-		fmt.Printf("\n%d nodes of base + web (local nspawn nodes; services: bootstrap, hosts, config, base, web)\n", n)
+		fmt.Printf("\n%d nodes of base + web (local nspawn nodes; services: bootstrap, hosts, config, base, web; coopr-pool's also lease and confirm)\n", n)
 		fmt.Printf("%-14s %10s %10s %12s %10s %12s %14s\n", "tool", "machines", "services", "after last", "total", "services/coopr", "over floor")
 		var coopr time.Duration
 		if len(got) > 0 && got[0].name == "coopr" {
@@ -110,14 +137,26 @@ func BenchmarkBuildVsAnsible(b *testing.B) {
 			b.ReportMetric(l.p.total.Seconds(), metric+"-total-s")
 			b.ReportMetric(l.p.after.Seconds(), metric+"-after-machines-s")
 		}
-		if floor > 0 && coopr > 0 {
-			for _, l := range got {
-				if l.name == "terraform" && l.p.services > floor {
-					fmt.Printf("coopr's overhead over the floor is %.2fx terraform's (coopr's services from its first BOOTSTRAP)\n",
-						(coopr-floor).Seconds()/(l.p.services-floor).Seconds())
-					fmt.Printf("coopr's overhead over the floor is %.2fx terraform's (from the last machine up, where the others start)\n",
-						(got[0].p.after-floor).Seconds()/(l.p.services-floor).Seconds())
-				}
+		var tf *phases
+		for i := range got {
+			if got[i].name == "terraform" && floor > 0 && got[i].p.services > floor {
+				tf = &got[i].p
+			}
+		}
+		for _, l := range got {
+			if tf == nil {
+				break
+			}
+			over := (tf.services - floor).Seconds()
+			switch l.name {
+			case "coopr":
+				fmt.Printf("coopr's overhead over the floor is %.2fx terraform's (coopr's services from its first BOOTSTRAP)\n",
+					(l.p.services-floor).Seconds()/over)
+				fmt.Printf("coopr's overhead over the floor is %.2fx terraform's (from the last machine up, where the others start)\n",
+					(l.p.after-floor).Seconds()/over)
+			case "coopr-pool":
+				fmt.Printf("coopr-pool's overhead over the floor is %.2fx terraform's (on the same pre-made fleet; from its first lease)\n",
+					(l.p.services-floor).Seconds()/over)
 			}
 		}
 		for _, s := range notes {
@@ -145,45 +184,126 @@ func (w *world) fitLocalClusters(t testing.TB, n int) {
 			"network":     map[string]any{"type": "local", "fields": map[string]any{}}}}, &struct{}{})
 }
 
-// cooprBuild creates the cluster with coopr's own agent (capacity n),
+// cooprBuild creates the cluster with coopr's own agent (capacity n,
+// already started), its machines made by the local driver in the job,
 // reads the phases from its tasks, and deletes it.
-func cooprBuild(b *testing.B, w *world, n int) phases {
-	w.startAgent(b, "bench", n)
-	w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: CLUSTERTEMPLATES, entity: $e) { entity { version } } }`,
-		map[string]any{"e": map[string]any{"name": "web-farm", "description": "N web servers",
-			"defaults": map[string]any{"services": []string{"base", "web"}, "provider": "local", "hardwaretype": "small",
-				"imagetype": "debian12", "config": map[string]any{"web": map[string]any{"greeting": "hello from coopr"}}},
-			"compatibility": map[string]any{"services": []string{"base", "web"}}}}, &struct{}{})
-	if f := os.Getenv("COOPR_BENCH_CPUPROFILE"); f != "" {
-		// The server and the agent share this process: one profile of both.
-		out, err := os.Create(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(out); err != nil {
-			b.Fatal(err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			out.Close()
-		}()
-	}
+func cooprBuild(b *testing.B, w *world, n int, profiled *bool) phases {
+	putBenchTemplate(b, w, "web-farm", "local")
+	stop := benchProfile(b, profiled)
 	start := time.Now()
 	id := w.create(b, "web-farm", "", n)
 	w.follow(b, id, "ACTIVE", 20*time.Minute)
+	stop()
 	p := phases{total: time.Since(start)}
-	p.machines, p.services = w.phaseTimes(b, id)
+	sp := w.jobSpan(b, id)
+	p.machines, p.services = sp.confirmEnd.Sub(sp.createStart), sp.lastEnd.Sub(sp.bootStart)
 	// The other legs start their services once every machine is up;
 	// coopr's start as each node comes up, so its services column holds
 	// the machines' spread (held back by the cross-node install edges),
 	// and "after last" is what it takes once the last machine is up.
-	p.after = w.afterMachines(b, id)
+	p.after = sp.lastEnd.Sub(sp.confirmEnd)
 	if os.Getenv("COOPR_BENCH_TIMELINE") != "" {
+		fmt.Printf("\ncoopr (machines made in the job):")
 		w.timeline(b, id)
 	}
 	w.delete(b, id)
 	w.follow(b, id, "TERMINATED", 10*time.Minute)
 	return p
+}
+
+// cooprPoolBuild builds on a fleet made like the other tools' (benchFleet),
+// lent to coopr through a pool provider listing its hosts with the fleet's
+// key. Its services time runs from the create job's first claim (the first
+// pool CREATE, which leases a host) to its last task's end: lease, CONFIRM,
+// BOOTSTRAP and services, where the others' count their steps. Node 0 must
+// serve the page; the delete must end TERMINATED with every host's lease
+// given back before the fleet goes.
+func cooprPoolBuild(b *testing.B, w *world, n int, profiled *bool) phases {
+	key := sshdtest.NewKey(b)
+	start := time.Now()
+	addrs, remove := benchFleet(b, w, n, key.AuthorizedKey)
+	defer remove()
+	p := phases{machines: time.Since(start)}
+	// Named pool: the catalog's hardware and image types map that name.
+	w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: PROVIDERS, entity: $e) { entity { version } } }`,
+		map[string]any{"e": map[string]any{"name": "pool", "providertype": "pool",
+			"provisioner": map[string]any{"hosts": strings.Join(addrs, " "), "ssh_user": "root",
+				"ssh_key": string(key.PEM), "wipe_script": "rm -rf /srv/coopr-web"},
+			"network": map[string]any{"type": "hosts", "fields": map[string]any{}}}}, &struct{}{})
+	putBenchTemplate(b, w, "web-farm-pool", "pool")
+	stop := benchProfile(b, profiled)
+	id := w.create(b, "web-farm-pool", "", n)
+	w.follow(b, id, "ACTIVE", 20*time.Minute)
+	stop()
+	sp := w.jobSpan(b, id)
+	p.services = sp.lastEnd.Sub(sp.createStart)
+	p.after = sp.lastEnd.Sub(sp.confirmEnd)
+	p.total = p.machines + p.services
+
+	c := w.cluster(b, id)
+	if len(c.Nodes) != n {
+		b.Fatalf("coopr-pool: %d nodes, want %d", len(c.Nodes), n)
+	}
+	n0 := c.Nodes[0]
+	if !slices.Contains(addrs, n0.Ipaddresses["access_v4"]) {
+		b.Fatalf("coopr-pool: node 0 has address %q, not a fleet host (%v)", n0.Ipaddresses["access_v4"], addrs)
+	}
+	got := answers(b, "http://"+n0.Ipaddresses["access_v4"]+"/", []string{n0.Hostname}, 10*time.Second)
+	if want := n0.Hostname + " " + benchGreeting; got[n0.Hostname] != want {
+		b.Fatalf("coopr-pool: node 0 answers %q, want %q", got[n0.Hostname], want)
+	}
+	if os.Getenv("COOPR_BENCH_TIMELINE") != "" {
+		fmt.Printf("\ncoopr-pool (on the pre-made fleet):")
+		w.timeline(b, id)
+	}
+	w.delete(b, id)
+	w.follow(b, id, "TERMINATED", 10*time.Minute)
+	// The hosts are the pool's again.
+	var leased []string
+	for _, a := range addrs {
+		if out := sshRun(b, a, key.Signer, "test -L "+pool.LeasePath+" && echo leased; true"); strings.TrimSpace(out) != "" {
+			leased = append(leased, a)
+		}
+	}
+	if len(leased) > 0 {
+		b.Fatalf("coopr-pool: hosts still leased after the delete: %v", leased)
+	}
+	return p
+}
+
+// benchGreeting is the greeting coopr's clusters serve.
+const benchGreeting = "hello from coopr"
+
+// putBenchTemplate puts template name: base + web on provider.
+func putBenchTemplate(b *testing.B, w *world, name, provider string) {
+	b.Helper()
+	w.s.Must(w.admin, `mutation($e: JSON!) { putCatalogEntity(kind: CLUSTERTEMPLATES, entity: $e) { entity { version } } }`,
+		map[string]any{"e": map[string]any{"name": name, "description": "N web servers",
+			"defaults": map[string]any{"services": []string{"base", "web"}, "provider": provider, "hardwaretype": "small",
+				"imagetype": "debian12", "config": map[string]any{"web": map[string]any{"greeting": benchGreeting}}},
+			"compatibility": map[string]any{"services": []string{"base", "web"}}}}, &struct{}{})
+}
+
+// benchProfile starts the CPU profile COOPR_BENCH_CPUPROFILE asks for, for
+// the first coopr leg only, and returns what stops it. The server and the
+// agent share this process: one profile of both.
+func benchProfile(b *testing.B, profiled *bool) (stop func()) {
+	f := os.Getenv("COOPR_BENCH_CPUPROFILE")
+	if f == "" || *profiled {
+		return func() {}
+	}
+	*profiled = true
+	out, err := os.Create(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		b.Fatal(err)
+	}
+	return sync.OnceFunc(func() {
+		pprof.StopCPUProfile()
+		out.Close()
+	})
 }
 
 // benchHost is one machine of a fleet made outside coopr for the other
@@ -288,10 +408,14 @@ func benchFleet(t testing.TB, w *world, n int, pub string) ([]string, func()) {
 // service started (for the other legs, their services).
 type phases struct{ machines, services, after, total time.Duration }
 
-// phaseTimes reads the create job's tasks: machines run from the first
-// CREATE's claim to the last CONFIRM's end; services from the first
-// BOOTSTRAP's claim to the last task's end.
-func (w *world) phaseTimes(t testing.TB, id string) (machines, services time.Duration) {
+// span is when the create job's phases began and ended: its first
+// CREATE's claim, its last CONFIRM's end, its first BOOTSTRAP's claim and
+// its last task's end.
+type span struct{ createStart, confirmEnd, bootStart, lastEnd time.Time }
+
+// jobSpan reads the span of the cluster's create job from its tasks'
+// attempts.
+func (w *world) jobSpan(t testing.TB, id string) span {
 	t.Helper()
 	var out struct {
 		Cluster struct {
@@ -309,7 +433,7 @@ func (w *world) phaseTimes(t testing.TB, id string) (machines, services time.Dur
 	w.s.Must(w.admin, `query($id: ID!) { cluster(id: $id) { jobs { tasks { action attempts { claimedAt finishedAt } } } } }`,
 		map[string]any{"id": id}, &out)
 	job := out.Cluster.Jobs[len(out.Cluster.Jobs)-1] // the create
-	var createStart, confirmEnd, bootStart, lastEnd time.Time
+	var sp span
 	for _, tk := range job.Tasks {
 		for _, a := range tk.Attempts {
 			end := a.ClaimedAt
@@ -318,58 +442,24 @@ func (w *world) phaseTimes(t testing.TB, id string) (machines, services time.Dur
 			}
 			switch tk.Action {
 			case "CREATE":
-				if createStart.IsZero() || a.ClaimedAt.Before(createStart) {
-					createStart = a.ClaimedAt
+				if sp.createStart.IsZero() || a.ClaimedAt.Before(sp.createStart) {
+					sp.createStart = a.ClaimedAt
 				}
 			case "CONFIRM":
-				if end.After(confirmEnd) {
-					confirmEnd = end
+				if end.After(sp.confirmEnd) {
+					sp.confirmEnd = end
 				}
 			case "BOOTSTRAP":
-				if bootStart.IsZero() || a.ClaimedAt.Before(bootStart) {
-					bootStart = a.ClaimedAt
+				if sp.bootStart.IsZero() || a.ClaimedAt.Before(sp.bootStart) {
+					sp.bootStart = a.ClaimedAt
 				}
 			}
-			if end.After(lastEnd) {
-				lastEnd = end
+			if end.After(sp.lastEnd) {
+				sp.lastEnd = end
 			}
 		}
 	}
-	return confirmEnd.Sub(createStart), lastEnd.Sub(bootStart)
-}
-
-// afterMachines is the time from the create's last CONFIRM's end to its
-// last task's end.
-func (w *world) afterMachines(t testing.TB, id string) time.Duration {
-	t.Helper()
-	var out struct {
-		Cluster struct {
-			Jobs []struct {
-				Tasks []struct {
-					Action   string
-					Attempts []struct{ FinishedAt *time.Time }
-				}
-			}
-		}
-	}
-	w.s.Must(w.admin, `query($id: ID!) { cluster(id: $id) { jobs { tasks { action attempts { finishedAt } } } } }`,
-		map[string]any{"id": id}, &out)
-	job := out.Cluster.Jobs[len(out.Cluster.Jobs)-1]
-	var confirmEnd, lastEnd time.Time
-	for _, tk := range job.Tasks {
-		for _, a := range tk.Attempts {
-			if a.FinishedAt == nil {
-				continue
-			}
-			if tk.Action == "CONFIRM" && a.FinishedAt.After(confirmEnd) {
-				confirmEnd = *a.FinishedAt
-			}
-			if a.FinishedAt.After(lastEnd) {
-				lastEnd = *a.FinishedAt
-			}
-		}
-	}
-	return lastEnd.Sub(confirmEnd)
+	return sp
 }
 
 // ansibleBuild runs the catalog's own scripts on the hosts with
@@ -754,4 +844,33 @@ func (w *world) gaps(t testing.TB, db *sqlx.DB, clusterID string) {
 		fmt.Printf("%-18s %-5s ready %s %s  claim %s %s  run %s %s\n", k.action, k.service, pct(ready[k], .5), pct(ready[k], .9),
 			pct(claim[k], .5), pct(claim[k], .9), pct(run[k], .5), pct(run[k], .9))
 	}
+	// Each node's time from the job's first queuing to its last finish
+	// is, exactly, its wait to be first queued plus the sums of its
+	// tasks' ready, claim and run times (one task of a node runs at a
+	// time).
+	var zero time.Time
+	for _, r := range rows {
+		if zero.IsZero() || r.Queued.Before(zero) {
+			zero = r.Queued
+		}
+	}
+	var first, readyS, claimS, runS, spanS []float64
+	for i := 0; i < len(rows); {
+		j := i
+		var rd, cl, rn float64
+		for ; j < len(rows) && rows[j].Node == rows[i].Node; j++ {
+			if j > i {
+				rd += ms(rows[j].Queued.Sub(rows[j-1].Finished))
+			}
+			cl += ms(rows[j].Claimed.Sub(rows[j].Queued))
+			rn += ms(rows[j].Finished.Sub(rows[j].Claimed))
+		}
+		first = append(first, ms(rows[i].Queued.Sub(zero)))
+		readyS, claimS, runS = append(readyS, rd), append(claimS, cl), append(runS, rn)
+		spanS = append(spanS, ms(rows[j-1].Finished.Sub(zero)))
+		i = j
+	}
+	fmt.Printf("every node's span (job's first queuing to its last finish), ms, p50/p90: first queued %s %s + ready %s %s + claim %s %s + run %s %s = %s %s\n",
+		pct(first, .5), pct(first, .9), pct(readyS, .5), pct(readyS, .9), pct(claimS, .5), pct(claimS, .9),
+		pct(runS, .5), pct(runS, .9), pct(spanS, .5), pct(spanS, .9))
 }

@@ -12,7 +12,8 @@
 // CREATE first looks for a host already leased to the node (a retried CREATE
 // adopts it, docs/operations.md#idempotency), else leases a free one, trying
 // hosts in an order spread by node id so that concurrent CREATEs start on
-// different hosts. It pins the host key at first contact and hands the
+// different hosts; within one agent, a host another CREATE is leasing is
+// tried last. The CREATEs of one agent share their scans of the pool. It pins the host key at first contact and hands the
 // provider's ssh_key back as the vm secret privateKey: the node, network and
 // automator drivers log in with it (drivers.TargetOf). With no free host it
 // ends with status 200 (nothing created).
@@ -85,6 +86,7 @@ func New(pool *remote.Pool, log *slog.Logger) drivers.Driver {
 		pool:         pool,
 		log:          log,
 		probeTimeout: 30 * time.Second,
+		scanGather:   50 * time.Millisecond,
 		confirmWait:  2 * time.Minute,
 		rebootWait:   10 * time.Minute,
 		minWait:      250 * time.Millisecond,
@@ -103,6 +105,9 @@ type driver struct {
 	// confirmWait is how long CONFIRM waits for a host that does not
 	// answer (it may be rebooting), backing off from minWait to maxWait.
 	confirmWait time.Duration
+	// scanGather is how long a scan waits for more tasks to share it
+	// before its first probe (scanGroup).
+	scanGather time.Duration
 	// rebootWait is how long REBOOT waits for a host to come back.
 	rebootWait       time.Duration
 	minWait, maxWait time.Duration
@@ -110,8 +115,12 @@ type driver struct {
 
 	scanMu sync.Mutex
 	scans  map[string]*scanGroup // by settings.scanKey
-	// probes counts lease probes, for tests.
-	probes atomic.Int64
+	// tries are the CREATEs' latest tries at leasing each host, by host
+	// id (pickHost).
+	tryMu sync.Mutex
+	tries map[string]attempt
+	// probes counts lease probes, acquires lease acquisitions, for tests.
+	probes, acquires atomic.Int64
 }
 
 // Result statuses: 200–299 tell the server nothing was created.

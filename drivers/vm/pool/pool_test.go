@@ -419,6 +419,60 @@ func TestConcurrentCreatesShareScans(t *testing.T) {
 	}
 }
 
+// CREATEs that arrive within the gathering time of a scan share it: a
+// cluster's CREATEs, claimed together, cost one scan of the pool, where
+// most of them used to wait for the first scan to end and then for a
+// second. (The gathering time is stretched here so that a loaded test
+// machine's scheduling cannot split the burst.)
+func TestConcurrentCreatesShareOneScan(t *testing.T) {
+	t.Parallel()
+	const n = 8
+	f := newFixture(t, n, sshdtest.Options{})
+	d := newDriver(t, f.key.PEM)
+	d.scanGather = time.Second
+	results := make([]drivers.Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results[i], _ = run(t, d, f.task("CREATE", fmt.Sprintf("node-%d", i))) })
+	}
+	wg.Wait()
+	for _, r := range results {
+		mustSucceed(t, r)
+	}
+	if p := d.probes.Load(); p != n {
+		t.Errorf("%d probes for %d CREATEs arriving together on %d hosts, want %d (one scan)", p, n, n, n)
+	}
+}
+
+// The CREATEs of a cluster's nodes on one agent, sharing a scan that found
+// every host free, each try a different host first: n nodes on n hosts
+// cost n lease acquisitions, not one more for every two nodes that raced
+// for the same host (which a 16-node cluster's spread order makes likely,
+// each a round trip to the host).
+func TestConcurrentCreatesTryDifferentHosts(t *testing.T) {
+	t.Parallel()
+	const n = 16
+	f := newFixture(t, n, sshdtest.Options{})
+	d := newDriver(t, f.key.PEM)
+	results := make([]drivers.Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results[i], _ = run(t, d, f.task("CREATE", fmt.Sprintf("node-%d", i))) })
+	}
+	wg.Wait()
+	ids := map[string]bool{}
+	for _, r := range results {
+		mustSucceed(t, r)
+		ids[r.Facts["providerId"].(string)] = true
+	}
+	if len(ids) != n {
+		t.Fatalf("%d nodes got %d distinct hosts", n, len(ids))
+	}
+	if a := d.acquires.Load(); a != n {
+		t.Errorf("%d lease acquisitions for %d CREATEs on %d free hosts, want %d", a, n, n, n)
+	}
+}
+
 // More nodes than hosts, created at once by several agents: exactly one
 // node per host succeeds, the others are told nothing was created.
 func TestMoreNodesThanHosts(t *testing.T) {
