@@ -117,7 +117,6 @@ type batch struct{ running int }
 // wait.
 const linger = 2 * time.Millisecond
 
-
 var (
 	errCancelled = errors.New("cancelled by the server: the claim is no longer current")
 	errHandBack  = errors.New("agent stopping")
