@@ -1,10 +1,17 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +22,7 @@ import (
 	"github.com/cooprhq/coopr/catalog"
 	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/server/servertest"
+	"github.com/cooprhq/coopr/wire"
 )
 
 // scripted is a driver for every role that the test steers.
@@ -422,5 +430,103 @@ func TestAttemptKeepsOutputTails(t *testing.T) {
 	if !strings.HasSuffix(tails.Stdout, "bootstrap line 299\n") || strings.Contains(tails.Stdout, "bootstrap line 0\n") ||
 		len(tails.Stdout) > 2048+len("[snipped]") {
 		t.Errorf("stdout tail of %d bytes: %.80q…", len(tails.Stdout), tails.Stdout)
+	}
+}
+
+// staggered runs the three CREATEs of a cluster together and ends them
+// apart, the k-th to end 400 µs after the one before: alike tasks claimed
+// together end about together, never at the same instant.
+type staggered struct {
+	gathering
+	mu    sync.Mutex
+	order int
+}
+
+func (d *staggered) Run(ctx context.Context, t *drivers.Task, out drivers.Output) drivers.Result {
+	if t.TaskName != "CREATE" {
+		return d.gathering.Run(ctx, t, out)
+	}
+	r := d.gathering.Run(ctx, t, out) // returns once all three run
+	d.mu.Lock()
+	k := d.order
+	d.order++
+	d.mu.Unlock()
+	time.Sleep(time.Duration(k) * 400 * time.Microsecond)
+	return r
+}
+
+// Tasks that an exchange's answer started together and that end within
+// a few hundred microseconds of each other send their finishes in one
+// exchange (each exchange costs the server a request, a finish batch, a
+// claim statement and a relay round), not one each as they end.
+func TestTasksClaimedTogetherFinishTogether(t *testing.T) {
+	e := setup(t)
+	u, err := url.Parse(e.s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	var mu sync.Mutex
+	var exchanges [][]string // the tasks each exchange finished
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req struct {
+			Variables struct {
+				In wire.Exchange `json:"in"`
+			} `json:"variables"`
+		}
+		if bytes.Contains(b, []byte("exchangeTasks")) && json.Unmarshal(b, &req) == nil && len(req.Variables.In.Finishes) > 0 {
+			var ids []string
+			for _, f := range req.Variables.In.Finishes {
+				ids = append(ids, f.TaskID)
+			}
+			mu.Lock()
+			exchanges = append(exchanges, ids)
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	d := &staggered{gathering: gathering{scripted: scripted{runs: map[string]int{}}, three: make(chan struct{})}}
+	a, err := agent.New(agent.Config{Server: proxy.URL, Token: e.agentToken, ID: "test-agent", Capacity: 3, Grace: time.Second,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, registry(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	var cr struct{ CreateCluster struct{ ID string } }
+	e.s.Must(e.admin, `mutation { createCluster(input: {name: "three", clusterTemplate: "lamp", numMachines: 3}) { id } }`, nil, &cr)
+	waitStatus(t, e, cr.CreateCluster.ID, "ACTIVE")
+
+	// The CREATEs claimed by one statement (their attempts stamped with
+	// its transaction's start) were started by one exchange's answer.
+	var creates []struct {
+		ID      string    `db:"id"`
+		Claimed time.Time `db:"claimed_at"`
+	}
+	if err := e.s.Srv.Store().DB().Select(&creates, `SELECT t.id, a.claimed_at FROM tasks t JOIN task_attempts a ON a.task_id = t.id
+		JOIN jobs j ON j.id = t.job_id WHERE j.cluster_id = $1 AND t.action = 'CREATE'`, cr.CreateCluster.ID); err != nil {
+		t.Fatal(err)
+	}
+	claims := map[time.Time]bool{}
+	create := map[string]bool{}
+	for _, c := range creates {
+		claims[c.Claimed], create[c.ID] = true, true
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	sent := 0
+	for _, ids := range exchanges {
+		if slices.ContainsFunc(ids, func(id string) bool { return create[id] }) {
+			sent++
+		}
+	}
+	if len(creates) != 3 || sent > len(claims) {
+		t.Errorf("%d CREATEs claimed in %d statements finished in %d exchanges, want no more than the claims (%v)",
+			len(creates), len(claims), sent, exchanges)
 	}
 }

@@ -86,6 +86,8 @@ type rate struct {
 	pg, redis   time.Duration // the server's Postgres backends' and Redis's, over the wall time
 	requests    float64       // GraphQL requests over HTTP, over the wall time (the client's polls included)
 	held, gap   float64       // ms a task is held by the agent; ms from a node's finish to its next claim
+	// tasks per claim statement and per finish statement (or transaction)
+	perClaim, perFinish float64
 }
 
 // requests is the server's count of GraphQL requests over HTTP so far.
@@ -228,14 +230,15 @@ func BenchmarkThroughput(b *testing.B) {
 	fmt.Printf("(cpu: this process's, server and agent, in ms per task; pg: the server's Postgres backends', redis: the\n")
 	fmt.Printf(" Redis server's (shared with anything else using it), both in ms per task over the wall time;\n")
 	fmt.Printf(" req: GraphQL requests per task, the client's polls every 20 ms included;\n")
-	fmt.Printf(" held: ms from a task's claim to its finish; gap: ms from a node's finish to the claim of its next task)\n")
-	fmt.Printf("%6s | %6s %8s %7s %5s %5s %5s %5s %6s %7s | %6s %8s %7s %5s %5s %5s %5s %6s\n", "nodes", "create", "tasks/s", "wall", "cpu", "pg", "redis", "req",
-		"held", "gap", "delete", "tasks/s", "wall", "cpu", "pg", "redis", "req", "held")
+	fmt.Printf(" held: ms from a task's claim to its finish; gap: ms from a node's finish to the claim of its next task;\n")
+	fmt.Printf(" c/r, f/r: tasks per claim statement, per finish statement or transaction)\n")
+	fmt.Printf("%6s | %6s %8s %7s %5s %5s %5s %5s %6s %7s %4s %4s | %6s %8s %7s %5s %5s %5s %5s %6s %4s %4s\n", "nodes", "create", "tasks/s", "wall", "cpu", "pg", "redis", "req",
+		"held", "gap", "c/r", "f/r", "delete", "tasks/s", "wall", "cpu", "pg", "redis", "req", "held", "c/r", "f/r")
 	for _, r := range rows {
 		c, d := r.create, r.del
-		fmt.Printf("%6d | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f %7.1f | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f\n", r.nodes,
-			c.tasks, c.tasksPerSec, c.wall.Seconds(), c.cpuPerTask(), c.perTaskMs(c.pg), c.perTaskMs(c.redis), c.perTask(), c.held, c.gap,
-			d.tasks, d.tasksPerSec, d.wall.Seconds(), d.cpuPerTask(), d.perTaskMs(d.pg), d.perTaskMs(d.redis), d.perTask(), d.held)
+		fmt.Printf("%6d | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f %7.1f %4.1f %4.1f | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f %4.1f %4.1f\n", r.nodes,
+			c.tasks, c.tasksPerSec, c.wall.Seconds(), c.cpuPerTask(), c.perTaskMs(c.pg), c.perTaskMs(c.redis), c.perTask(), c.held, c.gap, c.perClaim, c.perFinish,
+			d.tasks, d.tasksPerSec, d.wall.Seconds(), d.cpuPerTask(), d.perTaskMs(d.pg), d.perTaskMs(d.redis), d.perTask(), d.held, d.perClaim, d.perFinish)
 		b.ReportMetric(r.create.tasksPerSec, fmt.Sprintf("create-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.del.tasksPerSec, fmt.Sprintf("delete-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.create.cpuPerTask(), fmt.Sprintf("create-%d-cpu-ms/task", r.nodes))
@@ -331,6 +334,19 @@ func (r *rate) fill(b *testing.B, s *servertest.Server, job string) {
 		b.Fatalf("job %s: %v", job, err)
 	}
 	r.held, r.gap = lat.Held, lat.Gap
+	// Tasks per claim statement and per finish batch: the statements
+	// stamp their rows with their transaction's start, now(), so rows
+	// stamped alike came from one statement.
+	var per struct {
+		Claim  float64 `db:"claim"`
+		Finish float64 `db:"finish"`
+	}
+	if err := s.Srv.Store().DB().Get(&per, `SELECT count(*)::float8 / greatest(count(DISTINCT a.claimed_at), 1) AS claim,
+			count(*)::float8 / greatest(count(DISTINCT a.finished_at), 1) AS finish
+		FROM task_attempts a JOIN tasks t ON t.id = a.task_id WHERE t.job_id = $1`, job); err != nil {
+		b.Fatalf("job %s: %v", job, err)
+	}
+	r.perClaim, r.perFinish = per.Claim, per.Finish
 	if span.Secs > 0 {
 		r.tasksPerSec = float64(span.Tasks) / span.Secs
 	}

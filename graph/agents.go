@@ -246,8 +246,9 @@ func (r *Resolver) claim(ctx context.Context, agentID, incarnation, tenantID str
 		}
 	}
 	out := make([]*model.TaskAssignment, 0, len(kept))
+	keys := authorizedKeys{}
 	for _, c := range kept {
-		ta, err := r.assignment(ctx, c)
+		ta, err := r.assignment(ctx, c, keys)
 		if err != nil {
 			// The answer is an error, so the agent gets none of them.
 			r.releaseClaims(ctx, kept, "the server could not build the payload")
@@ -307,10 +308,15 @@ func (r *Resolver) sortClaims(ctx context.Context, as []*engine.Assignment, carr
 	return kept, nil
 }
 
+// authorizedKeys are the keys read for one claim's answer, by tenant and
+// cluster owner: the BOOTSTRAPs of a cluster claimed together (a
+// bring-up's) read them once, at one moment, rather than once each.
+type authorizedKeys map[[2]string][]string
+
 // assignment is a claim as the agent receives it: the payload with the
 // provider, the secrets and the plugin resources joined in, encoded once
 // from the wire types (the API passes the bytes through as they are).
-func (r *Resolver) assignment(ctx context.Context, c claimed) (*model.TaskAssignment, error) {
+func (r *Resolver) assignment(ctx context.Context, c claimed, keys authorizedKeys) (*model.TaskAssignment, error) {
 	a := c.a
 	// The plugin resources of the driver at the job's pinned generation
 	// (docs/task-protocol.md#plugin-resources).
@@ -323,9 +329,15 @@ func (r *Resolver) assignment(ctx context.Context, c claimed) (*model.TaskAssign
 		// The owner's keys as they are now: a key added or removed since
 		// the cluster was made reaches the node with its next BOOTSTRAP
 		// (docs/operations.md#host-keys-and-logging-in).
-		if t.AuthorizedKeys, err = r.Store.AuthorizedKeys(ctx, a.TenantID, a.Cluster.Owner); err != nil {
-			return nil, fmt.Errorf("task %s payload: %w", a.TaskID, err)
+		k := [2]string{a.TenantID, a.Cluster.Owner}
+		ks, ok := keys[k]
+		if !ok {
+			if ks, err = r.Store.AuthorizedKeys(ctx, a.TenantID, a.Cluster.Owner); err != nil {
+				return nil, fmt.Errorf("task %s payload: %w", a.TaskID, err)
+			}
+			keys[k] = ks
 		}
+		t.AuthorizedKeys = ks
 	}
 	if a.Action == planner.Check && a.Node != nil {
 		// The systemd units of the node's services without a status

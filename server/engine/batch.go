@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -46,6 +47,11 @@ func (b *batcher[In, Out]) do(ctx context.Context, in In) (Out, error) {
 
 func (b *batcher[In, Out]) drain() {
 	for {
+		// Calls made together (the finishes of one exchange, each from a
+		// goroutine of its own) join the queue in the moment it takes
+		// them to run: let them, rather than take the first alone and
+		// the rest in a batch of their own after its flush.
+		runtime.Gosched()
 		b.mu.Lock()
 		if len(b.queue) == 0 {
 			b.running--

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -442,4 +443,118 @@ func claimedOnceEach(t *testing.T, h *harness, job string, got map[string]int) i
 		}
 	}
 	return want
+}
+
+// Successful finishes that carry the node's name and addresses (a
+// CONFIRM's) share the batch's one statement and commit, and leave the
+// node as the transactional path would: name and addresses set, the
+// result's facts namespace present, the unreachable mark cleared.
+func TestFinishBatchSetsAddresses(t *testing.T) {
+	h := newHarness(t, fast)
+	nodes := independent(h.nodes(2))
+	h.submit(planner.StartServices, nodes, startOnly())
+	a, b := h.claim(), h.claim()
+	_, err := h.db.Exec(`UPDATE nodes SET unreachable_since = now(), unreachable_reason = 'x' WHERE id = $1`, a.Node.ID)
+	must(t, err)
+	host, ips := "a.example", `{"access_v4": "10.1.0.1"}`
+	outs, errs := h.engine().finishBatch(context.Background(), []finishIn{
+		{task: a.TaskID, attempt: a.Attempt, token: mustHex(a.ClaimToken), hostname: &host, addresses: &ips},
+		{task: b.TaskID, attempt: b.Attempt, token: mustHex(b.ClaimToken), addresses: &ips},
+	})
+	waitSettled(outs)
+	for _, err := range errs {
+		must(t, err)
+	}
+	var rows []struct {
+		ID          string         `db:"id"`
+		Hostname    string         `db:"hostname"`
+		IPs         string         `db:"ipaddresses"`
+		Facts       string         `db:"facts"`
+		Unreachable sql.NullTime   `db:"unreachable_since"`
+		Xid         string         `db:"view_xid"`
+		State       sql.NullString `db:"state"`
+	}
+	must(t, h.db.Select(&rows, `SELECT n.id, n.hostname, n.ipaddresses::text AS ipaddresses, n.facts::text AS facts,
+		n.unreachable_since, n.view_xid::text AS view_xid, (SELECT state FROM tasks WHERE id = ANY($2) AND node_id = n.id) AS state
+		FROM nodes n WHERE n.id = ANY($1) ORDER BY n.id`, pq.Array([]string{a.Node.ID, b.Node.ID}), pq.Array([]string{a.TaskID, b.TaskID})))
+	if len(rows) != 2 {
+		t.Fatalf("%d nodes", len(rows))
+	}
+	wantHost := map[string]string{a.Node.ID: "a.example", b.Node.ID: ""}
+	for _, r := range rows {
+		if r.Hostname != wantHost[r.ID] || r.IPs != `{"access_v4": "10.1.0.1"}` || r.Facts != `{"service:s": {}}` ||
+			r.Unreachable.Valid || r.State.String != "COMPLETE" {
+			t.Errorf("node %s after its finish: %+v", r.ID, r)
+		}
+	}
+	if rows[0].Xid != rows[1].Xid {
+		t.Errorf("the two finishes committed apart (transactions %s and %s), want one", rows[0].Xid, rows[1].Xid)
+	}
+}
+
+// A successful finish that sets its node's name and addresses leaves the
+// node as the transactional path does, whatever the task: a node-level
+// task (facts under its driver's role), a service task, a DELETE of a node
+// that stays and of one that leaves, on a node marked unreachable or not.
+func TestFinishBatchMatchesTheTransactionalPath(t *testing.T) {
+	host, ips := "h.example", map[string]string{"access_v4": "10.1.0.1"}
+	cases := []struct {
+		name, action, service string
+		hostname              string
+		ips                   map[string]string
+		unreachable, leaving  bool
+	}{
+		{name: "confirm", action: "CONFIRM", hostname: host, ips: ips},
+		{name: "confirm, unreachable", action: "CONFIRM", ips: ips, unreachable: true},
+		{name: "confirm, empty addresses", action: "CONFIRM", ips: map[string]string{}},
+		{name: "service task", action: "START", service: "s", hostname: host},
+		{name: "delete, node stays", action: "DELETE", ips: ips, unreachable: true},
+		{name: "delete, node leaves", action: "DELETE", hostname: host, leaving: true},
+	}
+	h := newHarness(t, fast)
+	nodes := independent(h.nodes(2 * len(cases)))
+	h.submit(planner.StartServices, nodes, startOnly())
+	type nodeRow struct {
+		Hostname    sql.NullString `db:"hostname"`
+		IPs         sql.NullString `db:"ipaddresses"`
+		Facts       string         `db:"facts"`
+		Unreachable bool           `db:"unreachable"`
+		Reason      string         `db:"unreachable_reason"`
+	}
+	read := func(node string) *nodeRow {
+		var r nodeRow
+		err := h.db.Get(&r, `SELECT hostname, ipaddresses::text AS ipaddresses, facts::text AS facts,
+			unreachable_since IS NOT NULL AS unreachable, unreachable_reason FROM nodes WHERE id = $1`, node)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		must(t, err)
+		return &r
+	}
+	ctx := context.Background()
+	for _, c := range cases {
+		var got [2]*nodeRow
+		for k := range got {
+			a := h.claim()
+			_, err := h.db.Exec(`UPDATE tasks SET action = $2, service = $3 WHERE id = $1`, a.TaskID, c.action, c.service)
+			must(t, err)
+			_, err = h.db.Exec(`UPDATE nodes SET leaving = $2, unreachable_since = CASE WHEN $3 THEN now() END,
+				unreachable_reason = CASE WHEN $3 THEN 'lost' ELSE '' END WHERE id = $1`, a.Node.ID, c.leaving, c.unreachable)
+			must(t, err)
+			r := Result{Hostname: c.hostname, IPAddresses: c.ips}
+			if k == 0 {
+				must(t, h.engine().finishTx(ctx, a.TaskID, a.Attempt, a.ClaimToken, r))
+			} else {
+				in := finishIn{task: a.TaskID, attempt: a.Attempt, token: mustHex(a.ClaimToken)}
+				must(t, in.setNode(r))
+				outs, errs := h.engine().finishBatch(ctx, []finishIn{in})
+				waitSettled(outs)
+				must(t, errs[0])
+			}
+			got[k] = read(a.Node.ID)
+		}
+		if (got[0] == nil) != (got[1] == nil) || got[0] != nil && *got[0] != *got[1] {
+			t.Errorf("%s: the node after the transactional path %+v, after the batch %+v", c.name, got[0], got[1])
+		}
+	}
 }

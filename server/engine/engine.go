@@ -183,10 +183,12 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 	e.claimSessions = &sessions{db: db, setup: claimSetup, query: claimSQL, maxIdle: 4}
 	e.finishSessions = &sessions{db: db, setup: []string{`SET plan_cache_mode = force_generic_plan`, `SET coopr.quiet_events = on`},
 		query: finishSQL, maxIdle: e.finishes.workers}
-	// Queuing's plan is made at each call, for the tasks at hand: a
-	// generic plan made while the tables were small (statistics lag)
-	// scanned every task of the job at each call later on.
-	e.dispatchSessions = &sessions{db: db, setup: append([]string{`SET plan_cache_mode = force_custom_plan`}, dispatchSetup...),
+	// Queuing's plan is made once, as claims' and finishes' are: a plan
+	// made while the tables were small (statistics lag) scanned every task
+	// of the job at each call later on, until the tables were analyzed;
+	// a job that outgrows the statistics has them analyzed at once
+	// (analyzeIfOutgrown), which makes the plans again.
+	e.dispatchSessions = &sessions{db: db, setup: append([]string{`SET plan_cache_mode = force_generic_plan`}, dispatchSetup...),
 		query: dispatchSQL, maxIdle: 1}
 	e.settleDue = prepared{db: db, query: settleDueSQL}
 	return e

@@ -82,8 +82,9 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 	if len(r.Secrets) > 0 && e.cfg.SealSecrets == nil {
 		return fmt.Errorf("engine: finish task %s: the result carries secrets and this server has no credential store", taskID)
 	}
-	if r.Status == 0 && len(r.Facts) == 0 && len(r.Secrets) == 0 && r.Hostname == "" && r.IPAddresses == nil {
-		// The common case in one statement: success with nothing to merge.
+	if r.Status == 0 && len(r.Facts) == 0 && len(r.Secrets) == 0 {
+		// The common case in one statement: success with nothing to merge
+		// but perhaps the node's name and addresses (a CONFIRM's).
 		f, err := e.finishFast(ctx, taskID, attempt, token, r)
 		if err != nil {
 			if errors.Is(err, ErrStaleClaim) {
@@ -100,6 +101,11 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 		<-f.settled
 		return nil
 	}
+	return e.finishTx(ctx, taskID, attempt, token, r)
+}
+
+// finishTx is Finish's transactional path: failures, facts and secrets.
+func (e *Engine) finishTx(ctx context.Context, taskID string, attempt int, token string, r Result) error {
 	var change *taskChange
 	var reload bool
 	var job string
@@ -143,11 +149,14 @@ func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token s
 	return nil
 }
 
-// finishIn is a successful attempt with nothing to merge.
+// finishIn is a successful attempt with no facts nor secrets to merge.
 type finishIn struct {
 	task, message, stdout, stderr string
 	attempt                       int
 	token                         []byte
+	// hostname and addresses (JSON) for the node, as mergeFacts sets
+	// them; nil: unchanged.
+	hostname, addresses *string
 }
 
 // finished is a finish batch's answer to one call: the attempt's job, and
@@ -163,8 +172,30 @@ func (e *Engine) finishFast(ctx context.Context, taskID string, attempt int, tok
 	if err != nil || len(tok) == 0 {
 		return finished{}, ErrStaleClaim
 	}
-	return e.finishes.do(ctx, finishIn{task: taskID, attempt: attempt, token: tok, message: r.Message,
-		stdout: tail(r.StdoutTail), stderr: tail(r.StderrTail)})
+	in := finishIn{task: taskID, attempt: attempt, token: tok, message: r.Message,
+		stdout: tail(r.StdoutTail), stderr: tail(r.StderrTail)}
+	if err := in.setNode(r); err != nil {
+		return finished{}, err
+	}
+	return e.finishes.do(ctx, in)
+}
+
+// setNode takes the result's hostname and addresses for the node, as
+// mergeFacts reads them: no hostname, or no addresses (nil, not empty),
+// leaves the node's as they are.
+func (in *finishIn) setNode(r Result) error {
+	if r.Hostname != "" {
+		in.hostname = &r.Hostname
+	}
+	if r.IPAddresses != nil {
+		b, err := json.Marshal(r.IPAddresses)
+		if err != nil {
+			return err
+		}
+		ips := string(b)
+		in.addresses = &ips
+	}
+	return nil
 }
 
 // finishBatch completes successful attempts in one statement, returning
@@ -187,16 +218,24 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]finished, []
 	n := len(first)
 	ids, attempts, tokens := make([]string, n), make([]int64, n), make([][]byte, n)
 	msgs, outs, errTails := make([]string, n), make([]string, n), make([]string, n)
+	hosts, ips := make([]sql.NullString, n), make([]sql.NullString, n)
 	for k, i := range first {
 		f := in[i]
 		ids[k], attempts[k], tokens[k], msgs[k], outs[k], errTails[k] = f.task, int64(f.attempt), f.token, f.message, f.stdout, f.stderr
+		if f.hostname != nil {
+			hosts[k] = sql.NullString{String: *f.hostname, Valid: true}
+		}
+		if f.addresses != nil {
+			ips[k] = sql.NullString{String: *f.addresses, Valid: true}
+		}
 	}
 	var rows []struct {
 		ID  string `db:"id"`
 		Job string `db:"job_id"`
 	}
 	err := e.finishSessions.selectContext(ctx, &rows,
-		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(msgs), pq.Array(outs), pq.Array(errTails))
+		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(msgs), pq.Array(outs), pq.Array(errTails),
+		pq.Array(hosts), pq.Array(ips), pq.Array(roleActions), pq.Array(roleNames))
 	if err == nil && len(rows) > 0 {
 		e.eventsCommitted()
 		e.roomFreed()
@@ -241,27 +280,52 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]finished, []
 	return jobs, errs
 }
 
-// finishSQL completes attempts, with their events, in one round trip. It
+// finishSQL completes attempts, with their events, in one round trip, and
+// sets their nodes' names and addresses as mergeFacts does (a CONFIRM's
+// result: in a transaction of its own each, a bring-up's CONFIRMs cost
+// Postgres nine statements apiece, every one planned). It
 // locks the tasks in id order, as Heartbeat does: statements that lock many
 // rows of one agent in different orders deadlock.
 const finishSQL = `WITH i AS (
-			SELECT * FROM unnest($1::text[], $2::int[], $3::bytea[], $4::text[], $5::text[], $6::text[])
-				AS i(id, attempt, token, message, stdout, stderr)),
+			SELECT * FROM unnest($1::text[], $2::int[], $3::bytea[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+				AS i(id, attempt, token, message, stdout, stderr, hostname, ips)),
 		l AS MATERIALIZED (SELECT tasks.id FROM tasks JOIN i ON tasks.id = i.id
 			WHERE tasks.attempt = i.attempt AND tasks.claim_token = i.token AND tasks.state = 'IN_PROGRESS'
 			ORDER BY tasks.id FOR UPDATE OF tasks),
 		t AS (UPDATE tasks SET state = 'COMPLETE', claim_token = NULL, lease_expires_at = NULL, timeout_at = NULL, message = i.message
 			FROM i, l WHERE tasks.id = l.id AND tasks.id = i.id AND tasks.attempt = i.attempt AND tasks.claim_token = i.token
 				AND tasks.state = 'IN_PROGRESS'
-			RETURNING tasks.id, tasks.job_id, tasks.tenant_id, tasks.attempt, tasks.action, tasks.node_id, i.message, i.stdout, i.stderr),
+			RETURNING tasks.id, tasks.job_id, tasks.tenant_id, tasks.attempt, tasks.action, tasks.service, tasks.node_id,
+				i.message, i.stdout, i.stderr, i.hostname, i.ips::jsonb AS ips),
 		gone AS (DELETE FROM nodes n USING t WHERE t.action = 'DELETE' AND n.id = t.node_id AND n.leaving),
-		back AS (UPDATE nodes n SET unreachable_since = NULL, unreachable_reason = '' FROM t
-			WHERE t.action <> 'DELETE' AND n.id = t.node_id AND n.unreachable_since IS NOT NULL),
+		back AS (UPDATE nodes n SET
+				unreachable_since = CASE WHEN t.action = 'DELETE' THEN n.unreachable_since END,
+				unreachable_reason = CASE WHEN t.action = 'DELETE' THEN n.unreachable_reason ELSE '' END,
+				hostname = coalesce(t.hostname, n.hostname), ipaddresses = coalesce(t.ips, n.ipaddresses),
+				facts = CASE WHEN t.hostname IS NULL AND t.ips IS NULL THEN n.facts ELSE n.facts || jsonb_build_object(t.ns,
+					coalesce(n.facts -> t.ns, '{}')) END
+			FROM (SELECT t.*, CASE WHEN t.service <> '' THEN 'service:' || t.service ELSE
+					(SELECT r.role FROM unnest($9::text[], $10::text[]) AS r(action, role) WHERE r.action = t.action) END AS ns
+				FROM t) t
+			WHERE n.id = t.node_id AND CASE WHEN t.action = 'DELETE' THEN NOT n.leaving AND (t.hostname IS NOT NULL OR t.ips IS NOT NULL)
+				ELSE n.unreachable_since IS NOT NULL OR t.hostname IS NOT NULL OR t.ips IS NOT NULL END),
 		a AS (UPDATE task_attempts a SET finished_at = now(), status = 0, message = t.message, retryable = true,
 			stdout_tail = t.stdout, stderr_tail = t.stderr FROM t WHERE a.task_id = t.id AND a.attempt = t.attempt),
 		ev AS (INSERT INTO events (tenant_id, cluster_id, job_id, task_id, kind, state, attempt, message)
 			SELECT t.tenant_id, j.cluster_id, t.job_id, t.id, 'task', 'COMPLETE', t.attempt, t.message FROM t JOIN jobs j ON j.id = t.job_id)
 		SELECT id, job_id FROM t`
+
+// roleActions and roleNames map the actions to their driver roles, the
+// namespace of a task's facts when it has no service
+// (attemptRow.namespace), for finishSQL.
+var roleActions, roleNames = func() (actions, roles []string) {
+	for a := planner.Action(1); ; a++ {
+		if _, err := a.MarshalText(); err != nil {
+			return actions, roles // past the last action
+		}
+		actions, roles = append(actions, a.String()), append(roles, a.Role())
+	}
+}()
 
 // closeAttempt ends an IN_PROGRESS attempt and decides what follows: done,
 // retry after backoff, CONFIRM rollback, or a failed job
