@@ -89,6 +89,9 @@ type RunOptions struct {
 	// command Run is given must be "". The script may be of any size and
 	// shows in no process list, and the shell reading it is the one sshd
 	// started the command with (no further shell is executed to read it).
+	// That shell reads the script as it goes, so a command in it that
+	// reads stdin takes the rest of the script: redirect such commands'
+	// stdin (</dev/null, or a file the script wrote).
 	Script bool
 	// Sudo runs the command as root through `sudo -n` when the SSH user is
 	// not root.
@@ -208,7 +211,8 @@ func (c *Conn) session(ctx context.Context, sem chan struct{}) (*ssh.Session, fu
 const sessionRetryFor = 5 * time.Second
 
 // Run runs cmd through /bin/sh -c with a clean environment (no login
-// shell profile, only PATH, HOME, USER, LOGNAME and o.Env). A non-zero
+// shell profile, only PATH, HOME, USER, LOGNAME and o.Env; through sudo,
+// what sudo's env_reset keeps, such as SHELL, TERM and SUDO_*). A non-zero
 // exit is an *ExitError. When ctx ends the command's process group gets
 // SIGTERM, then SIGKILL, the session is closed and Run returns ctx's cause.
 func (c *Conn) Run(ctx context.Context, cmd string, o RunOptions) error {
@@ -439,7 +443,9 @@ func (c *Conn) commandLine(cmd string, o RunOptions, token string) (string, erro
 	if !o.Script {
 		sh += " /bin/sh"
 	}
-	b.WriteString(`if [ -n "${BASH_VERSION-}" ]; then c='exec -c'; else c='exec /usr/bin/env -i'; fi; $c` + sh + ` "$HOME" "$USER" "$LOGNAME"`)
+	// The words go through "$@", not an unquoted variable: zsh does not
+	// split one into words, and a profile may have changed IFS.
+	b.WriteString(`if [ -n "${BASH_VERSION-}" ]; then set -- -c; else set -- /usr/bin/env -i; fi; exec "$@"` + sh + ` "$HOME" "$USER" "$LOGNAME"`)
 	return b.String(), nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -473,6 +474,49 @@ func TestSudoAndCleanEnvironment(t *testing.T) {
 	}
 }
 
+// TestLoginShells: a command runs alike, in the same clean environment,
+// and can be stopped, whatever the SSH user's login shell: bash (cleared
+// by exec -c), a POSIX sh, and zsh, which does not split an unquoted
+// variable into words.
+func TestLoginShells(t *testing.T) {
+	h := sshdtest.Start(t, sshdtest.Options{NonRoot: true})
+	o := remote.RunOptions{Env: map[string]string{"COOPR_X": "x y"}}
+	for _, shell := range []string{"/bin/bash", "/bin/sh", "/usr/bin/zsh"} {
+		t.Run(shell, func(t *testing.T) {
+			if _, err := os.Stat(shell); err != nil {
+				t.Fatalf("%s: %v (scripts/test-prereqs installs it)", shell, err)
+			}
+			if out, err := exec.Command("usermod", "-s", shell, h.User).CombinedOutput(); err != nil {
+				t.Fatalf("usermod: %v: %s", err, out)
+			}
+			// A new connection, so that the new login shell runs.
+			p := newPool(t, remote.Options{})
+			if got, want := output(t, p, h.Target(h.User), `env | cut -d= -f1 | sort | tr '\n' ' '; printf %s "$COOPR_X"`, o),
+				"COOPR_X HOME LOGNAME PATH PWD USER x y"; got != want {
+				t.Errorf("environment and COOPR_X %q, want %q", got, want)
+			}
+			marker := fmt.Sprintf("120.%d", time.Now().UnixNano()%1_000_000)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			started := remote.RunOptions{Stdout: func(s string) {
+				if s == "started" {
+					cancel()
+				}
+			}}
+			if err := p.Run(ctx, h.Target(h.User), "echo started; exec sleep "+marker, started); !errors.Is(err, context.Canceled) {
+				t.Fatalf("err %v, want cancelled", err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for exec.Command("pgrep", "-f", "sleep "+marker).Run() == nil {
+				if time.Now().After(deadline) {
+					t.Fatal("the command still runs")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
+
 func TestStdin(t *testing.T) {
 	t.Parallel()
 	h := sshdtest.Start(t, sshdtest.Options{})
@@ -747,7 +791,9 @@ exit 7
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		o := remote.RunOptions{Sudo: true, Script: true, Stdin: strings.NewReader("echo started\nsleep 120\n"),
+		// A marker of its own: other tests run sleep 120 too.
+		marker := fmt.Sprintf("120.%d", time.Now().UnixNano()%1_000_000)
+		o := remote.RunOptions{Sudo: true, Script: true, Stdin: strings.NewReader("echo started\nsleep " + marker + "\n"),
 			Stdout: func(s string) {
 				if s == "started" {
 					cancel()
@@ -761,7 +807,7 @@ exit 7
 			t.Fatalf("stopping took %s", d)
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for strings.TrimSpace(h.Exec(t, "pgrep -fc '^sleep 120$' || true")) != "0" {
+		for exec.Command("pgrep", "-f", "sleep "+marker).Run() == nil {
 			if time.Now().After(deadline) {
 				t.Fatal("the script's sleep still runs")
 			}

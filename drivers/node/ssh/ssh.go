@@ -419,16 +419,15 @@ fi
 
 // gatherFacts prints key=value lines that ParseFacts reads. It uses only
 // what a minimal image has: sh, /proc, /sys, uname, getconf; ip when there.
-// Files are read with the shell's read, not $(cat), and uname and getconf
-// run only where /proc and /sys do not tell: each program costs
-// milliseconds on a loaded host.
+// Files are read with the shell's read, not $(cat), and getconf runs only
+// where /sys does not tell: each program costs milliseconds on a loaded
+// host.
 const gatherFacts = `if [ -r /etc/os-release ]; then
   ( . /etc/os-release; printf 'os.id=%s\nos.version=%s\nos.name=%s\n' "${ID:-}" "${VERSION_ID:-}" "${PRETTY_NAME:-${NAME:-}}" )
 fi
-arch=
-read -r arch 2>/dev/null </proc/sys/kernel/arch || true
-[ -n "$arch" ] || arch=$(uname -m)
-printf 'arch=%s\n' "$arch"
+# uname, not /proc/sys/kernel/arch: a 32-bit container (setarch, LXC's
+# lxc.arch) runs under a personality only uname reports.
+printf 'arch=%s\n' "$(uname -m)"
 # The online CPUs, as getconf counts them, from their list (0-3,6,8-9).
 cpus=0
 if read -r online 2>/dev/null </sys/devices/system/cpu/online; then
