@@ -513,7 +513,8 @@ func (r *Resolver) finishResult(ctx context.Context, in model.FinishInput) error
 			if !ok {
 				return invalid("input.result.ipaddresses."+k, "must be a string")
 			}
-			res.IPAddresses[k] = s
+			// As a hostname: Postgres's jsonb holds no NUL.
+			res.IPAddresses[cleanOutput(k, 0)] = cleanOutput(s, 0)
 		}
 	}
 	if in.Result.Facts != nil {

@@ -449,6 +449,34 @@ func claimedOnceEach(t *testing.T, h *harness, job string, got map[string]int) i
 // CONFIRM's) share the batch's one statement and commit, and leave the
 // node as the transactional path would: name and addresses set, the
 // result's facts namespace present, the unreachable mark cleared.
+// TestFinishBatchIsolatesBadInput: a finish whose data Postgres refuses
+// (a NUL in an address, which jsonb cannot hold) fails alone; the other
+// finishes of its batch, other agents' and tenants' among them, complete.
+func TestFinishBatchIsolatesBadInput(t *testing.T) {
+	h := newHarness(t, fast)
+	nodes := independent(h.nodes(3))
+	h.submit(planner.StartServices, nodes, startOnly())
+	a, b, c := h.claim(), h.claim(), h.claim()
+	bad := `{"access_v4": "10.0.0.1\u0000"}`
+	outs, errs := h.engine().finishBatch(context.Background(), []finishIn{
+		{task: a.TaskID, attempt: a.Attempt, token: mustHex(a.ClaimToken)},
+		{task: b.TaskID, attempt: b.Attempt, token: mustHex(b.ClaimToken), addresses: &bad},
+		{task: c.TaskID, attempt: c.Attempt, token: mustHex(c.ClaimToken)},
+	})
+	waitSettled(outs)
+	if errs[0] != nil || errs[2] != nil {
+		t.Fatalf("the clean finishes failed with their batch-mate: %v, %v", errs[0], errs[2])
+	}
+	if errs[1] == nil || errors.Is(errs[1], ErrStaleClaim) {
+		t.Fatalf("the bad finish: %v, want Postgres's refusal", errs[1])
+	}
+	var states []string
+	must(t, h.db.Select(&states, `SELECT state FROM tasks WHERE id = ANY($1) ORDER BY id = $2`, pq.Array([]string{a.TaskID, b.TaskID, c.TaskID}), b.TaskID))
+	if !slices.Equal(states, []string{"COMPLETE", "COMPLETE", "IN_PROGRESS"}) {
+		t.Errorf("states %v, want the clean two COMPLETE and the bad one IN_PROGRESS", states)
+	}
+}
+
 func TestFinishBatchSetsAddresses(t *testing.T) {
 	h := newHarness(t, fast)
 	nodes := independent(h.nodes(2))

@@ -236,6 +236,18 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]finished, []
 	err := e.finishSessions.selectContext(ctx, &rows,
 		pq.Array(ids), pq.Array(attempts), pq.ByteaArray(tokens), pq.Array(msgs), pq.Array(outs), pq.Array(errTails),
 		pq.Array(hosts), pq.Array(ips), pq.Array(roleActions), pq.Array(roleNames))
+	if pe := (*pq.Error)(nil); err != nil && len(first) > 1 && errors.As(err, &pe) && pe.Code.Class() == "22" {
+		// One call's data that Postgres refuses (a NUL in an address, say)
+		// fails the whole statement, and with it the finishes of other
+		// agents and tenants that happened to share it: each is finished
+		// alone, so that only its own fails. Nothing was written.
+		for _, i := range first {
+			rj, re := e.finishBatch(ctx, []finishIn{in[i]})
+			jobs[i], errs[i] = rj[0], re[0]
+		}
+		e.finishAgain(ctx, in, again, jobs, errs)
+		return jobs, errs
+	}
 	if err == nil && len(rows) > 0 {
 		e.eventsCommitted()
 		e.roomFreed()
@@ -267,17 +279,24 @@ func (e *Engine) finishBatch(ctx context.Context, in []finishIn) ([]finished, []
 			errs[i] = ErrStaleClaim
 		}
 	}
-	if len(again) > 0 {
-		rest := make([]finishIn, len(again))
-		for k, i := range again {
-			rest[k] = in[i]
-		}
-		rj, re := e.finishBatch(ctx, rest)
-		for k, i := range again {
-			jobs[i], errs[i] = rj[k], re[k]
-		}
-	}
+	e.finishAgain(ctx, in, again, jobs, errs)
 	return jobs, errs
+}
+
+// finishAgain finishes the calls at again, repeats of a task earlier in
+// in, by a batch of their own.
+func (e *Engine) finishAgain(ctx context.Context, in []finishIn, again []int, jobs []finished, errs []error) {
+	if len(again) == 0 {
+		return
+	}
+	rest := make([]finishIn, len(again))
+	for k, i := range again {
+		rest[k] = in[i]
+	}
+	rj, re := e.finishBatch(ctx, rest)
+	for k, i := range again {
+		jobs[i], errs[i] = rj[k], re[k]
+	}
 }
 
 // finishSQL completes attempts, with their events, in one round trip, and
