@@ -70,8 +70,7 @@ type Service struct {
 	// are refused. Providers of other types are not checked.
 	Capacity map[string]drivers.NetworkCapacityFunc
 
-	claimMu       sync.Mutex
-	claimContexts map[string]claimContext // by cluster id
+	claimContexts contextCache
 }
 
 // New returns the control plane over a migrated store, an engine and the
@@ -111,22 +110,14 @@ func (s *Service) ClaimContext(ctx context.Context, clusterID, key string) (wire
 			return wire.Provider{}, nil, err
 		}
 	}
-	s.claimMu.Lock()
-	c, ok := s.claimContexts[clusterID]
-	s.claimMu.Unlock()
-	if ok && c.key == key {
+	if c, ok := s.claimContexts.get(clusterID, key); ok {
 		return c.provider, c.secrets, nil
 	}
 	provider, secrets, err := s.claimContext(ctx, clusterID)
 	if err != nil {
 		return provider, secrets, err
 	}
-	s.claimMu.Lock()
-	if s.claimContexts == nil || len(s.claimContexts) >= maxClaimContexts {
-		s.claimContexts = map[string]claimContext{} // forget rather than grow without bound
-	}
-	s.claimContexts[clusterID] = claimContext{key: key, provider: provider, secrets: secrets}
-	s.claimMu.Unlock()
+	s.claimContexts.put(clusterID, claimContext{key: key, provider: provider, secrets: secrets})
 	return provider, secrets, nil
 }
 
@@ -135,9 +126,61 @@ type claimContext struct {
 	key      string
 	provider wire.Provider
 	secrets  map[string]map[string]any
+	used     time.Time
 }
 
-const maxClaimContexts = 1000
+const (
+	maxClaimContexts = 1000
+	// claimContextTTL is how long a context no claim has used is kept. It
+	// holds decrypted secrets: a cluster deleted, or idle, does not leave
+	// them in the server's memory for long, and a cluster at work claims
+	// far more often.
+	claimContextTTL = 10 * time.Minute
+)
+
+// contextCache keeps claim contexts by cluster id.
+type contextCache struct {
+	mu  sync.Mutex
+	m   map[string]claimContext
+	now func() time.Time // time.Now; tests move it
+}
+
+func (cc *contextCache) clock() time.Time {
+	if cc.now != nil {
+		return cc.now()
+	}
+	return time.Now()
+}
+
+// get returns the cluster's context kept under key, unless it has gone
+// unused for claimContextTTL.
+func (cc *contextCache) get(cluster, key string) (claimContext, bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	c, ok := cc.m[cluster]
+	now := cc.clock()
+	if !ok || c.key != key || now.Sub(c.used) > claimContextTTL {
+		return claimContext{}, false
+	}
+	c.used = now
+	cc.m[cluster] = c
+	return c, true
+}
+
+// put keeps c as the cluster's context, first forgetting those unused for
+// claimContextTTL (and every one, rather than grow without bound, when
+// that leaves maxClaimContexts).
+func (cc *contextCache) put(cluster string, c claimContext) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	now := cc.clock()
+	c.used = now
+	maps.DeleteFunc(cc.m, func(_ string, k claimContext) bool { return now.Sub(k.used) > claimContextTTL })
+	if cc.m == nil || len(cc.m) >= maxClaimContexts {
+		cc.m = map[string]claimContext{}
+	}
+	cc.m[cluster] = c
+}
 
 func (s *Service) claimContext(ctx context.Context, clusterID string) (wire.Provider, map[string]map[string]any, error) {
 	var provider wire.Provider
