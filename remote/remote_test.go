@@ -341,7 +341,7 @@ func TestCancelStopsCommand(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A unique argument finds the process in the table.
-			marker := fmt.Sprintf("60.%d", time.Now().UnixNano()%1_000_000)
+			marker := sleepMarker(60)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			started := make(chan struct{})
@@ -360,13 +360,7 @@ func TestCancelStopsCommand(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Second {
 				t.Fatalf("returned after %v", d)
 			}
-			deadline := time.Now().Add(2 * time.Second)
-			for exec.Command("pgrep", "-f", "sleep "+marker).Run() == nil {
-				if time.Now().After(deadline) {
-					t.Fatalf("sleep %s still running 2s after cancel", marker)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			waitSleepGone(t, marker, 2*time.Second)
 			// The connection still serves.
 			if err := p.Run(ctxT(t, 10*time.Second), tc.tg, "true", remote.RunOptions{}); err != nil {
 				t.Fatal(err)
@@ -495,7 +489,7 @@ func TestLoginShells(t *testing.T) {
 				"COOPR_X HOME LOGNAME PATH PWD USER x y"; got != want {
 				t.Errorf("environment and COOPR_X %q, want %q", got, want)
 			}
-			marker := fmt.Sprintf("120.%d", time.Now().UnixNano()%1_000_000)
+			marker := sleepMarker(120)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			started := remote.RunOptions{Stdout: func(s string) {
@@ -506,13 +500,7 @@ func TestLoginShells(t *testing.T) {
 			if err := p.Run(ctx, h.Target(h.User), "echo started; exec sleep "+marker, started); !errors.Is(err, context.Canceled) {
 				t.Fatalf("err %v, want cancelled", err)
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for exec.Command("pgrep", "-f", "sleep "+marker).Run() == nil {
-				if time.Now().After(deadline) {
-					t.Fatal("the command still runs")
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			waitSleepGone(t, marker, 5*time.Second)
 		})
 	}
 }
@@ -792,7 +780,7 @@ exit 7
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		// A marker of its own: other tests run sleep 120 too.
-		marker := fmt.Sprintf("120.%d", time.Now().UnixNano()%1_000_000)
+		marker := sleepMarker(120)
 		o := remote.RunOptions{Sudo: true, Script: true, Stdin: strings.NewReader("echo started\nsleep " + marker + "\n"),
 			Stdout: func(s string) {
 				if s == "started" {
@@ -806,13 +794,7 @@ exit 7
 		if d := time.Since(began); d > 10*time.Second {
 			t.Fatalf("stopping took %s", d)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for exec.Command("pgrep", "-f", "sleep "+marker).Run() == nil {
-			if time.Now().After(deadline) {
-				t.Fatal("the script's sleep still runs")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitSleepGone(t, marker, 5*time.Second)
 	})
 	for _, tc := range []struct {
 		name string
@@ -827,5 +809,23 @@ exit 7
 				t.Fatal("accepted")
 			}
 		})
+	}
+}
+
+// sleepMarker is a duration for sleep, of about secs seconds, that no
+// other process's command line holds: pgrep finds the one sleep by it.
+func sleepMarker(secs int) string {
+	return fmt.Sprintf("%d.%d", secs, time.Now().UnixNano()%1_000_000)
+}
+
+// waitSleepGone fails t unless the sleep of marker has ended within d.
+func waitSleepGone(t *testing.T, marker string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for exec.Command("pgrep", "-f", "sleep "+marker).Run() == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("sleep %s still runs %s after the cancel", marker, d)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
