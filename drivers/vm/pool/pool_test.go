@@ -392,14 +392,10 @@ func TestConcurrentCreatesTakeDifferentHosts(t *testing.T) {
 	}
 }
 
-// The CREATEs of a cluster's nodes on one agent share their scans of the
-// pool: six nodes on six hosts cost a few scans of six probes, not a scan
-// each (thirty-six).
-func TestConcurrentCreatesShareScans(t *testing.T) {
-	t.Parallel()
-	const n = 6
-	f := newFixture(t, n, sshdtest.Options{})
-	d := newDriver(t, f.key.PEM)
+// createAll runs n nodes' CREATEs on d at once and checks that each
+// succeeded on a host of its own.
+func createAll(t *testing.T, f *fixture, d *driver, n int) {
+	t.Helper()
 	results := make([]drivers.Result, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -414,6 +410,17 @@ func TestConcurrentCreatesShareScans(t *testing.T) {
 	if len(ids) != n {
 		t.Fatalf("%d nodes got %d distinct hosts", n, len(ids))
 	}
+}
+
+// The CREATEs of a cluster's nodes on one agent share their scans of the
+// pool: six nodes on six hosts cost a few scans of six probes, not a scan
+// each (thirty-six).
+func TestConcurrentCreatesShareScans(t *testing.T) {
+	t.Parallel()
+	const n = 6
+	f := newFixture(t, n, sshdtest.Options{})
+	d := newDriver(t, f.key.PEM)
+	createAll(t, f, d, n)
 	if p := d.probes.Load(); p > 3*n {
 		t.Errorf("%d probes for %d CREATEs on %d hosts, want at most %d (three shared scans)", p, n, n, 3*n)
 	}
@@ -430,15 +437,7 @@ func TestConcurrentCreatesShareOneScan(t *testing.T) {
 	f := newFixture(t, n, sshdtest.Options{})
 	d := newDriver(t, f.key.PEM)
 	d.scanGather = time.Second
-	results := make([]drivers.Result, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { results[i], _ = run(t, d, f.task("CREATE", fmt.Sprintf("node-%d", i))) })
-	}
-	wg.Wait()
-	for _, r := range results {
-		mustSucceed(t, r)
-	}
+	createAll(t, f, d, n)
 	if p := d.probes.Load(); p != n {
 		t.Errorf("%d probes for %d CREATEs arriving together on %d hosts, want %d (one scan)", p, n, n, n)
 	}
@@ -454,20 +453,7 @@ func TestConcurrentCreatesTryDifferentHosts(t *testing.T) {
 	const n = 16
 	f := newFixture(t, n, sshdtest.Options{})
 	d := newDriver(t, f.key.PEM)
-	results := make([]drivers.Result, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { results[i], _ = run(t, d, f.task("CREATE", fmt.Sprintf("node-%d", i))) })
-	}
-	wg.Wait()
-	ids := map[string]bool{}
-	for _, r := range results {
-		mustSucceed(t, r)
-		ids[r.Facts["providerId"].(string)] = true
-	}
-	if len(ids) != n {
-		t.Fatalf("%d nodes got %d distinct hosts", n, len(ids))
-	}
+	createAll(t, f, d, n)
 	if a := d.acquires.Load(); a != n {
 		t.Errorf("%d lease acquisitions for %d CREATEs on %d free hosts, want %d", a, n, n, n)
 	}
