@@ -105,6 +105,14 @@ type Relay struct {
 	log     *slog.Logger
 	// Poll bounds how long an event can wait when a notification is lost.
 	Poll time.Duration
+	// Pace is the least time between the starts of two rounds when the
+	// first published events (DefaultPace when zero; negative: none).
+	// Under load every engine commit wakes the relay, and a round per wake
+	// cost a statement, a Redis round trip and their system calls for a
+	// few events each; paced, a round takes the events of every commit
+	// since the last. A lone event after a quiet spell goes at once; one
+	// right behind a busy round waits at most Pace.
+	Pace time.Duration
 	// LeaderTTL is the relaying leadership's lease (leader.DefaultTTL
 	// when zero).
 	LeaderTTL time.Duration
@@ -117,10 +125,10 @@ type Relay struct {
 	// this process just wrote was one more.
 	Local *Hub
 
-	// round is roundSQL prepared on the session Run relays on: a round
-	// runs at every wake, and planning it took Postgres longer than
-	// running it.
-	round *sqlx.Stmt
+	// round is roundSQL, and held heldSQL, prepared on the session Run
+	// relays on: a round runs at every wake, and planning it took Postgres
+	// longer than running it.
+	round, held *sql.Stmt
 
 	wakes   chan struct{} // Wake → RunWakes, to the relaying server
 	local   chan struct{} // Wake → Run, when this server relays
@@ -166,6 +174,9 @@ func (r *Relay) RunWakes(ctx context.Context) error {
 		}
 	}
 }
+
+// DefaultPace is the relay's Pace unless set.
+const DefaultPace = 4 * time.Millisecond
 
 // maxRelayFailures is how many rounds in a row may fail before Run gives
 // up and ends (its caller runs it again).
@@ -216,15 +227,25 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	if _, err := conn.ExecContext(ctx, `SET synchronous_commit = off`); err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
-	round, err := conn.PreparexContext(ctx, roundSQL)
+	round, err := conn.PrepareContext(ctx, roundSQL)
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
-	r.round = round
-	defer func() {
-		r.round = nil
+	held, err := conn.PrepareContext(ctx, `SELECT `+heldSQL)
+	if err != nil {
 		_ = round.Close()
+		return fmt.Errorf("events: %w", err)
+	}
+	r.round, r.held = round, held
+	defer func() {
+		r.round, r.held = nil, nil
+		_ = round.Close()
+		_ = held.Close()
 	}()
+	pace := r.Pace
+	if pace == 0 {
+		pace = DefaultPace
+	}
 	l := pq.NewListener(r.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("events: listener", "event", ev, "err", err)
@@ -261,7 +282,8 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	backoff := firstRetry
 	failures := 0
 	for {
-		next, held, err := r.relay(ctx, conn, unsaved)
+		start := time.Now()
+		next, held, n, err := r.relay(ctx, conn, unsaved)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -281,6 +303,18 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 			backoff = min(backoff*2, maxRetry)
 		} else {
 			backoff = firstRetry
+		}
+		if n > 0 && pace > 0 {
+			// Wakes meanwhile wait in their channels, to be taken together.
+			if d := time.Until(start.Add(pace)); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return nil
+				case <-t.C:
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -304,44 +338,87 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 // published, without waiting for the disk: losing it in a crash only
 // publishes some events twice, which subscribers drop. held says that
 // committed events wait behind a transaction still open.
-func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ *string, held bool, _ error) {
-	var rows []relayRow
+func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ *string, held bool, published int, _ error) {
+	var rows *sql.Rows
 	var err error
 	if r.round != nil {
-		err = r.round.SelectContext(ctx, &rows, unsaved)
+		rows, err = r.round.QueryContext(ctx, unsaved)
 	} else {
-		err = conn.SelectContext(ctx, &rows, roundSQL, unsaved)
+		rows, err = conn.QueryContext(ctx, roundSQL, unsaved)
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
-	if len(rows) == 0 {
+	var b relayBounds
+	evs, err := scanEvents(rows, &b, nil)
+	if err != nil {
+		return nil, false, 0, err
+	}
+	if len(evs) == 0 {
 		// Nothing ended with events since the watermark (saved now); it
 		// moves with the next events.
-		err := conn.GetContext(ctx, &held, `SELECT `+heldSQL)
-		return nil, held, err
+		if r.held != nil {
+			err = r.held.QueryRowContext(ctx).Scan(&held)
+		} else {
+			err = conn.QueryRowContext(ctx, `SELECT `+heldSQL).Scan(&held)
+		}
+		return nil, held, 0, err
 	}
-	from, to, held := rows[0].From, rows[0].To, rows[0].Held
 	for {
-		if err := r.publish(ctx, rows); err != nil {
-			return nil, held, err
+		if err := r.publish(ctx, evs); err != nil {
+			return nil, b.held, published, err
 		}
-		if len(rows) < relayPage {
+		published += len(evs)
+		if len(evs) < relayPage {
 			break
 		}
-		last := rows[len(rows)-1]
-		rows = rows[:0]
-		if err := conn.SelectContext(ctx, &rows, `SELECT id, tenant_id, cluster_id AS cluster_n, job_id AS job_n,
-				task_id AS task_n, kind, state, attempt AS attempt_n, message, created_at, txid::text AS txid
+		last := evs[len(evs)-1]
+		rows, err := conn.QueryContext(ctx, `SELECT id, tenant_id, cluster_id, job_id,
+				task_id, kind, state, attempt, message, created_at, txid::text AS txid
 			FROM events WHERE txid >= $1::xid8 AND txid < $2::xid8 AND (txid, id) > ($3::xid8, $4)
-			ORDER BY txid, id LIMIT `+strconv.Itoa(relayPage), from, to, last.Txid, last.Seq); err != nil {
-			return nil, held, err
+			ORDER BY txid, id LIMIT `+strconv.Itoa(relayPage), b.from, b.to, strconv.FormatUint(last.Txid, 10), last.Seq)
+		if err != nil {
+			return nil, b.held, published, err
 		}
-		if len(rows) == 0 {
+		if evs, err = scanEvents(rows, nil, nil); err != nil { // not reused: OnBatch may keep a batch
+			return nil, b.held, published, err
+		}
+		if len(evs) == 0 {
 			break
 		}
 	}
-	return &to, held, nil
+	return &b.to, b.held, published, nil
+}
+
+// relayBounds are the round's: the watermark it starts from, the one it
+// ends at, and whether events wait behind a transaction still open.
+type relayBounds struct {
+	from, to string
+	held     bool
+}
+
+// scanEvents reads rows of events, after the bounds when b is not nil (as
+// roundSQL gives them), appended to evs. Scanned by hand: sqlx's
+// reflection was a third of the relay's CPU.
+func scanEvents(rows *sql.Rows, b *relayBounds, evs []Event) ([]Event, error) {
+	defer rows.Close()
+	var cluster, job, task sql.NullString
+	var attempt sql.NullInt64
+	var txid []byte
+	for rows.Next() {
+		var ev Event
+		dest := []any{&ev.Seq, &ev.Tenant, &cluster, &job, &task, &ev.Kind, &ev.State, &attempt, &ev.Message, &ev.At, &txid}
+		if b != nil {
+			dest = append([]any{&b.from, &b.to, &b.held}, dest...)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return evs, err
+		}
+		ev.Cluster, ev.Job, ev.Task, ev.Attempt = cluster.String, job.String, task.String, int(attempt.Int64)
+		ev.Txid, _ = strconv.ParseUint(string(txid), 10, 64)
+		evs = append(evs, ev)
+	}
+	return evs, rows.Err()
 }
 
 // relayPage is the most events a round reads in one statement.
@@ -354,9 +431,8 @@ const roundSQL = `WITH saved AS (
 		w AS (SELECT COALESCE((SELECT watermark FROM saved), (SELECT watermark FROM event_relay)) AS lo,
 			pg_snapshot_xmin(pg_current_snapshot()) AS hi,
 			` + heldSQL + ` AS held)
-		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, w.held, e.id, e.tenant_id, e.cluster_id AS cluster_n,
-			e.job_id AS job_n, e.task_id AS task_n, e.kind, e.state, e.attempt AS attempt_n, e.message,
-			e.created_at, e.txid::text AS txid
+		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, w.held, e.id, e.tenant_id, e.cluster_id,
+			e.job_id, e.task_id, e.kind, e.state, e.attempt, e.message, e.created_at, e.txid::text AS txid
 		FROM w CROSS JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
 			ORDER BY txid, id LIMIT 5000) e`
 
@@ -369,39 +445,18 @@ const roundSQL = `WITH saved AS (
 // Postgres's time went mostly to it.
 const heldSQL = `coalesce((SELECT txid FROM events ORDER BY txid DESC LIMIT 1) >= pg_snapshot_xmin(pg_current_snapshot()), false)`
 
-// relayRow is an event as the relay reads it.
-type relayRow struct {
-	Event
-	From     string  `db:"from_xid"`
-	To       string  `db:"to_xid"`
-	Held     bool    `db:"held"`
-	Txid     string  `db:"txid"`
-	ClusterN *string `db:"cluster_n"`
-	JobN     *string `db:"job_n"`
-	TaskN    *string `db:"task_n"`
-	AttemptN *int    `db:"attempt_n"`
-}
-
-// publish adds rows to the stream in one round trip.
-func (r *Relay) publish(ctx context.Context, rows []relayRow) error {
-	batch := make([]Event, len(rows))
+// publish adds batch to the stream in one round trip.
+func (r *Relay) publish(ctx context.Context, batch []Event) error {
 	// MULTI: the entry before the first added is known for sure, for the
 	// local hub (see Hub.relayed).
 	pipe := r.rdb.TxPipeline()
 	before := pipe.XRevRangeN(ctx, r.channel, "+", "-", 1)
-	for i, row := range rows {
-		ev := row.Event
-		ev.Cluster, ev.Job, ev.Task = deref(row.ClusterN), deref(row.JobN), deref(row.TaskN)
-		ev.Txid, _ = strconv.ParseUint(row.Txid, 10, 64)
-		if row.AttemptN != nil {
-			ev.Attempt = *row.AttemptN
-		}
+	for _, ev := range batch {
 		b, err := json.Marshal(ev)
 		if err != nil {
 			return err
 		}
 		pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"e", b}})
-		batch[i] = ev
 	}
 	cmds, err := pipe.Exec(ctx)
 	if err != nil {
@@ -422,11 +477,4 @@ func (r *Relay) publish(ctx context.Context, rows []relayRow) error {
 		r.OnBatch(batch)
 	}
 	return nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -50,7 +50,7 @@ func (f *relayFixture) publish(t *testing.T, ctx context.Context) {
 // round runs one relay round as Run does, carrying the unsaved watermark
 // to the next.
 func (f *relayFixture) round(ctx context.Context) error {
-	next, _, err := f.relay.relay(ctx, f.conn, f.unsaved)
+	next, _, _, err := f.relay.relay(ctx, f.conn, f.unsaved)
 	if err == nil {
 		f.unsaved = next
 	}
@@ -461,5 +461,135 @@ func TestRelayRoundCostIndependentOfEvents(t *testing.T) {
 				t.Errorf("a relay round with 50,000 events behind the watermark read %d pages, want at most 50:\n%s", pages, plan)
 			}
 		})
+	}
+}
+
+// Under load every engine commit wakes the relay; paced, a round that
+// published is followed by the next no sooner than Pace after it began,
+// so that one round takes the events of many commits. A lone event after
+// a quiet spell goes at once, and one right behind a busy round waits no
+// longer than Pace.
+func TestRelayPacesBusyRounds(t *testing.T) {
+	dsn, _ := storetest.NewDSN(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ten, err := st.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, prefix := queuetest.New(t)
+	r := NewRelay(st.DB(), dsn, rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.Poll = time.Hour
+	// Long enough to tell apart from a loaded machine's round times.
+	const pace = 150 * time.Millisecond
+	r.Pace = pace
+	type batch struct {
+		at   time.Time
+		msgs []string
+	}
+	batches := make(chan batch, 1000)
+	r.OnBatch = func(evs []Event) {
+		b := batch{at: time.Now()}
+		for _, ev := range evs {
+			b.msgs = append(b.msgs, ev.Message)
+		}
+		batches <- b
+	}
+	if _, err := st.DB().Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	quiet, err := st.DB().Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close()
+	if _, err := quiet.ExecContext(ctx, `SET coopr.quiet_events = on`); err != nil {
+		t.Fatal(err)
+	}
+	commit := func(msg string) time.Time {
+		t.Helper()
+		if _, err := quiet.ExecContext(ctx, `INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`, ten.ID, msg); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now()
+		r.Wake()
+		return at
+	}
+	// wait returns the batch that brings msg (the last of those sent)
+	// and how many batches came up to it.
+	wait := func(msg string) (batch, int) {
+		t.Helper()
+		n := 0
+		for timeout := time.After(15 * time.Second); ; {
+			select {
+			case b := <-batches:
+				n++
+				if b.msgs[len(b.msgs)-1] == msg {
+					return b, n
+				}
+			case <-timeout:
+				t.Fatalf("%q not relayed", msg)
+			}
+		}
+	}
+	// The relay leads and listens once a wake brings an event. Other
+	// tests' transactions may hold events back (the relay then retries
+	// 10-250 ms later): each timing is tried again until it holds.
+	commit("first")
+	wait("first")
+	var lone time.Duration
+	for try := 0; try < 10; try++ {
+		time.Sleep(2 * pace) // quiet
+		msg := fmt.Sprintf("lone %d", try)
+		at := commit(msg)
+		b, _ := wait(msg)
+		if lone = b.at.Sub(at); lone < pace/2 {
+			break
+		}
+	}
+	if lone >= pace/2 {
+		t.Fatalf("a lone event after a quiet spell took %v to relay, want well under the pace, %v", lone, pace)
+	}
+	// A burst of commits, each waking the relay: a round per pace, not
+	// per wake.
+	time.Sleep(2 * pace)
+	start := time.Now()
+	const commits = 60
+	for i := range commits {
+		commit(fmt.Sprintf("burst %d", i))
+		time.Sleep(5 * time.Millisecond)
+	}
+	last, rounds := wait(fmt.Sprintf("burst %d", commits-1))
+	elapsed := last.at.Sub(start)
+	if most := int(elapsed/pace) + 2; rounds > most {
+		t.Errorf("%d commits in %v took %d rounds, want at most %d at one per %v", commits, elapsed, rounds, most, pace)
+	}
+	// Right behind a busy round, an event waits for the pace, no longer.
+	var behind time.Duration
+	for try := 0; try < 10; try++ {
+		time.Sleep(2 * pace)
+		busy := fmt.Sprintf("busy %d", try)
+		commit(busy)
+		wait(busy)
+		msg := fmt.Sprintf("behind %d", try)
+		at := commit(msg)
+		b, _ := wait(msg)
+		if behind = b.at.Sub(at); behind < pace+pace/2 {
+			break
+		}
+	}
+	if behind >= pace+pace/2 {
+		t.Errorf("an event right behind a busy round took %v to relay, want at most about the pace, %v", behind, pace)
 	}
 }
