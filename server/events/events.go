@@ -85,11 +85,31 @@ func (sn Snapshot) Saw(ev Event) bool {
 // Channel names the Redis keys events travel on: a capped stream of
 // events (a stream, not pub/sub, so that a hub that reconnects picks up
 // where it stopped), and pub/sub channels for task output and agents.
+// An entry of the stream holds the events a relay round published
+// together, in order, as a JSON array under "b" (an entry per event, under
+// "e", was one XADD and one entry for readers to parse per event: most of
+// the relay's share of Redis and of the stream readers' CPU).
 func Channel(prefix string) string { return prefix + ":events" }
 
-// streamCap bounds the event stream; a hub further behind than this has
-// lost events and says so.
-const streamCap = 100_000
+// streamCap bounds the event stream, in entries (each of one event or
+// more); a hub further behind than this has lost events and says so.
+const streamCap = 10_000
+
+// entryEvents decodes a stream entry's events: a round's under "b", or
+// one under "e" as relays wrote them before.
+func entryEvents(values map[string]any) ([]Event, error) {
+	if raw, ok := values["b"].(string); ok {
+		var evs []Event
+		err := json.Unmarshal([]byte(raw), &evs)
+		return evs, err
+	}
+	raw, _ := values["e"].(string)
+	var ev Event
+	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+		return nil, err
+	}
+	return []Event{ev}, nil
+}
 
 // Relay copies committed events to Redis. Every server runs one; an
 // advisory lock lets one relay at a time, and another takes over within a
@@ -445,21 +465,18 @@ const roundSQL = `WITH saved AS (
 // Postgres's time went mostly to it.
 const heldSQL = `coalesce((SELECT txid FROM events ORDER BY txid DESC LIMIT 1) >= pg_snapshot_xmin(pg_current_snapshot()), false)`
 
-// publish adds batch to the stream in one round trip.
+// publish adds batch to the stream, as one entry, in one round trip.
 func (r *Relay) publish(ctx context.Context, batch []Event) error {
-	// MULTI: the entry before the first added is known for sure, for the
+	b, err := json.Marshal(batch)
+	if err != nil {
+		return err
+	}
+	// MULTI: the entry before the one added is known for sure, for the
 	// local hub (see Hub.relayed).
 	pipe := r.rdb.TxPipeline()
 	before := pipe.XRevRangeN(ctx, r.channel, "+", "-", 1)
-	for _, ev := range batch {
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"e", b}})
-	}
-	cmds, err := pipe.Exec(ctx)
-	if err != nil {
+	add := pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"b", b}})
+	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	if r.Local != nil {
@@ -467,11 +484,7 @@ func (r *Relay) publish(ctx context.Context, batch []Event) error {
 		if msgs := before.Val(); len(msgs) > 0 {
 			prev = msgs[0].ID
 		}
-		ids := make([]string, 0, len(batch))
-		for _, c := range cmds[1:] {
-			ids = append(ids, c.(*redis.StringCmd).Val())
-		}
-		r.Local.relayed(prev, ids, batch)
+		r.Local.relayed(prev, add.Val(), batch)
 	}
 	if r.OnBatch != nil {
 		r.OnBatch(batch)

@@ -57,6 +57,16 @@ func (f *relayFixture) round(ctx context.Context) error {
 	return err
 }
 
+// entryOf decodes a stream entry's events.
+func entryOf(t *testing.T, m redis.XMessage) []Event {
+	t.Helper()
+	evs, err := entryEvents(m.Values)
+	if err != nil {
+		t.Fatalf("entry %s: %v", m.ID, err)
+	}
+	return evs
+}
+
 func newRelayFixture(t *testing.T) relayFixture {
 	t.Helper()
 	st := storetest.New(t)
@@ -108,11 +118,9 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 		}
 		for _, m := range res[0].Messages {
 			read = m.ID
-			var ev Event
-			if err := json.Unmarshal([]byte(m.Values["e"].(string)), &ev); err != nil {
-				t.Fatal(err)
+			for _, ev := range entryOf(t, m) {
+				out = append(out, ev.Message)
 			}
-			out = append(out, ev.Message)
 		}
 		return out
 	}
@@ -191,14 +199,19 @@ func TestRelayPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(msgs) != n {
-		t.Fatalf("relayed %d events, want %d", len(msgs), n)
+	// A page in one entry: an XADD each was most of the relay's cost in
+	// Redis, and parsing an entry each the stream readers'.
+	if pages := (n + relayPage - 1) / relayPage; len(msgs) != pages {
+		t.Errorf("relayed %d events in %d stream entries, want %d (one a page)", n, len(msgs), pages)
 	}
-	for i, m := range msgs {
-		var ev Event
-		if err := json.Unmarshal([]byte(m.Values["e"].(string)), &ev); err != nil {
-			t.Fatal(err)
-		}
+	var evs []Event
+	for _, m := range msgs {
+		evs = append(evs, entryOf(t, m)...)
+	}
+	if len(evs) != n {
+		t.Fatalf("relayed %d events, want %d", len(evs), n)
+	}
+	for i, ev := range evs {
 		if want := fmt.Sprint(i + 1); ev.Message != want {
 			t.Fatalf("event %d is %q, want %q", i, ev.Message, want)
 		}
@@ -255,8 +268,10 @@ func TestRelayWakes(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range msgs {
-				if strings.Contains(m.Values["e"].(string), `"message":"`+msg+`"`) {
-					return true
+				for _, ev := range entryOf(t, m) {
+					if ev.Message == msg {
+						return true
+					}
 				}
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -391,7 +406,7 @@ func TestHubTakesRelayedEventsOnce(t *testing.T) {
 	// Entries the hub has not read yet sit between its last and a relayed
 	// batch: the batch waits for the stream reader, which takes all in
 	// order (dispatching it first would lose them).
-	hub.relayed("1-0", []string{"9999999999999-0"}, []Event{{Message: "e"}})
+	hub.relayed("1-0", "9999999999999-0", []Event{{Message: "e"}})
 	if len(sub.C) != 0 {
 		t.Fatal("a batch was dispatched ahead of entries the hub had not read")
 	}
@@ -591,5 +606,44 @@ func TestRelayPacesBusyRounds(t *testing.T) {
 	}
 	if behind >= pace+pace/2 {
 		t.Errorf("an event right behind a busy round took %v to relay, want at most about the pace, %v", behind, pace)
+	}
+}
+
+// A hub reads both kinds of stream entry in the stream's order: a round's
+// events together (as relays write them) and one event alone (as they
+// wrote them before, still in the stream after an upgrade).
+func TestHubReadsBothEntryKinds(t *testing.T) {
+	rdb, prefix := queuetest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := NewHub(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hub.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-hub.Ready()
+	sub := hub.SubscribeAll(100)
+	add := func(field string, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: Channel(prefix), Values: []any{field, b}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("e", Event{Kind: "cluster", State: "ACTIVE", Message: "a"})
+	add("b", []Event{{Kind: "task", State: "QUEUED", Message: "b"}, {Kind: "task", State: "COMPLETE", Attempt: 2, Message: "c"}})
+	add("e", Event{Kind: "job", State: "COMPLETE", Message: "d"})
+	var got []string
+	for timeout := time.After(5 * time.Second); len(got) < 4; {
+		select {
+		case ev := <-sub.C:
+			got = append(got, fmt.Sprintf("%s:%s:%d", ev.Message, ev.State, ev.Attempt))
+		case <-timeout:
+			t.Fatalf("got %v, want 4 events", got)
+		}
+	}
+	if g, want := strings.Join(got, " "), "a:ACTIVE:0 b:QUEUED:0 c:COMPLETE:2 d:COMPLETE:0"; g != want {
+		t.Fatalf("got %s, want %s", g, want)
 	}
 }
