@@ -145,10 +145,10 @@ type Relay struct {
 	// this process just wrote was one more.
 	Local *Hub
 
-	// round is roundSQL, and held heldSQL, prepared on the session Run
-	// relays on: a round runs at every wake, and planning it took Postgres
-	// longer than running it.
-	round, held *sql.Stmt
+	// round is roundSQL prepared on the session Run relays on: a round
+	// runs at every wake, and planning it took Postgres longer than
+	// running it.
+	round *sql.Stmt
 
 	wakes   chan struct{} // Wake → RunWakes, to the relaying server
 	local   chan struct{} // Wake → Run, when this server relays
@@ -251,16 +251,10 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
-	held, err := conn.PrepareContext(ctx, `SELECT `+heldSQL)
-	if err != nil {
-		_ = round.Close()
-		return fmt.Errorf("events: %w", err)
-	}
-	r.round, r.held = round, held
+	r.round = round
 	defer func() {
-		r.round, r.held = nil, nil
+		r.round = nil
 		_ = round.Close()
-		_ = held.Close()
 	}()
 	pace := r.Pace
 	if pace == 0 {
@@ -357,7 +351,8 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 // publishes them. The watermark is saved after what it covers was
 // published, without waiting for the disk: losing it in a crash only
 // publishes some events twice, which subscribers drop. held says that
-// committed events wait behind a transaction still open.
+// committed events wait behind a transaction still open; published counts
+// the events published.
 func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ *string, held bool, published int, _ error) {
 	var rows *sql.Rows
 	var err error
@@ -377,12 +372,7 @@ func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ 
 	if len(evs) == 0 {
 		// Nothing ended with events since the watermark (saved now); it
 		// moves with the next events.
-		if r.held != nil {
-			err = r.held.QueryRowContext(ctx).Scan(&held)
-		} else {
-			err = conn.QueryRowContext(ctx, `SELECT `+heldSQL).Scan(&held)
-		}
-		return nil, held, 0, err
+		return nil, b.held, 0, nil
 	}
 	for {
 		if err := r.publish(ctx, evs); err != nil {
@@ -418,34 +408,54 @@ type relayBounds struct {
 }
 
 // scanEvents reads rows of events, after the bounds when b is not nil (as
-// roundSQL gives them), appended to evs. Scanned by hand: sqlx's
-// reflection was a third of the relay's CPU.
+// roundSQL gives them: a row of bounds alone when there are no events),
+// appended to evs. Scanned by hand: sqlx's reflection was a third of the
+// relay's CPU.
 func scanEvents(rows *sql.Rows, b *relayBounds, evs []Event) ([]Event, error) {
 	defer rows.Close()
-	var cluster, job, task sql.NullString
-	var attempt sql.NullInt64
-	var txid []byte
+	var (
+		seq, attempt                                     sql.NullInt64
+		tenant, cluster, job, task, kind, state, message sql.NullString
+		at                                               sql.NullTime
+		txid, from, to                                   sql.RawBytes
+		held                                             bool
+	)
+	dest := []any{&seq, &tenant, &cluster, &job, &task, &kind, &state, &attempt, &message, &at, &txid}
+	if b != nil {
+		dest = append([]any{&from, &to, &held}, dest...)
+	}
+	first := true
 	for rows.Next() {
-		var ev Event
-		dest := []any{&ev.Seq, &ev.Tenant, &cluster, &job, &task, &ev.Kind, &ev.State, &attempt, &ev.Message, &ev.At, &txid}
-		if b != nil {
-			dest = append([]any{&b.from, &b.to, &b.held}, dest...)
-		}
 		if err := rows.Scan(dest...); err != nil {
 			return evs, err
 		}
-		ev.Cluster, ev.Job, ev.Task, ev.Attempt = cluster.String, job.String, task.String, int(attempt.Int64)
+		if b != nil && first {
+			b.from, b.to, b.held = string(from), string(to), held
+		}
+		first = false
+		if !seq.Valid {
+			continue // the bounds alone
+		}
+		ev := Event{Seq: seq.Int64, Tenant: tenant.String, Cluster: cluster.String, Job: job.String, Task: task.String,
+			Kind: kind.String, State: state.String, Attempt: int(attempt.Int64), Message: message.String, At: at.Time}
 		ev.Txid, _ = strconv.ParseUint(string(txid), 10, 64)
 		evs = append(evs, ev)
 	}
-	return evs, rows.Err()
+	if err := rows.Err(); err != nil {
+		return evs, err
+	}
+	if b != nil && first {
+		return evs, errors.New("round: no bounds")
+	}
+	return evs, nil
 }
 
 // relayPage is the most events a round reads in one statement.
 const relayPage = 5000 // as in roundSQL
 
 // roundSQL saves the last round's watermark ($1, or NULL) and reads the
-// bounds with the first page of events.
+// bounds with the first page of events, or alone when there are none (an
+// empty round was a second statement for held).
 const roundSQL = `WITH saved AS (
 			UPDATE event_relay SET watermark = $1::xid8 WHERE $1::xid8 IS NOT NULL RETURNING watermark),
 		w AS (SELECT COALESCE((SELECT watermark FROM saved), (SELECT watermark FROM event_relay)) AS lo,
@@ -453,8 +463,8 @@ const roundSQL = `WITH saved AS (
 			` + heldSQL + ` AS held)
 		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, w.held, e.id, e.tenant_id, e.cluster_id,
 			e.job_id, e.task_id, e.kind, e.state, e.attempt, e.message, e.created_at, e.txid::text AS txid
-		FROM w CROSS JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
-			ORDER BY txid, id LIMIT 5000) e`
+		FROM w LEFT JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
+			ORDER BY txid, id LIMIT 5000) e ON true`
 
 // heldSQL tells whether events wait behind a transaction still open: some
 // event's transaction is at or above the snapshot's xmin. It reads the
@@ -473,6 +483,10 @@ func (r *Relay) publish(ctx context.Context, batch []Event) error {
 	}
 	// MULTI: the entry before the one added is known for sure, for the
 	// local hub (see Hub.relayed).
+	if r.Local != nil {
+		r.Local.publishing.Lock()
+		defer r.Local.publishing.Unlock()
+	}
 	pipe := r.rdb.TxPipeline()
 	before := pipe.XRevRangeN(ctx, r.channel, "+", "-", 1)
 	add := pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"b", b}})

@@ -647,3 +647,67 @@ func TestHubReadsBothEntryKinds(t *testing.T) {
 		t.Fatalf("got %s, want %s", g, want)
 	}
 }
+
+// On the relaying server, the stream reader leaves the entries the relay
+// hands over to it rather than decode them too: its XREAD was often woken
+// by an entry before the relay's round trip returned with its id.
+func TestHubLeavesRelayedEntriesToTheRelay(t *testing.T) {
+	f := newRelayFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := NewHub(f.rdb, f.prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hub.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-hub.Ready()
+	sub := hub.SubscribeAll(1000)
+	f.relay.Local = hub
+	const rounds = 40
+	for i := range rounds {
+		if _, err := f.db.Exec(`INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`, f.tenant, fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			next, _, n, err := f.relay.relay(ctx, f.conn, f.unsaved)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next != nil {
+				f.unsaved = next
+			}
+			if n > 0 {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatal("the relay published nothing for 10s")
+			}
+		}
+	}
+	// The reader has seen them all once another server's entry comes
+	// through it.
+	elsewhere := relayFixture{db: f.db, conn: f.conn, relay: NewRelay(f.db, "", f.rdb, f.prefix, f.relay.log), unsaved: f.unsaved}
+	if _, err := f.db.Exec(`INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', 'elsewhere')`, f.tenant); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere.publish(t, ctx)
+	var got []string
+	for timeout := time.After(5 * time.Second); len(got) < rounds+1; {
+		select {
+		case ev := <-sub.C:
+			got = append(got, ev.Message)
+		case <-timeout:
+			t.Fatalf("got %d events, want %d", len(got), rounds+1)
+		}
+	}
+	for i, m := range got[:rounds] {
+		if m != fmt.Sprint(i) {
+			t.Fatalf("got %v, want 0 to %d in order, then elsewhere", got, rounds-1)
+		}
+	}
+	if got[rounds] != "elsewhere" {
+		t.Fatalf("last %q, want elsewhere", got[rounds])
+	}
+	if n := hub.decoded.Load(); n != 1 {
+		t.Errorf("the stream reader decoded %d entries, want 1 (another server's): the relay hands over its own", n)
+	}
+}

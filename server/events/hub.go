@@ -34,6 +34,15 @@ type Hub struct {
 
 	readyOnce sync.Once
 
+	// publishing is held by this server's relay while it adds a round to
+	// the stream and hands it over (relayed). The stream reader, finding
+	// an entry not dispatched yet, waits for it: the entry was most often
+	// the relay's, which the reader's XREAD had been woken by first, and
+	// decoding it was wasted.
+	publishing sync.Mutex
+	// decoded counts the entries the stream reader decoded (tests).
+	decoded atomic.Int64
+
 	mu        sync.RWMutex
 	byCluster map[string]map[*Sub]struct{}
 	byJob     map[string]map[*Sub]struct{}
@@ -182,6 +191,13 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 				if h.dispatched(sid) {
 					continue // the relay handed it over already: not decoded twice
 				}
+				h.publishing.Lock()
+				//lint:ignore SA2001 waits for the relay's handover
+				h.publishing.Unlock()
+				if h.dispatched(sid) {
+					continue
+				}
+				h.decoded.Add(1)
 				evs, err := entryEvents(m.Values)
 				if err != nil {
 					h.log.Warn("events: bad entry", "id", m.ID, "err", err)
