@@ -477,10 +477,7 @@ const heldSQL = `coalesce((SELECT txid FROM events ORDER BY txid DESC LIMIT 1) >
 
 // publish adds batch to the stream, as one entry, in one round trip.
 func (r *Relay) publish(ctx context.Context, batch []Event) error {
-	b, err := json.Marshal(batch)
-	if err != nil {
-		return err
-	}
+	b := appendEvents(make([]byte, 0, 256*len(batch)), batch)
 	// MULTI: the entry before the one added is known for sure, for the
 	// local hub (see Hub.relayed).
 	if r.Local != nil {
