@@ -85,11 +85,31 @@ func (sn Snapshot) Saw(ev Event) bool {
 // Channel names the Redis keys events travel on: a capped stream of
 // events (a stream, not pub/sub, so that a hub that reconnects picks up
 // where it stopped), and pub/sub channels for task output and agents.
+// An entry of the stream holds the events a relay round published
+// together, in order, as a JSON array under "b" (an entry per event, under
+// "e", was one XADD and one entry for readers to parse per event: most of
+// the relay's share of Redis and of the stream readers' CPU).
 func Channel(prefix string) string { return prefix + ":events" }
 
-// streamCap bounds the event stream; a hub further behind than this has
-// lost events and says so.
-const streamCap = 100_000
+// streamCap bounds the event stream, in entries (each of one event or
+// more); a hub further behind than this has lost events and says so.
+const streamCap = 10_000
+
+// entryEvents decodes a stream entry's events: a round's under "b", or
+// one under "e" as relays wrote them before.
+func entryEvents(values map[string]any) ([]Event, error) {
+	if raw, ok := values["b"].(string); ok {
+		var evs []Event
+		err := json.Unmarshal([]byte(raw), &evs)
+		return evs, err
+	}
+	raw, _ := values["e"].(string)
+	var ev Event
+	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+		return nil, err
+	}
+	return []Event{ev}, nil
+}
 
 // Relay copies committed events to Redis. Every server runs one; an
 // advisory lock lets one relay at a time, and another takes over within a
@@ -105,6 +125,14 @@ type Relay struct {
 	log     *slog.Logger
 	// Poll bounds how long an event can wait when a notification is lost.
 	Poll time.Duration
+	// Pace is the least time between the starts of two rounds when the
+	// first published events (DefaultPace when zero; negative: none).
+	// Under load every engine commit wakes the relay, and a round per wake
+	// cost a statement, a Redis round trip and their system calls for a
+	// few events each; paced, a round takes the events of every commit
+	// since the last. A lone event after a quiet spell goes at once; one
+	// right behind a busy round waits at most Pace.
+	Pace time.Duration
 	// LeaderTTL is the relaying leadership's lease (leader.DefaultTTL
 	// when zero).
 	LeaderTTL time.Duration
@@ -120,7 +148,7 @@ type Relay struct {
 	// round is roundSQL prepared on the session Run relays on: a round
 	// runs at every wake, and planning it took Postgres longer than
 	// running it.
-	round *sqlx.Stmt
+	round *sql.Stmt
 
 	wakes   chan struct{} // Wake → RunWakes, to the relaying server
 	local   chan struct{} // Wake → Run, when this server relays
@@ -166,6 +194,9 @@ func (r *Relay) RunWakes(ctx context.Context) error {
 		}
 	}
 }
+
+// DefaultPace is the relay's Pace unless set.
+const DefaultPace = 4 * time.Millisecond
 
 // maxRelayFailures is how many rounds in a row may fail before Run gives
 // up and ends (its caller runs it again).
@@ -216,7 +247,7 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	if _, err := conn.ExecContext(ctx, `SET synchronous_commit = off`); err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
-	round, err := conn.PreparexContext(ctx, roundSQL)
+	round, err := conn.PrepareContext(ctx, roundSQL)
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
@@ -225,6 +256,10 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 		r.round = nil
 		_ = round.Close()
 	}()
+	pace := r.Pace
+	if pace == 0 {
+		pace = DefaultPace
+	}
 	l := pq.NewListener(r.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("events: listener", "event", ev, "err", err)
@@ -261,7 +296,8 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	backoff := firstRetry
 	failures := 0
 	for {
-		next, held, err := r.relay(ctx, conn, unsaved)
+		start := time.Now()
+		next, held, n, err := r.relay(ctx, conn, unsaved)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -281,6 +317,18 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 			backoff = min(backoff*2, maxRetry)
 		} else {
 			backoff = firstRetry
+		}
+		if n > 0 && pace > 0 {
+			// Wakes meanwhile wait in their channels, to be taken together.
+			if d := time.Until(start.Add(pace)); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return nil
+				case <-t.C:
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -303,62 +351,120 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 // publishes them. The watermark is saved after what it covers was
 // published, without waiting for the disk: losing it in a crash only
 // publishes some events twice, which subscribers drop. held says that
-// committed events wait behind a transaction still open.
-func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ *string, held bool, _ error) {
-	var rows []relayRow
+// committed events wait behind a transaction still open; published counts
+// the events published.
+func (r *Relay) relay(ctx context.Context, conn *sqlx.Conn, unsaved *string) (_ *string, held bool, published int, _ error) {
+	var rows *sql.Rows
 	var err error
 	if r.round != nil {
-		err = r.round.SelectContext(ctx, &rows, unsaved)
+		rows, err = r.round.QueryContext(ctx, unsaved)
 	} else {
-		err = conn.SelectContext(ctx, &rows, roundSQL, unsaved)
+		rows, err = conn.QueryContext(ctx, roundSQL, unsaved)
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
-	if len(rows) == 0 {
+	var b relayBounds
+	evs, err := scanEvents(rows, &b, nil)
+	if err != nil {
+		return nil, false, 0, err
+	}
+	if len(evs) == 0 {
 		// Nothing ended with events since the watermark (saved now); it
 		// moves with the next events.
-		err := conn.GetContext(ctx, &held, `SELECT `+heldSQL)
-		return nil, held, err
+		return nil, b.held, 0, nil
 	}
-	from, to, held := rows[0].From, rows[0].To, rows[0].Held
 	for {
-		if err := r.publish(ctx, rows); err != nil {
-			return nil, held, err
+		if err := r.publish(ctx, evs); err != nil {
+			return nil, b.held, published, err
 		}
-		if len(rows) < relayPage {
+		published += len(evs)
+		if len(evs) < relayPage {
 			break
 		}
-		last := rows[len(rows)-1]
-		rows = rows[:0]
-		if err := conn.SelectContext(ctx, &rows, `SELECT id, tenant_id, cluster_id AS cluster_n, job_id AS job_n,
-				task_id AS task_n, kind, state, attempt AS attempt_n, message, created_at, txid::text AS txid
+		last := evs[len(evs)-1]
+		rows, err := conn.QueryContext(ctx, `SELECT id, tenant_id, cluster_id, job_id,
+				task_id, kind, state, attempt, message, created_at, txid::text AS txid
 			FROM events WHERE txid >= $1::xid8 AND txid < $2::xid8 AND (txid, id) > ($3::xid8, $4)
-			ORDER BY txid, id LIMIT `+strconv.Itoa(relayPage), from, to, last.Txid, last.Seq); err != nil {
-			return nil, held, err
+			ORDER BY txid, id LIMIT `+strconv.Itoa(relayPage), b.from, b.to, strconv.FormatUint(last.Txid, 10), last.Seq)
+		if err != nil {
+			return nil, b.held, published, err
 		}
-		if len(rows) == 0 {
+		if evs, err = scanEvents(rows, nil, nil); err != nil { // not reused: OnBatch may keep a batch
+			return nil, b.held, published, err
+		}
+		if len(evs) == 0 {
 			break
 		}
 	}
-	return &to, held, nil
+	return &b.to, b.held, published, nil
+}
+
+// relayBounds are the round's: the watermark it starts from, the one it
+// ends at, and whether events wait behind a transaction still open.
+type relayBounds struct {
+	from, to string
+	held     bool
+}
+
+// scanEvents reads rows of events, after the bounds when b is not nil (as
+// roundSQL gives them: a row of bounds alone when there are no events),
+// appended to evs. Scanned by hand: sqlx's reflection was a third of the
+// relay's CPU.
+func scanEvents(rows *sql.Rows, b *relayBounds, evs []Event) ([]Event, error) {
+	defer rows.Close()
+	var (
+		seq, attempt                                     sql.NullInt64
+		tenant, cluster, job, task, kind, state, message sql.NullString
+		at                                               sql.NullTime
+		txid, from, to                                   sql.RawBytes
+		held                                             bool
+	)
+	dest := []any{&seq, &tenant, &cluster, &job, &task, &kind, &state, &attempt, &message, &at, &txid}
+	if b != nil {
+		dest = append([]any{&from, &to, &held}, dest...)
+	}
+	first := true
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return evs, err
+		}
+		if b != nil && first {
+			b.from, b.to, b.held = string(from), string(to), held
+		}
+		first = false
+		if !seq.Valid {
+			continue // the bounds alone
+		}
+		ev := Event{Seq: seq.Int64, Tenant: tenant.String, Cluster: cluster.String, Job: job.String, Task: task.String,
+			Kind: kind.String, State: state.String, Attempt: int(attempt.Int64), Message: message.String, At: at.Time}
+		ev.Txid, _ = strconv.ParseUint(string(txid), 10, 64)
+		evs = append(evs, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return evs, err
+	}
+	if b != nil && first {
+		return evs, errors.New("round: no bounds")
+	}
+	return evs, nil
 }
 
 // relayPage is the most events a round reads in one statement.
 const relayPage = 5000 // as in roundSQL
 
 // roundSQL saves the last round's watermark ($1, or NULL) and reads the
-// bounds with the first page of events.
+// bounds with the first page of events, or alone when there are none (an
+// empty round was a second statement for held).
 const roundSQL = `WITH saved AS (
 			UPDATE event_relay SET watermark = $1::xid8 WHERE $1::xid8 IS NOT NULL RETURNING watermark),
 		w AS (SELECT COALESCE((SELECT watermark FROM saved), (SELECT watermark FROM event_relay)) AS lo,
 			pg_snapshot_xmin(pg_current_snapshot()) AS hi,
 			` + heldSQL + ` AS held)
-		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, w.held, e.id, e.tenant_id, e.cluster_id AS cluster_n,
-			e.job_id AS job_n, e.task_id AS task_n, e.kind, e.state, e.attempt AS attempt_n, e.message,
-			e.created_at, e.txid::text AS txid
-		FROM w CROSS JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
-			ORDER BY txid, id LIMIT 5000) e`
+		SELECT w.lo::text AS from_xid, w.hi::text AS to_xid, w.held, e.id, e.tenant_id, e.cluster_id,
+			e.job_id, e.task_id, e.kind, e.state, e.attempt, e.message, e.created_at, e.txid::text AS txid
+		FROM w LEFT JOIN LATERAL (SELECT * FROM events WHERE txid >= w.lo AND txid < w.hi
+			ORDER BY txid, id LIMIT 5000) e ON true`
 
 // heldSQL tells whether events wait behind a transaction still open: some
 // event's transaction is at or above the snapshot's xmin. It reads the
@@ -369,42 +475,19 @@ const roundSQL = `WITH saved AS (
 // Postgres's time went mostly to it.
 const heldSQL = `coalesce((SELECT txid FROM events ORDER BY txid DESC LIMIT 1) >= pg_snapshot_xmin(pg_current_snapshot()), false)`
 
-// relayRow is an event as the relay reads it.
-type relayRow struct {
-	Event
-	From     string  `db:"from_xid"`
-	To       string  `db:"to_xid"`
-	Held     bool    `db:"held"`
-	Txid     string  `db:"txid"`
-	ClusterN *string `db:"cluster_n"`
-	JobN     *string `db:"job_n"`
-	TaskN    *string `db:"task_n"`
-	AttemptN *int    `db:"attempt_n"`
-}
-
-// publish adds rows to the stream in one round trip.
-func (r *Relay) publish(ctx context.Context, rows []relayRow) error {
-	batch := make([]Event, len(rows))
-	// MULTI: the entry before the first added is known for sure, for the
+// publish adds batch to the stream, as one entry, in one round trip.
+func (r *Relay) publish(ctx context.Context, batch []Event) error {
+	b := appendEvents(make([]byte, 0, 256*len(batch)), batch)
+	// MULTI: the entry before the one added is known for sure, for the
 	// local hub (see Hub.relayed).
+	if r.Local != nil {
+		r.Local.publishing.Lock()
+		defer r.Local.publishing.Unlock()
+	}
 	pipe := r.rdb.TxPipeline()
 	before := pipe.XRevRangeN(ctx, r.channel, "+", "-", 1)
-	for i, row := range rows {
-		ev := row.Event
-		ev.Cluster, ev.Job, ev.Task = deref(row.ClusterN), deref(row.JobN), deref(row.TaskN)
-		ev.Txid, _ = strconv.ParseUint(row.Txid, 10, 64)
-		if row.AttemptN != nil {
-			ev.Attempt = *row.AttemptN
-		}
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"e", b}})
-		batch[i] = ev
-	}
-	cmds, err := pipe.Exec(ctx)
-	if err != nil {
+	add := pipe.XAdd(ctx, &redis.XAddArgs{Stream: r.channel, MaxLen: streamCap, Approx: true, Values: []any{"b", b}})
+	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	if r.Local != nil {
@@ -412,21 +495,10 @@ func (r *Relay) publish(ctx context.Context, rows []relayRow) error {
 		if msgs := before.Val(); len(msgs) > 0 {
 			prev = msgs[0].ID
 		}
-		ids := make([]string, 0, len(batch))
-		for _, c := range cmds[1:] {
-			ids = append(ids, c.(*redis.StringCmd).Val())
-		}
-		r.Local.relayed(prev, ids, batch)
+		r.Local.relayed(prev, add.Val(), batch)
 	}
 	if r.OnBatch != nil {
 		r.OnBatch(batch)
 	}
 	return nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -50,11 +50,21 @@ func (f *relayFixture) publish(t *testing.T, ctx context.Context) {
 // round runs one relay round as Run does, carrying the unsaved watermark
 // to the next.
 func (f *relayFixture) round(ctx context.Context) error {
-	next, _, err := f.relay.relay(ctx, f.conn, f.unsaved)
+	next, _, _, err := f.relay.relay(ctx, f.conn, f.unsaved)
 	if err == nil {
 		f.unsaved = next
 	}
 	return err
+}
+
+// entryOf decodes a stream entry's events.
+func entryOf(t *testing.T, m redis.XMessage) []Event {
+	t.Helper()
+	evs, err := entryEvents(m.Values)
+	if err != nil {
+		t.Fatalf("entry %s: %v", m.ID, err)
+	}
+	return evs
 }
 
 func newRelayFixture(t *testing.T) relayFixture {
@@ -108,11 +118,9 @@ func TestRelayWaitsForOlderTransactions(t *testing.T) {
 		}
 		for _, m := range res[0].Messages {
 			read = m.ID
-			var ev Event
-			if err := json.Unmarshal([]byte(m.Values["e"].(string)), &ev); err != nil {
-				t.Fatal(err)
+			for _, ev := range entryOf(t, m) {
+				out = append(out, ev.Message)
 			}
-			out = append(out, ev.Message)
 		}
 		return out
 	}
@@ -191,14 +199,19 @@ func TestRelayPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(msgs) != n {
-		t.Fatalf("relayed %d events, want %d", len(msgs), n)
+	// A page in one entry: an XADD each was most of the relay's cost in
+	// Redis, and parsing an entry each the stream readers'.
+	if pages := (n + relayPage - 1) / relayPage; len(msgs) != pages {
+		t.Errorf("relayed %d events in %d stream entries, want %d (one a page)", n, len(msgs), pages)
 	}
-	for i, m := range msgs {
-		var ev Event
-		if err := json.Unmarshal([]byte(m.Values["e"].(string)), &ev); err != nil {
-			t.Fatal(err)
-		}
+	var evs []Event
+	for _, m := range msgs {
+		evs = append(evs, entryOf(t, m)...)
+	}
+	if len(evs) != n {
+		t.Fatalf("relayed %d events, want %d", len(evs), n)
+	}
+	for i, ev := range evs {
 		if want := fmt.Sprint(i + 1); ev.Message != want {
 			t.Fatalf("event %d is %q, want %q", i, ev.Message, want)
 		}
@@ -255,8 +268,10 @@ func TestRelayWakes(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range msgs {
-				if strings.Contains(m.Values["e"].(string), `"message":"`+msg+`"`) {
-					return true
+				for _, ev := range entryOf(t, m) {
+					if ev.Message == msg {
+						return true
+					}
 				}
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -391,7 +406,7 @@ func TestHubTakesRelayedEventsOnce(t *testing.T) {
 	// Entries the hub has not read yet sit between its last and a relayed
 	// batch: the batch waits for the stream reader, which takes all in
 	// order (dispatching it first would lose them).
-	hub.relayed("1-0", []string{"9999999999999-0"}, []Event{{Message: "e"}})
+	hub.relayed("1-0", "9999999999999-0", []Event{{Message: "e"}})
 	if len(sub.C) != 0 {
 		t.Fatal("a batch was dispatched ahead of entries the hub had not read")
 	}
@@ -461,5 +476,238 @@ func TestRelayRoundCostIndependentOfEvents(t *testing.T) {
 				t.Errorf("a relay round with 50,000 events behind the watermark read %d pages, want at most 50:\n%s", pages, plan)
 			}
 		})
+	}
+}
+
+// Under load every engine commit wakes the relay; paced, a round that
+// published is followed by the next no sooner than Pace after it began,
+// so that one round takes the events of many commits. A lone event after
+// a quiet spell goes at once, and one right behind a busy round waits no
+// longer than Pace.
+func TestRelayPacesBusyRounds(t *testing.T) {
+	dsn, _ := storetest.NewDSN(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ten, err := st.EnsureTenant(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, prefix := queuetest.New(t)
+	r := NewRelay(st.DB(), dsn, rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.Poll = time.Hour
+	// Long enough to tell apart from a loaded machine's round times.
+	const pace = 150 * time.Millisecond
+	r.Pace = pace
+	type batch struct {
+		at   time.Time
+		msgs []string
+	}
+	batches := make(chan batch, 1000)
+	r.OnBatch = func(evs []Event) {
+		b := batch{at: time.Now()}
+		for _, ev := range evs {
+			b.msgs = append(b.msgs, ev.Message)
+		}
+		batches <- b
+	}
+	if _, err := st.DB().Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	quiet, err := st.DB().Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close()
+	if _, err := quiet.ExecContext(ctx, `SET coopr.quiet_events = on`); err != nil {
+		t.Fatal(err)
+	}
+	commit := func(msg string) time.Time {
+		t.Helper()
+		if _, err := quiet.ExecContext(ctx, `INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`, ten.ID, msg); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now()
+		r.Wake()
+		return at
+	}
+	// wait returns the batch that brings msg (the last of those sent)
+	// and how many batches came up to it.
+	wait := func(msg string) (batch, int) {
+		t.Helper()
+		n := 0
+		for timeout := time.After(15 * time.Second); ; {
+			select {
+			case b := <-batches:
+				n++
+				if b.msgs[len(b.msgs)-1] == msg {
+					return b, n
+				}
+			case <-timeout:
+				t.Fatalf("%q not relayed", msg)
+			}
+		}
+	}
+	// The relay leads and listens once a wake brings an event. Other
+	// tests' transactions may hold events back (the relay then retries
+	// 10-250 ms later): each timing is tried again until it holds.
+	commit("first")
+	wait("first")
+	var lone time.Duration
+	for try := 0; try < 10; try++ {
+		time.Sleep(2 * pace) // quiet
+		msg := fmt.Sprintf("lone %d", try)
+		at := commit(msg)
+		b, _ := wait(msg)
+		if lone = b.at.Sub(at); lone < pace/2 {
+			break
+		}
+	}
+	if lone >= pace/2 {
+		t.Fatalf("a lone event after a quiet spell took %v to relay, want well under the pace, %v", lone, pace)
+	}
+	// A burst of commits, each waking the relay: a round per pace, not
+	// per wake.
+	time.Sleep(2 * pace)
+	start := time.Now()
+	const commits = 60
+	for i := range commits {
+		commit(fmt.Sprintf("burst %d", i))
+		time.Sleep(5 * time.Millisecond)
+	}
+	last, rounds := wait(fmt.Sprintf("burst %d", commits-1))
+	elapsed := last.at.Sub(start)
+	if most := int(elapsed/pace) + 2; rounds > most {
+		t.Errorf("%d commits in %v took %d rounds, want at most %d at one per %v", commits, elapsed, rounds, most, pace)
+	}
+	// Right behind a busy round, an event waits for the pace, no longer.
+	var behind time.Duration
+	for try := 0; try < 10; try++ {
+		time.Sleep(2 * pace)
+		busy := fmt.Sprintf("busy %d", try)
+		commit(busy)
+		wait(busy)
+		msg := fmt.Sprintf("behind %d", try)
+		at := commit(msg)
+		b, _ := wait(msg)
+		if behind = b.at.Sub(at); behind < pace+pace/2 {
+			break
+		}
+	}
+	if behind >= pace+pace/2 {
+		t.Errorf("an event right behind a busy round took %v to relay, want at most about the pace, %v", behind, pace)
+	}
+}
+
+// A hub reads both kinds of stream entry in the stream's order: a round's
+// events together (as relays write them) and one event alone (as they
+// wrote them before, still in the stream after an upgrade).
+func TestHubReadsBothEntryKinds(t *testing.T) {
+	rdb, prefix := queuetest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := NewHub(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hub.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-hub.Ready()
+	sub := hub.SubscribeAll(100)
+	add := func(field string, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: Channel(prefix), Values: []any{field, b}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("e", Event{Kind: "cluster", State: "ACTIVE", Message: "a"})
+	add("b", []Event{{Kind: "task", State: "QUEUED", Message: "b"}, {Kind: "task", State: "COMPLETE", Attempt: 2, Message: "c"}})
+	add("e", Event{Kind: "job", State: "COMPLETE", Message: "d"})
+	var got []string
+	for timeout := time.After(5 * time.Second); len(got) < 4; {
+		select {
+		case ev := <-sub.C:
+			got = append(got, fmt.Sprintf("%s:%s:%d", ev.Message, ev.State, ev.Attempt))
+		case <-timeout:
+			t.Fatalf("got %v, want 4 events", got)
+		}
+	}
+	if g, want := strings.Join(got, " "), "a:ACTIVE:0 b:QUEUED:0 c:COMPLETE:2 d:COMPLETE:0"; g != want {
+		t.Fatalf("got %s, want %s", g, want)
+	}
+}
+
+// On the relaying server, the stream reader leaves the entries the relay
+// hands over to it rather than decode them too: its XREAD was often woken
+// by an entry before the relay's round trip returned with its id.
+func TestHubLeavesRelayedEntriesToTheRelay(t *testing.T) {
+	f := newRelayFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := NewHub(f.rdb, f.prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hub.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-hub.Ready()
+	sub := hub.SubscribeAll(1000)
+	f.relay.Local = hub
+	const rounds = 40
+	for i := range rounds {
+		if _, err := f.db.Exec(`INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', $2)`, f.tenant, fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			next, _, n, err := f.relay.relay(ctx, f.conn, f.unsaved)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next != nil {
+				f.unsaved = next
+			}
+			if n > 0 {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatal("the relay published nothing for 10s")
+			}
+		}
+	}
+	// The reader has seen them all once another server's entry comes
+	// through it.
+	elsewhere := relayFixture{db: f.db, conn: f.conn, relay: NewRelay(f.db, "", f.rdb, f.prefix, f.relay.log), unsaved: f.unsaved}
+	if _, err := f.db.Exec(`INSERT INTO events (tenant_id, kind, state, message) VALUES ($1, 'cluster', 'ACTIVE', 'elsewhere')`, f.tenant); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere.publish(t, ctx)
+	var got []string
+	for timeout := time.After(5 * time.Second); len(got) < rounds+1; {
+		select {
+		case ev := <-sub.C:
+			got = append(got, ev.Message)
+		case <-timeout:
+			t.Fatalf("got %d events, want %d", len(got), rounds+1)
+		}
+	}
+	for i, m := range got[:rounds] {
+		if m != fmt.Sprint(i) {
+			t.Fatalf("got %v, want 0 to %d in order, then elsewhere", got, rounds-1)
+		}
+	}
+	if got[rounds] != "elsewhere" {
+		t.Fatalf("last %q, want elsewhere", got[rounds])
+	}
+	if n := hub.decoded.Load(); n != 1 {
+		t.Errorf("the stream reader decoded %d entries, want 1 (another server's): the relay hands over its own", n)
 	}
 }

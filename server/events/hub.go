@@ -34,6 +34,15 @@ type Hub struct {
 
 	readyOnce sync.Once
 
+	// publishing is held by this server's relay while it adds a round to
+	// the stream and hands it over (relayed). The stream reader, finding
+	// an entry not dispatched yet, waits for it: the entry was most often
+	// the relay's, which the reader's XREAD had been woken by first, and
+	// decoding it was wasted.
+	publishing sync.Mutex
+	// decoded counts the entries the stream reader decoded (tests).
+	decoded atomic.Int64
+
 	mu        sync.RWMutex
 	byCluster map[string]map[*Sub]struct{}
 	byJob     map[string]map[*Sub]struct{}
@@ -157,7 +166,7 @@ func (h *Hub) Run(ctx context.Context) error {
 // readStream reads the event stream from after id until ctx ends.
 func (h *Hub) readStream(ctx context.Context, id string) {
 	for ctx.Err() == nil {
-		res, err := h.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{h.channel, id}, Count: 1000, Block: time.Second}).Result()
+		res, err := h.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{h.channel, id}, Count: 100, Block: time.Second}).Result()
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
@@ -182,42 +191,45 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 				if h.dispatched(sid) {
 					continue // the relay handed it over already: not decoded twice
 				}
-				raw, _ := m.Values["e"].(string)
-				var ev Event
-				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+				h.publishing.Lock()
+				//lint:ignore SA2001 waits for the relay's handover
+				h.publishing.Unlock()
+				if h.dispatched(sid) {
+					continue
+				}
+				h.decoded.Add(1)
+				evs, err := entryEvents(m.Values)
+				if err != nil {
 					h.log.Warn("events: bad entry", "id", m.ID, "err", err)
 					continue
 				}
-				h.dispatchNew(sid, ev)
+				h.dispatchNew(sid, evs)
 			}
 		}
 	}
 }
 
 // relayed dispatches what this server's relay just added to the stream,
-// under the ids the stream gave it, when the entry before them (prev) is
-// the last this hub dispatched. Otherwise the stream reader has not caught
-// up (with entries another server's relay added, say) and delivers them
-// all in order.
-func (h *Hub) relayed(prev string, ids []string, evs []Event) {
+// the entry id, when the entry before it (prev) is the last this hub
+// dispatched. Otherwise the stream reader has not caught up (with entries
+// another server's relay added, say) and delivers them all in order.
+func (h *Hub) relayed(prev, id string, evs []Event) {
 	p, err := parseStreamID(prev)
 	if err != nil {
 		return
 	}
-	sids := make([]streamID, len(ids))
-	for i, id := range ids {
-		if sids[i], err = parseStreamID(id); err != nil {
-			return
-		}
+	sid, err := parseStreamID(id)
+	if err != nil {
+		return
 	}
 	h.lastMu.Lock()
 	defer h.lastMu.Unlock()
 	if !h.live || h.last != p {
 		return
 	}
-	for i, id := range sids {
-		h.last = id
-		h.dispatch(evs[i])
+	h.last = sid
+	for _, ev := range evs {
+		h.dispatch(ev)
 	}
 }
 
@@ -229,17 +241,19 @@ func (h *Hub) dispatched(id streamID) bool {
 	return h.live && !h.last.less(id)
 }
 
-// dispatchNew dispatches ev unless an event at or after id was: each event
-// once, in the stream's order (the stream reader's way; relayed is the
-// relay's).
-func (h *Hub) dispatchNew(id streamID, ev Event) {
+// dispatchNew dispatches the events of the entry at id unless it, or a
+// later one, was: each event once, in the stream's order (the stream
+// reader's way; relayed is the relay's).
+func (h *Hub) dispatchNew(id streamID, evs []Event) {
 	h.lastMu.Lock()
 	defer h.lastMu.Unlock()
 	if !h.live || !h.last.less(id) {
 		return
 	}
 	h.last = id
-	h.dispatch(ev)
+	for _, ev := range evs {
+		h.dispatch(ev)
+	}
 }
 
 // streamID is a Redis stream entry id, milliseconds-sequence.
