@@ -405,11 +405,9 @@ func (r *Resolver) finishTask(ctx context.Context, in model.FinishInput) (bool, 
 	if _, err := agentCaller(ctx); err != nil {
 		return false, err
 	}
-	f, err := r.finishOne(ctx, in)
-	if err != nil {
+	if err := r.finishOne(ctx, in); err != nil {
 		return false, err
 	}
-	<-f.Settled
 	return true, nil
 }
 
@@ -421,18 +419,17 @@ const maxFinishOutput = 256
 // chunks (the carries of values cut between chunks end with the attempt
 // below), and published once the finish is recorded: a stale claim's
 // lines are dropped, as reportProgress refuses them.
-func (r *Resolver) finishOne(ctx context.Context, in model.FinishInput) (engine.Finishing, error) {
+func (r *Resolver) finishOne(ctx context.Context, in model.FinishInput) error {
 	if len(in.Output) > maxFinishOutput {
-		return engine.Finishing{}, invalid("input.output", "carries %d output lines; send at most %d with a finish, the earlier ones with reportProgress",
+		return invalid("input.output", "carries %d output lines; send at most %d with a finish, the earlier ones with reportProgress",
 			len(in.Output), maxFinishOutput)
 	}
 	lines, err := r.finishOutput(ctx, in)
 	if err != nil {
-		return engine.Finishing{}, err
+		return err
 	}
-	f, err := r.finishResult(ctx, in)
-	if err != nil {
-		return engine.Finishing{}, err
+	if err := r.finishResult(ctx, in); err != nil {
+		return err
 	}
 	// Recorded: a retry of this finish is answered as done and publishes
 	// nothing, so the lines go out even if this request is given up.
@@ -444,7 +441,7 @@ func (r *Resolver) finishOne(ctx context.Context, in model.FinishInput) (engine.
 			break
 		}
 	}
-	return f, nil
+	return nil
 }
 
 // finishOutput scrubs the output lines a finish carries, in order.
@@ -478,7 +475,7 @@ func (r *Resolver) finishOutput(ctx context.Context, in model.FinishInput) ([]ev
 }
 
 // finishResult scrubs and checks a result and finishes its attempt.
-func (r *Resolver) finishResult(ctx context.Context, in model.FinishInput) (engine.Finishing, error) {
+func (r *Resolver) finishResult(ctx context.Context, in model.FinishInput) error {
 	res := engine.Result{Status: in.Result.Status, Retryable: in.Result.Retryable,
 		Unreachable: in.Result.Unreachable != nil && *in.Result.Unreachable}
 	if in.Result.Hostname != nil {
@@ -487,7 +484,7 @@ func (r *Resolver) finishResult(ctx context.Context, in model.FinishInput) (engi
 	if hasText(in.Result.Message) || hasText(in.Result.StdoutTail) || hasText(in.Result.StderrTail) {
 		set, err := r.endingSecrets(ctx, in.TaskID, in.Attempt)
 		if err != nil {
-			return engine.Finishing{}, err
+			return err
 		}
 		if in.Result.Secrets != nil {
 			set = set.Add(in.Result.Secrets) // the result's own, sealed below
@@ -508,13 +505,13 @@ func (r *Resolver) finishResult(ctx context.Context, in model.FinishInput) (engi
 	if in.Result.Ipaddresses != nil {
 		ips, ok := in.Result.Ipaddresses.(map[string]any)
 		if !ok {
-			return engine.Finishing{}, invalid("input.result.ipaddresses", "must be an object of address type to address")
+			return invalid("input.result.ipaddresses", "must be an object of address type to address")
 		}
 		res.IPAddresses = map[string]string{}
 		for k, v := range ips {
 			s, ok := v.(string)
 			if !ok {
-				return engine.Finishing{}, invalid("input.result.ipaddresses."+k, "must be a string")
+				return invalid("input.result.ipaddresses."+k, "must be a string")
 			}
 			res.IPAddresses[k] = s
 		}
@@ -522,18 +519,18 @@ func (r *Resolver) finishResult(ctx context.Context, in model.FinishInput) (engi
 	if in.Result.Facts != nil {
 		facts, ok := in.Result.Facts.(map[string]any)
 		if !ok {
-			return engine.Finishing{}, invalid("input.result.facts", "must be an object")
+			return invalid("input.result.facts", "must be an object")
 		}
 		res.Facts = facts
 	}
 	if in.Result.Secrets != nil {
 		secrets, ok := in.Result.Secrets.(map[string]any)
 		if !ok {
-			return engine.Finishing{}, invalid("input.result.secrets", "must be an object")
+			return invalid("input.result.secrets", "must be an object")
 		}
 		res.Secrets = secrets
 	}
-	return r.Engine.FinishThen(ctx, in.TaskID, in.Attempt, in.ClaimToken, res)
+	return r.Engine.Finish(ctx, in.TaskID, in.Attempt, in.ClaimToken, res)
 }
 
 func (r *Resolver) reportProgress(ctx context.Context, in model.ProgressInput) (bool, error) {
@@ -755,37 +752,6 @@ func (r *Resolver) agentSession(ctx context.Context, agentID, incarnation string
 // maxExchangeFinishes bounds the finishes of one exchangeTasks.
 const maxExchangeFinishes = 256
 
-// exchangeQueueWait bounds how long an exchange's claim waits for the
-// scheduler to queue what its finishes made ready: a step takes a few
-// milliseconds, but one that reads a large job anew may take longer, and
-// the claim then waits in line as any other.
-const exchangeQueueWait = 250 * time.Millisecond
-
-// waitFinishing waits for the channel of each finish that ch picks (the
-// finishes refused have none), up to limit when limit > 0, or until ctx
-// ends.
-func waitFinishing(ctx context.Context, fs []engine.Finishing, ch func(engine.Finishing) <-chan struct{}, limit time.Duration) {
-	var timeout <-chan time.Time
-	if limit > 0 {
-		t := time.NewTimer(limit)
-		defer t.Stop()
-		timeout = t.C
-	}
-	for _, f := range fs {
-		c := ch(f)
-		if c == nil {
-			continue
-		}
-		select {
-		case <-c:
-		case <-timeout:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
 // exchangeTasks finishes attempts and then claims for the agent's free
 // slots, in one round trip (docs/task-protocol.md#exchange). The finishes
 // run at once, so that the successful ones share the engine's finish
@@ -819,7 +785,6 @@ func (r *Resolver) exchangeTasks(ctx context.Context, in model.ExchangeInput) (*
 	}
 	out := &model.Exchange{Finished: make([]*model.FinishOutcome, len(in.Finishes)), Assignments: []*model.TaskAssignment{}}
 	errs := make([]error, len(in.Finishes))
-	fs := make([]engine.Finishing, len(in.Finishes))
 	var wg sync.WaitGroup
 	// Finishes run side by side so the engine commits them together, but
 	// no more at once than leaves the store's connections to heartbeats
@@ -830,7 +795,7 @@ func (r *Resolver) exchangeTasks(ctx context.Context, in model.ExchangeInput) (*
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			fs[i], errs[i] = r.finishOne(ctx, *f)
+			errs[i] = r.finishOne(ctx, *f)
 			if errors.Is(errs[i], engine.ErrStaleClaim) {
 				// The same finish tried again after its answer was lost.
 				done, err := r.Engine.Finished(ctx, f.TaskID, f.Attempt, in.AgentID, f.Result.Status)
@@ -858,17 +823,9 @@ func (r *Resolver) exchangeTasks(ctx context.Context, in model.ExchangeInput) (*
 		}
 		out.Finished[i] = o
 	}
-	// The answer leaves once the jobs the finishes may have ended are
-	// settled, as a finishTask's does; the claim need not wait for that.
-	defer waitFinishing(ctx, fs, func(f engine.Finishing) <-chan struct{} { return f.Settled }, 0)
 	if len(in.Slots) == 0 {
 		return out, nil
 	}
-	// The claim starts once the tasks the finishes made ready are queued,
-	// so that the answer carries them (a node's next task comes back with
-	// its predecessor's finish) rather than the first of them alone, or
-	// none when the claim does not wait.
-	waitFinishing(ctx, fs, func(f engine.Finishing) <-chan struct{} { return f.Queued }, exchangeQueueWait)
 	as, err := r.claim(ctx, in.AgentID, in.Incarnation, in.TenantID, in.Slots, in.WaitSeconds)
 	if code, _ := classify(err); code == wire.CodeSlotNotAssigned || code == wire.CodeAgentUnknown {
 		out.ClaimRefused = &code

@@ -543,8 +543,7 @@ func TestFinishBatchMatchesTheTransactionalPath(t *testing.T) {
 			must(t, err)
 			r := Result{Hostname: c.hostname, IPAddresses: c.ips}
 			if k == 0 {
-				_, err := h.engine().finishTx(ctx, a.TaskID, a.Attempt, a.ClaimToken, r)
-				must(t, err)
+				must(t, h.engine().finishTx(ctx, a.TaskID, a.Attempt, a.ClaimToken, r))
 			} else {
 				in := finishIn{task: a.TaskID, attempt: a.Attempt, token: mustHex(a.ClaimToken)}
 				must(t, in.setNode(r))
@@ -556,52 +555,6 @@ func TestFinishBatchMatchesTheTransactionalPath(t *testing.T) {
 		}
 		if (got[0] == nil) != (got[1] == nil) || got[0] != nil && *got[0] != *got[1] {
 			t.Errorf("%s: the node after the transactional path %+v, after the batch %+v", c.name, got[0], got[1])
-		}
-	}
-}
-
-// A finish's Queued is closed once the scheduler has queued what the
-// finish made ready, so that a claim made then sees the node's next task
-// (the exchange claims after it, docs/task-protocol.md#exchange): one
-// node's create, a task at a time, always has its next task QUEUED, in
-// Postgres and in the stream, when Queued is closed.
-func TestFinishThenQueuesTheNextTask(t *testing.T) {
-	h := newHarness(t, fast)
-	job, _ := h.submit(planner.ClusterCreate, h.nodes(1), testServices())
-	ctx := context.Background()
-	waitFor(t, func() bool { // the first task, queued after the submit
-		var queued int
-		must(t, h.db.Get(&queued, `SELECT count(*) FROM tasks WHERE job_id = $1 AND state = 'QUEUED'`, job))
-		return queued > 0
-	})
-	for n := 0; ; n++ {
-		var left int
-		must(t, h.db.Get(&left, `SELECT count(*) FROM tasks WHERE job_id = $1 AND state <> 'COMPLETE'`, job))
-		if left == 0 {
-			if n < 5 {
-				t.Fatalf("the create ended after %d tasks", n)
-			}
-			return
-		}
-		var queued []string
-		must(t, h.db.Select(&queued, `SELECT id FROM tasks WHERE job_id = $1 AND state = 'QUEUED'`, job))
-		if len(queued) == 0 {
-			t.Fatalf("after %d tasks: %d left, none queued once the finish's Queued was closed\n%s", n, left, h.dump())
-		}
-		// Claimed without waiting for the stream: the entry is there.
-		as, err := h.engine().ClaimTasks(ctx, ClaimRequest{TenantID: h.tenant, AgentID: "a", Slots: []int{0}, Wait: time.Second})
-		must(t, err)
-		if len(as) != 1 || !slices.Contains(queued, as[0].TaskID) {
-			t.Fatalf("after %d tasks: claimed %v, want one of %v", n, as, queued)
-		}
-		f, err := h.engine().FinishThen(ctx, as[0].TaskID, as[0].Attempt, as[0].ClaimToken, Result{})
-		must(t, err)
-		for _, c := range []<-chan struct{}{f.Queued, f.Settled} {
-			select {
-			case <-c:
-			case <-time.After(5 * time.Second):
-				t.Fatalf("after %d tasks: the finish's channels not closed within 5 s", n)
-			}
 		}
 	}
 }

@@ -148,9 +148,6 @@ type note struct {
 	task    *taskChange
 	reload  bool
 	onReady chan struct{} // closed when the note is applied (tests, shutdown)
-	// queued, if set, is closed once the scheduler has queued what the
-	// change made ready: after the step that follows the note's apply.
-	queued chan struct{}
 	// external marks a change relayed from the events table, perhaps made
 	// by another server, perhaps already applied from a local note.
 	external *externalChange
@@ -227,32 +224,8 @@ func (e *Engine) notify(n note) {
 	case e.notes <- n:
 	default:
 		e.dropped.Store(true)
-		if n.queued != nil {
-			close(n.queued) // nothing will be queued for it soon
-		}
 	}
 }
-
-// notifyQueued sends n and returns a channel closed once the scheduler
-// has queued what it made ready; closed at once when this engine's
-// scheduler is not leading (another server's queues it, told through the
-// events relay), so that nobody waits for a step that will not come.
-func (e *Engine) notifyQueued(n note) <-chan struct{} {
-	if !e.leading.Load() {
-		e.notify(n)
-		return closed
-	}
-	n.queued = make(chan struct{})
-	e.notify(n)
-	return n.queued
-}
-
-// closed is a channel closed from the start.
-var closed = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
 
 // Stats counts what this engine did since it started.
 type Stats struct {

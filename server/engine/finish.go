@@ -77,33 +77,10 @@ const attemptColumns = `t.id, t.job_id, t.tenant_id, j.cluster_id, t.idx, t.node
 
 // Finish records how a claimed attempt ended. A token that is not the
 // attempt's current claim, or an attempt no longer IN_PROGRESS, gives
-// ErrStaleClaim and changes nothing. It returns once the jobs the finish
-// may have ended are settled.
+// ErrStaleClaim and changes nothing.
 func (e *Engine) Finish(ctx context.Context, taskID string, attempt int, token string, r Result) error {
-	f, err := e.FinishThen(ctx, taskID, attempt, token, r)
-	if err != nil {
-		return err
-	}
-	<-f.Settled
-	return nil
-}
-
-// Finishing is what a recorded finish set going: Settled is closed once
-// the jobs it may have ended are settled, Queued once the scheduler has
-// queued the tasks it made ready (at once when the scheduler leads on
-// another server, or the change could not be told to it).
-type Finishing struct {
-	Settled, Queued <-chan struct{}
-}
-
-// FinishThen is Finish returning as soon as the result is durable, with
-// what follows it still under way: a claim made once Queued is closed
-// sees the tasks the finish made ready
-// (docs/task-protocol.md#exchange). Queued is closed only by the
-// scheduler's step, so a caller bounds its wait.
-func (e *Engine) FinishThen(ctx context.Context, taskID string, attempt int, token string, r Result) (Finishing, error) {
 	if len(r.Secrets) > 0 && e.cfg.SealSecrets == nil {
-		return Finishing{}, fmt.Errorf("engine: finish task %s: the result carries secrets and this server has no credential store", taskID)
+		return fmt.Errorf("engine: finish task %s: the result carries secrets and this server has no credential store", taskID)
 	}
 	if r.Status == 0 && len(r.Facts) == 0 && len(r.Secrets) == 0 {
 		// The common case in one statement: success with nothing to merge
@@ -111,23 +88,24 @@ func (e *Engine) FinishThen(ctx context.Context, taskID string, attempt int, tok
 		f, err := e.finishFast(ctx, taskID, attempt, token, r)
 		if err != nil {
 			if errors.Is(err, ErrStaleClaim) {
-				return Finishing{}, err
+				return err
 			}
-			return Finishing{}, fmt.Errorf("engine: finish task %s: %w", taskID, err)
+			return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 		}
 		// The scheduler queues the tasks this one held back while the
 		// job's settle check runs: the next task of the node does not wait
 		// for the check's round trip. Both may settle the job; its row
 		// lock lets one do it (settleJob).
 		e.stats.completed.Add(1)
-		queued := e.notifyQueued(note{job: f.job, task: &taskChange{id: taskID, state: Complete}})
-		return Finishing{Settled: f.settled, Queued: queued}, nil
+		e.notify(note{job: f.job, task: &taskChange{id: taskID, state: Complete}})
+		<-f.settled
+		return nil
 	}
 	return e.finishTx(ctx, taskID, attempt, token, r)
 }
 
 // finishTx is Finish's transactional path: failures, facts and secrets.
-func (e *Engine) finishTx(ctx context.Context, taskID string, attempt int, token string, r Result) (Finishing, error) {
+func (e *Engine) finishTx(ctx context.Context, taskID string, attempt int, token string, r Result) error {
 	var change *taskChange
 	var reload bool
 	var job string
@@ -156,9 +134,9 @@ func (e *Engine) finishTx(ctx context.Context, taskID string, attempt int, token
 	})
 	if err != nil {
 		if errors.Is(err, ErrStaleClaim) {
-			return Finishing{}, err
+			return err
 		}
-		return Finishing{}, fmt.Errorf("engine: finish task %s: %w", taskID, err)
+		return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 	}
 	e.roomFreed()
 	e.settleDone(ctx, []string{job})
@@ -167,8 +145,8 @@ func (e *Engine) finishTx(ctx context.Context, taskID string, attempt int, token
 	} else {
 		e.stats.failed.Add(1)
 	}
-	queued := e.notifyQueued(note{job: job, task: change, reload: reload})
-	return Finishing{Settled: closed, Queued: queued}, nil
+	e.notify(note{job: job, task: change, reload: reload})
+	return nil
 }
 
 // finishIn is a successful attempt with no facts nor secrets to merge.

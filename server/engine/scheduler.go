@@ -60,17 +60,6 @@ type scheduler struct {
 	term    *leader.Term
 	jobs    map[string]*jobState
 	pending []note // changes of a reap transaction, applied after commit
-	// stepped are the queued channels of the notes applied since the last
-	// step, closed once the next step has queued what they made ready.
-	stepped []chan struct{}
-}
-
-// endStep closes the queued channels of the notes the step just took in.
-func (s *scheduler) endStep() {
-	for _, c := range s.stepped {
-		close(c)
-	}
-	s.stepped = s.stepped[:0]
 }
 
 func (s *scheduler) run(ctx context.Context) error {
@@ -81,8 +70,6 @@ func (s *scheduler) run(ctx context.Context) error {
 		return err
 	}
 	s.reconcile(ctx)
-	// Whoever waits for a step that will not come is let go.
-	defer s.endStep()
 	reap := time.NewTicker(s.cfg.ReapInterval)
 	defer reap.Stop()
 	reconcile := time.NewTicker(s.cfg.ReconcileInterval)
@@ -94,7 +81,6 @@ func (s *scheduler) run(ctx context.Context) error {
 			return nil // Run reports the loss
 		}
 		s.step(ctx)
-		s.endStep()
 		retry.Reset(s.untilNextRetry())
 		var n note
 		var reaping, reconciling bool
@@ -156,9 +142,6 @@ func (s *scheduler) apply(ctx context.Context, n note) {
 	defer func() {
 		if n.onReady != nil {
 			close(n.onReady)
-		}
-		if n.queued != nil {
-			s.stepped = append(s.stepped, n.queued)
 		}
 	}()
 	js := s.jobs[n.job]
