@@ -86,6 +86,7 @@ type rate struct {
 	pg, redis   time.Duration // the server's Postgres backends' and Redis's, over the wall time
 	requests    float64       // GraphQL requests over HTTP, over the wall time (the client's polls included)
 	held, gap   float64       // ms a task is held by the agent; ms from a node's finish to its next claim
+	ready, wait float64       // ms from the finish that made a task ready to its queuing; from its queuing to its claim
 	// tasks per claim statement and per finish statement (or transaction)
 	perClaim, perFinish float64
 }
@@ -231,13 +232,14 @@ func BenchmarkThroughput(b *testing.B) {
 	fmt.Printf(" Redis server's (shared with anything else using it), both in ms per task over the wall time;\n")
 	fmt.Printf(" req: GraphQL requests per task, the client's polls every 20 ms included;\n")
 	fmt.Printf(" held: ms from a task's claim to its finish; gap: ms from a node's finish to the claim of its next task;\n")
+	fmt.Printf(" ready: ms from the finish that made a task ready to its queuing; wait: from its queuing to its claim;\n")
 	fmt.Printf(" c/r, f/r: tasks per claim statement, per finish statement or transaction)\n")
-	fmt.Printf("%6s | %6s %8s %7s %5s %5s %5s %5s %6s %7s %4s %4s | %6s %8s %7s %5s %5s %5s %5s %6s %4s %4s\n", "nodes", "create", "tasks/s", "wall", "cpu", "pg", "redis", "req",
-		"held", "gap", "c/r", "f/r", "delete", "tasks/s", "wall", "cpu", "pg", "redis", "req", "held", "c/r", "f/r")
+	fmt.Printf("%6s | %6s %8s %7s %5s %5s %5s %5s %6s %7s %6s %6s %4s %4s | %6s %8s %7s %5s %5s %5s %5s %6s %4s %4s\n", "nodes", "create", "tasks/s", "wall", "cpu", "pg", "redis", "req",
+		"held", "gap", "ready", "wait", "c/r", "f/r", "delete", "tasks/s", "wall", "cpu", "pg", "redis", "req", "held", "c/r", "f/r")
 	for _, r := range rows {
 		c, d := r.create, r.del
-		fmt.Printf("%6d | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f %7.1f %4.1f %4.1f | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f %4.1f %4.1f\n", r.nodes,
-			c.tasks, c.tasksPerSec, c.wall.Seconds(), c.cpuPerTask(), c.perTaskMs(c.pg), c.perTaskMs(c.redis), c.perTask(), c.held, c.gap, c.perClaim, c.perFinish,
+		fmt.Printf("%6d | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f %7.1f %6.1f %6.1f %4.1f %4.1f | %6d %8.0f %6.1fs %5.2f %5.2f %5.2f %5.2f %6.1f %4.1f %4.1f\n", r.nodes,
+			c.tasks, c.tasksPerSec, c.wall.Seconds(), c.cpuPerTask(), c.perTaskMs(c.pg), c.perTaskMs(c.redis), c.perTask(), c.held, c.gap, c.ready, c.wait, c.perClaim, c.perFinish,
 			d.tasks, d.tasksPerSec, d.wall.Seconds(), d.cpuPerTask(), d.perTaskMs(d.pg), d.perTaskMs(d.redis), d.perTask(), d.held, d.perClaim, d.perFinish)
 		b.ReportMetric(r.create.tasksPerSec, fmt.Sprintf("create-%d-tasks/s", r.nodes))
 		b.ReportMetric(r.del.tasksPerSec, fmt.Sprintf("delete-%d-tasks/s", r.nodes))
@@ -323,17 +325,28 @@ func (r *rate) fill(b *testing.B, s *servertest.Server, job string) {
 	// waiting between one task's finish and the claim of the node's next
 	// (the commit, the scheduler, the queue, the claim).
 	var lat struct {
-		Held float64 `db:"held"`
-		Gap  float64 `db:"gap"`
+		Held  float64 `db:"held"`
+		Gap   float64 `db:"gap"`
+		Ready float64 `db:"ready"`
+		Wait  float64 `db:"wait"`
 	}
+	// The QUEUED event is stamped with the queuing transaction's start;
+	// ready is from the job's last finish before it (the one that made
+	// the task ready, not a slower peer's behind the address gate).
 	if err := s.Srv.Store().DB().Get(&lat, `WITH a AS (SELECT t.node_id, a.claimed_at, a.finished_at,
-			lag(a.finished_at) OVER (PARTITION BY t.node_id ORDER BY a.claimed_at) AS prev
-			FROM task_attempts a JOIN tasks t ON t.id = a.task_id WHERE t.job_id = $1 AND t.node_id <> '')
-		SELECT coalesce(avg(extract(epoch FROM finished_at - claimed_at)), 0)::float8 * 1000 AS held,
-			coalesce(avg(extract(epoch FROM claimed_at - prev)), 0)::float8 * 1000 AS gap FROM a`, job); err != nil {
+			lag(a.finished_at) OVER (PARTITION BY t.node_id ORDER BY a.claimed_at) AS prev,
+			(SELECT min(e.created_at) FROM events e WHERE e.job_id = t.job_id AND e.task_id = t.id AND e.kind = 'task'
+				AND e.state = 'QUEUED' AND e.attempt = a.attempt) AS queued
+			FROM task_attempts a JOIN tasks t ON t.id = a.task_id WHERE t.job_id = $1 AND t.node_id <> ''),
+		r AS (SELECT a.*, (SELECT max(b.finished_at) FROM task_attempts b JOIN tasks u ON u.id = b.task_id
+				WHERE u.job_id = $1 AND b.finished_at <= a.queued) AS cause FROM a WHERE a.prev IS NOT NULL)
+		SELECT coalesce((SELECT avg(extract(epoch FROM finished_at - claimed_at)) FROM a), 0)::float8 * 1000 AS held,
+			coalesce(avg(extract(epoch FROM claimed_at - prev)), 0)::float8 * 1000 AS gap,
+			coalesce(avg(extract(epoch FROM queued - cause)), 0)::float8 * 1000 AS ready,
+			coalesce(avg(extract(epoch FROM claimed_at - queued)), 0)::float8 * 1000 AS wait FROM r`, job); err != nil {
 		b.Fatalf("job %s: %v", job, err)
 	}
-	r.held, r.gap = lat.Held, lat.Gap
+	r.held, r.gap, r.ready, r.wait = lat.Held, lat.Gap, lat.Ready, lat.Wait
 	// Tasks per claim statement and per finish batch: the statements
 	// stamp their rows with their transaction's start, now(), so rows
 	// stamped alike came from one statement.
