@@ -724,6 +724,11 @@ func (s *Server) feedEngine(ctx context.Context) error {
 				s.engine.Resync()
 			}
 			s.engine.Changed(ev.Kind, ev.Job, ev.Task, ev.State, ev.Attempt)
+		case <-sub.Lost():
+			// Events were lost with none behind them to carry the news.
+			if sub.Lagged() {
+				s.engine.Resync()
+			}
 		}
 	}
 }

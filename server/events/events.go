@@ -92,8 +92,11 @@ func (sn Snapshot) Saw(ev Event) bool {
 func Channel(prefix string) string { return prefix + ":events" }
 
 // streamCap bounds the event stream, in entries (each of one event or
-// more); a hub further behind than this has lost events and says so.
-const streamCap = 10_000
+// more, at most maxEntryBytes). A hub further behind than this (cut off
+// from Redis while another server relays) misses the entries trimmed
+// without knowing it: Redis answers a read from a trimmed position with
+// the oldest entry kept.
+const streamCap = 100_000
 
 // entryEvents decodes a stream entry's events: a round's under "b", or
 // one under "e" as relays wrote them before.
@@ -475,9 +478,40 @@ const roundSQL = `WITH saved AS (
 // Postgres's time went mostly to it.
 const heldSQL = `coalesce((SELECT txid FROM events ORDER BY txid DESC LIMIT 1) >= pg_snapshot_xmin(pg_current_snapshot()), false)`
 
-// publish adds batch to the stream, as one entry, in one round trip.
+// maxEntryBytes bounds a stream entry: a page of events with long
+// messages (an agent's, up to its request's size) must not grow one entry
+// past what Redis takes in one string, nor a reader's reply with it.
+const maxEntryBytes = 1 << 20
+
+// publish adds batch to the stream, as one entry of at most maxEntryBytes
+// (a single event may pass it) in one round trip each.
 func (r *Relay) publish(ctx context.Context, batch []Event) error {
-	b := appendEvents(make([]byte, 0, 256*len(batch)), batch)
+	for len(batch) > 0 {
+		b := make([]byte, 0, 256*len(batch))
+		b = append(b, '[')
+		n := 0
+		for n < len(batch) {
+			start := len(b)
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = appendEvent(b, &batch[n])
+			if n > 0 && len(b)+1 > maxEntryBytes {
+				b = b[:start]
+				break
+			}
+			n++
+		}
+		if err := r.publishEntry(ctx, batch[:n], append(b, ']')); err != nil {
+			return err
+		}
+		batch = batch[n:]
+	}
+	return nil
+}
+
+// publishEntry adds the entry b, batch encoded, in one round trip.
+func (r *Relay) publishEntry(ctx context.Context, batch []Event, b []byte) error {
 	// MULTI: the entry before the one added is known for sure, for the
 	// local hub (see Hub.relayed).
 	if r.Local != nil {

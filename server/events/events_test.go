@@ -225,6 +225,42 @@ func TestRelayPages(t *testing.T) {
 	}
 }
 
+// Long messages (an agent's, up to its request's size) split a page into
+// entries of at most maxEntryBytes, in order: one string of a page's
+// events could pass what Redis takes.
+func TestRelayEntriesBoundedInBytes(t *testing.T) {
+	f := newRelayFixture(t)
+	db, rdb, prefix, ctx := f.db, f.rdb, f.prefix, context.Background()
+	const n, size = 30, 100 << 10
+	if _, err := db.Exec(`INSERT INTO events (tenant_id, kind, state, message)
+		SELECT $1, 'cluster', 'ACTIVE', g::text || ' ' || repeat('x', $3) FROM generate_series(1, $2) g`, f.tenant, n, size); err != nil {
+		t.Fatal(err)
+	}
+	f.publish(t, ctx)
+	msgs, err := rdb.XRange(ctx, Channel(prefix), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []Event
+	for _, m := range msgs {
+		if b, _ := m.Values["b"].(string); len(b) > maxEntryBytes {
+			t.Errorf("an entry of %d bytes, want at most %d", len(b), maxEntryBytes)
+		}
+		evs = append(evs, entryOf(t, m)...)
+	}
+	if len(msgs) < n*size/maxEntryBytes {
+		t.Errorf("%d entries for %d events of %d bytes", len(msgs), n, size)
+	}
+	if len(evs) != n {
+		t.Fatalf("relayed %d events, want %d", len(evs), n)
+	}
+	for i, ev := range evs {
+		if want := fmt.Sprint(i + 1); !strings.HasPrefix(ev.Message, want+" ") {
+			t.Fatalf("event %d is %.10q…, want %q first", i, ev.Message, want)
+		}
+	}
+}
+
 // Events committed by a quiet session (the engine's claims and finishes)
 // send no NOTIFY; the relay finds them when woken through Redis, while
 // other commits still wake it by NOTIFY.
@@ -645,6 +681,49 @@ func TestHubReadsBothEntryKinds(t *testing.T) {
 	}
 	if g, want := strings.Join(got, " "), "a:ACTIVE:0 b:QUEUED:0 c:COMPLETE:2 d:COMPLETE:0"; g != want {
 		t.Fatalf("got %s, want %s", g, want)
+	}
+}
+
+// An entry the hub cannot read (corrupt, or of a format it does not know)
+// held events it cannot deliver: every subscriber is told it lagged, and
+// woken to re-read state, rather than miss them unawares; the entries
+// after it are delivered.
+func TestHubBadEntryLagsSubscribers(t *testing.T) {
+	rdb, prefix := queuetest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := NewHub(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hub.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-hub.Ready()
+	all, cluster := hub.SubscribeAll(100), hub.SubscribeCluster("c1", 100)
+	add := func(field, v string) {
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: Channel(prefix), Values: []any{field, v}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("b", `[{"kind":"cluster","state":"ACTIVE","cluster":"c1","message":"a","at":"2026-01-01T00:00:00Z"}]`)
+	add("b", `[{"kind":"cluster","state":"DELETING","cluster":"c1","at":"10000-01-01T00:00:00Z"}]`)
+	add("b", `[{"kind":"cluster","state":"TERMINATED","cluster":"c1","message":"c","at":"2026-01-01T00:00:01Z"}]`)
+	for _, sub := range []*Sub{all, cluster} {
+		var got []string
+		for timeout := time.After(5 * time.Second); len(got) < 2; {
+			select {
+			case ev := <-sub.C:
+				got = append(got, ev.Message)
+			case <-timeout:
+				t.Fatalf("got %v, want a and c", got)
+			}
+		}
+		select {
+		case <-sub.Lost():
+		default:
+			t.Error("the subscriber was not woken to re-read state")
+		}
+		if !sub.Lagged() {
+			t.Error("the subscriber was not told it lagged")
+		}
 	}
 }
 

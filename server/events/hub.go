@@ -200,7 +200,12 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 				h.decoded.Add(1)
 				evs, err := entryEvents(m.Values)
 				if err != nil {
-					h.log.Warn("events: bad entry", "id", m.ID, "err", err)
+					// Its events are lost to this server: every subscriber
+					// re-reads state, as after falling behind, rather than
+					// miss them unawares (the engine resyncs its jobs).
+					h.log.Error("events: an entry of the stream cannot be read; subscribers re-read state", "id", m.ID, "err", err)
+					h.dispatchNew(sid, nil)
+					h.lagAll()
 					continue
 				}
 				h.dispatchNew(sid, evs)
@@ -308,6 +313,28 @@ func (h *Hub) dispatch(ev Event) {
 		send(h.byJob[ev.Job])
 	}
 	send(h.all)
+}
+
+// lagAll tells every subscriber that events were lost, and wakes it.
+func (h *Hub) lagAll() {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	mark := func(subs map[*Sub]struct{}) {
+		for s := range subs {
+			s.lagged.Store(true)
+			select {
+			case s.lost <- struct{}{}:
+			default:
+			}
+		}
+	}
+	for _, subs := range h.byCluster {
+		mark(subs)
+	}
+	for _, subs := range h.byJob {
+		mark(subs)
+	}
+	mark(h.all)
 }
 
 // SubscribeCluster subscribes to a cluster's events; buffer bounds what a
