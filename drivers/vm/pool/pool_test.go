@@ -35,7 +35,7 @@ type fixture struct {
 	id      string // cluster id
 }
 
-func newFixture(t *testing.T, n int, o sshdtest.Options) *fixture {
+func newFixture(t testing.TB, n int, o sshdtest.Options) *fixture {
 	t.Helper()
 	f := &fixture{key: sshdtest.NewKey(t), cluster: sshdtest.NewKey(t), id: "c" + randHex(4)}
 	o.Key = f.key
@@ -84,7 +84,7 @@ func withFacts(task *drivers.Task, r drivers.Result) *drivers.Task {
 }
 
 // host finds the fixture's host with provider id id.
-func (f *fixture) host(t *testing.T, id string) *sshdtest.Host {
+func (f *fixture) host(t testing.TB, id string) *sshdtest.Host {
 	t.Helper()
 	for _, h := range f.hosts {
 		if h.Addr() == id {
@@ -96,7 +96,7 @@ func (f *fixture) host(t *testing.T, id string) *sshdtest.Host {
 }
 
 // leaseOf reads h's lease from this machine, not over SSH: "" when none.
-func leaseOf(t *testing.T, h *sshdtest.Host) string {
+func leaseOf(t testing.TB, h *sshdtest.Host) string {
 	t.Helper()
 	o, err := os.Readlink(h.Path(LeasePath))
 	if os.IsNotExist(err) {
@@ -110,7 +110,7 @@ func leaseOf(t *testing.T, h *sshdtest.Host) string {
 
 // newDriver is one agent: its own SSH pool and a log that must never show
 // the key's private lines.
-func newDriver(t *testing.T, secret []byte) *driver {
+func newDriver(t testing.TB, secret []byte) *driver {
 	t.Helper()
 	p := remote.NewPool(remote.Options{})
 	var buf sshdtest.Buffer
