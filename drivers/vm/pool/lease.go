@@ -192,6 +192,19 @@ func (d *driver) sharedScan(ctx context.Context, s settings) (map[string]probed,
 func (d *driver) startScan(key string, g *scanGroup, s settings) {
 	r := g.next
 	g.running = true
+	// The handshakes start now, not after the gathering: they are most of
+	// a probe's time (a first contact: key exchange and login, 100-200 ms
+	// on a loaded fleet) and need no task, and the pool shares each
+	// connection with the probe that follows. Only the lease commands wait
+	// for the tasks to gather.
+	for _, h := range s.hosts {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), d.probeTimeout)
+			defer cancel()
+			// A failure shows again in the probe, which dials anew.
+			_, _ = d.pool.Dial(ctx, s.target(h, nil))
+		}()
+	}
 	go func() {
 		time.Sleep(d.scanGather)
 		// Tasks that arrive from here on wait for the next scan.

@@ -793,3 +793,33 @@ func TestDeleteOfReleasedHost(t *testing.T) {
 		t.Fatalf("lease %q after DELETE", got)
 	}
 }
+
+// A scan's SSH handshakes start as soon as the first task asks for it,
+// during the time it waits for other tasks to share it: that wait then
+// costs the CREATEs nothing, where it used to come before the handshakes.
+func TestScanDialsWhileGathering(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	f := newFixture(t, n, sshdtest.Options{})
+	d := newDriver(t, f.key.PEM)
+	d.scanGather = 3 * time.Second
+	done := make(chan drivers.Result)
+	go func() {
+		r, _ := run(t, d, f.task("CREATE", "node-0"))
+		done <- r
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for d.pool.Len() < n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := d.pool.Len(); got != n {
+		t.Errorf("%d of %d hosts connected 2 s into a scan's 3 s gathering, want all", got, n)
+	}
+	if p := d.probes.Load(); p != 0 {
+		t.Errorf("%d probes before the gathering ended", p)
+	}
+	mustSucceed(t, <-done)
+	if got := d.pool.Dials(); got != n {
+		t.Errorf("%d dials, want %d (the probes use the connections dialed early)", got, n)
+	}
+}
