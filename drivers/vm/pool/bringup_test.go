@@ -106,7 +106,9 @@ func runBringUp(t testing.TB, f *fixture, d *driver) bringUp {
 // What a pool node costs on its way to its first service task, in SSH
 // handshakes, sessions and lease round trips: one handshake per host (the
 // scan's connection serves CREATE's lease, CONFIRM and BOOTSTRAP, which
-// log in as the same user with the same key).
+// log in as the same user with the same key) and three sessions: the
+// scan's probe, which leases the host the CREATE would have tried first
+// (a separate acquisition made it four), CONFIRM's and BOOTSTRAP's.
 func TestBringUpCosts(t *testing.T) {
 	t.Parallel()
 	const n = 6
@@ -117,6 +119,9 @@ func TestBringUpCosts(t *testing.T) {
 	t.Logf("%d nodes: %d dials, %d sessions, %d probes, %d acquires; %v", n, bu.dials, bu.sessions, bu.probes, bu.acquires, bu.phase)
 	if bu.dials != n {
 		t.Errorf("%d SSH handshakes for %d nodes, want %d (one each)", bu.dials, n, n)
+	}
+	if bu.sessions != 3*n {
+		t.Errorf("%d SSH sessions for %d nodes, want %d (three each)", bu.sessions, n, 3*n)
 	}
 }
 
