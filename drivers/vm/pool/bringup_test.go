@@ -14,13 +14,16 @@ import (
 
 	"github.com/cooprhq/coopr/drivers"
 	"github.com/cooprhq/coopr/drivers/drivertest"
+	"github.com/cooprhq/coopr/drivers/network/hosts"
 	sshnode "github.com/cooprhq/coopr/drivers/node/ssh"
 	"github.com/cooprhq/coopr/remote/sshdtest"
 )
 
 // bringUp is what a pool node's way to its first service task cost on one
-// agent: CREATE, CONFIRM and BOOTSTRAP of every node at once, each phase
-// after the last, as the server runs them.
+// agent: CREATE, CONFIRM, NETWORK_CONFIGURE (the hosts driver) and
+// BOOTSTRAP of every node at once, each phase after the last, as the
+// server runs them, with the drivers sharing one SSH pool as the agent's
+// do.
 type bringUp struct {
 	phase    map[string]time.Duration // wall time of each phase
 	dials    int64                    // SSH handshakes
@@ -38,6 +41,7 @@ func sessionsOf(h *sshdtest.Host) int { return strings.Count(h.Log(), "Starting 
 func runBringUp(t testing.TB, f *fixture, d *driver) bringUp {
 	n := len(f.hosts)
 	boot := sshnode.New(d.pool, slog.New(slog.DiscardHandler))
+	network := hosts.New(d.pool, slog.New(slog.DiscardHandler))
 	tasks := make([]*drivers.Task, n)
 	for i := range n {
 		tasks[i] = f.task("CREATE", fmt.Sprintf("node-%d", i))
@@ -48,9 +52,19 @@ func runBringUp(t testing.TB, f *fixture, d *driver) bringUp {
 	}
 	dials, probes, acquires := d.pool.Dials(), d.probes.Load(), d.acquires.Load()
 	bu := bringUp{phase: map[string]time.Duration{}}
-	for _, action := range []string{"CREATE", "CONFIRM", "BOOTSTRAP"} {
+	for _, action := range []string{"CREATE", "CONFIRM", "NETWORK_CONFIGURE", "BOOTSTRAP"} {
 		var drv drivers.Driver = d
-		if action == "BOOTSTRAP" {
+		switch action {
+		case "NETWORK_CONFIGURE":
+			drv = network
+			nodes := map[string]drivers.Node{}
+			for _, task := range tasks {
+				nodes[task.Node.ID] = *task.Node
+			}
+			for _, task := range tasks {
+				task.Nodes = nodes
+			}
+		case "BOOTSTRAP":
 			drv = boot
 		}
 		start := time.Now()
@@ -70,11 +84,12 @@ func runBringUp(t testing.TB, f *fixture, d *driver) bringUp {
 			if r.Status != 0 {
 				t.Fatalf("%s node-%d: status %d: %s", action, i, r.Status, r.Message)
 			}
-			ns := "vm"
-			if action == "BOOTSTRAP" {
-				ns = "node"
+			switch action {
+			case "CREATE", "CONFIRM":
+				tasks[i].Node.Facts["vm"] = maps.Clone(r.Facts)
+			case "BOOTSTRAP":
+				tasks[i].Node.Facts["node"] = maps.Clone(r.Facts)
 			}
-			tasks[i].Node.Facts[ns] = maps.Clone(r.Facts)
 			if r.IPAddresses != nil {
 				tasks[i].Node.IPAddresses = maps.Clone(r.IPAddresses)
 			}
@@ -105,10 +120,12 @@ func runBringUp(t testing.TB, f *fixture, d *driver) bringUp {
 
 // What a pool node costs on its way to its first service task, in SSH
 // handshakes, sessions and lease round trips: one handshake per host (the
-// scan's connection serves CREATE's lease, CONFIRM and BOOTSTRAP, which
-// log in as the same user with the same key) and three sessions: the
-// scan's probe, which leases the host the CREATE would have tried first
-// (a separate acquisition made it four), CONFIRM's and BOOTSTRAP's.
+// scan's connection serves CREATE's lease, CONFIRM, NETWORK_CONFIGURE and
+// BOOTSTRAP, which log in as the same user with the same key; the service
+// tasks' shell automator does too) and four sessions: the scan's probe,
+// which leases the host the CREATE would have tried first (a separate
+// acquisition made it five), CONFIRM's, NETWORK_CONFIGURE's and
+// BOOTSTRAP's.
 func TestBringUpCosts(t *testing.T) {
 	t.Parallel()
 	const n = 6
@@ -120,8 +137,8 @@ func TestBringUpCosts(t *testing.T) {
 	if bu.dials != n {
 		t.Errorf("%d SSH handshakes for %d nodes, want %d (one each)", bu.dials, n, n)
 	}
-	if bu.sessions != 3*n {
-		t.Errorf("%d SSH sessions for %d nodes, want %d (three each)", bu.sessions, n, 3*n)
+	if bu.sessions != 4*n {
+		t.Errorf("%d SSH sessions for %d nodes, want %d (four each)", bu.sessions, n, 4*n)
 	}
 }
 
@@ -152,7 +169,7 @@ func BenchmarkBringUp(b *testing.B) {
 		sum.acquires += bu.acquires
 	}
 	runs := float64(b.N)
-	for _, k := range []string{"CREATE", "CONFIRM", "BOOTSTRAP"} {
+	for _, k := range []string{"CREATE", "CONFIRM", "NETWORK_CONFIGURE", "BOOTSTRAP"} {
 		b.ReportMetric(float64(sum.phase[k].Milliseconds())/runs, k+"-ms")
 	}
 	b.ReportMetric(float64(sum.dials)/runs/float64(n), "dials/node")
