@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -386,6 +387,53 @@ func TestBootstrapRunsNoCat(t *testing.T) {
 			}
 			if got := execs(); !slices.Equal(got, []string{"/usr/bin/uname"}) {
 				t.Errorf("ran %q, want uname alone", got)
+			}
+		})
+	}
+}
+
+// BOOTSTRAP names a systemd machine without systemd-hostnamed: asking the
+// daemon (hostnamectl) starts it on demand, most of a BOOTSTRAP's time on
+// a fleet of containers, and fails where it is masked or D-Bus is down.
+// The host here looks systemd-booted and its hostnamectl cannot reach the
+// daemon; the static and kernel names are set all the same.
+func TestHostnameWithoutHostnamed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		nonRoot bool
+	}{
+		{"root", false},
+		{"sudo user", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cl := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: tc.nonRoot})
+			h := cl.Hosts[0]
+			// In the host's own mount namespace only: /run/systemd/system
+			// is how programs tell systemd runs, and a hostnamectl that
+			// cannot connect to the bus.
+			fake := filepath.Join(h.Dir, "fake-hostnamectl")
+			if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'Failed to connect to bus: No such file or directory' >&2\nexit 1\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			h.Exec(t, "mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/system && mount --bind "+remote.Quote(fake)+" /usr/bin/hostnamectl")
+			execs := h.TraceExecs(t, "/usr/bin/hostnamectl")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			r := newDriver(t).Run(ctx, cl.Task("BOOTSTRAP", 0), &drivertest.Recorder{})
+			if r.Status != 0 {
+				t.Fatalf("BOOTSTRAP: %s", r.Message)
+			}
+			want := cl.Nodes[0].Hostname
+			if got := strings.TrimSpace(h.Exec(t, "cat /etc/hostname; hostname")); got != want+"\n"+want {
+				t.Errorf("static and kernel names %q, want %s", got, want)
+			}
+			if r.Facts["hostname"] != want {
+				t.Errorf("hostname fact %v, want %s", r.Facts["hostname"], want)
+			}
+			if got := execs(); len(got) > 0 {
+				t.Errorf("ran %q", got)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -72,11 +73,17 @@ func (s leaseState) String() string {
 }
 
 // lease runs op on the host of tg and returns the lease's state and the
-// host key the host showed, in authorized_keys format.
+// host key the host showed, in authorized_keys format. The op claim is a
+// scan's probe that acquires the lease for owner when it is free (see
+// scanRun.wants).
 func (d *driver) lease(ctx context.Context, tg remote.Target, op, owner string) (leaseState, string, error) {
 	switch op {
 	case "probe":
 		d.probes.Add(1)
+	case "claim":
+		d.probes.Add(1)
+		d.claims.Add(1)
+		op = "acquire"
 	case "acquire":
 		d.acquires.Add(1)
 	}
@@ -112,6 +119,10 @@ type probed struct {
 	st  leaseState
 	key string
 	err error
+	// claimFor is the owner the scan tried to lease the host to, if any;
+	// claimed is set when it did (the host was free).
+	claimFor string
+	claimed  bool
 }
 
 // ours tells whether the host is leased to owner.
@@ -119,8 +130,11 @@ func (p probed) ours(owner string) bool {
 	return p.err == nil && (p.st.kind == "ours" || p.st.kind == "held" && p.st.owner == owner)
 }
 
-// scan looks at every host's lease at once, each within probeTimeout.
-func (d *driver) scan(ctx context.Context, s settings, hosts []host, owner string) []probed {
+// scan looks at every host's lease at once, each within probeTimeout,
+// and leases the free ones of claims to the owners it names (claims[i] is
+// the owner of hosts[i]'s claim, "" for none). Owners are as the lease
+// shows them: no host is "ours".
+func (d *driver) scan(ctx context.Context, s settings, hosts []host, claims []string) []probed {
 	res := make([]probed, len(hosts))
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
@@ -130,8 +144,29 @@ func (d *driver) scan(ctx context.Context, s settings, hosts []host, owner strin
 			defer func() { <-sem }()
 			pctx, cancel := context.WithTimeout(ctx, d.probeTimeout)
 			defer cancel()
-			st, key, err := d.lease(pctx, s.target(h, nil), "probe", owner)
-			res[i] = probed{st: st, key: key, err: err}
+			owner := claims[i]
+			if owner != "" {
+				if _, err := d.ipv4(pctx, h); err != nil {
+					owner = "" // CREATE tells why it cannot have the host
+				}
+			}
+			if owner == "" {
+				st, key, err := d.lease(pctx, s.target(h, nil), "probe", "")
+				res[i] = probed{st: st, key: key, err: err}
+				return
+			}
+			st, key, err := d.lease(pctx, s.target(h, nil), "claim", owner)
+			p := probed{st: st, key: key, err: err, claimFor: owner}
+			switch {
+			case err != nil:
+				// The claim may have leased the host: the owner's
+				// CREATE says which host (create).
+			case st.kind == "acquired":
+				p.st, p.claimed = leaseState{kind: "held", owner: owner}, true
+			case st.kind == "ours":
+				p.st = leaseState{kind: "held", owner: owner}
+			}
+			res[i] = p
 		})
 	}
 	wg.Wait()
@@ -152,18 +187,37 @@ func (d *driver) scan(ctx context.Context, s settings, hosts []host, owner strin
 type scanGroup struct {
 	running bool
 	next    *scanRun
+	// taken are the hosts the last scan found leased or leased itself, by
+	// id: the next scan claims them for nobody.
+	taken map[string]bool
 }
 
+// scanRun is one scan. Its probes also lease a free host to each CREATE
+// waiting for it (wants), the one pickHost would have it try first: a
+// CREATE whose host was free then costs one lease command, not a probe
+// and then an acquisition, each a session and round trip to the host. The
+// lease on the host still decides; a CREATE whose claimed host was taken
+// meanwhile tries the free hosts as before.
 type scanRun struct {
 	done    chan struct{}
 	started time.Time         // when its first probe could start
 	res     map[string]probed // by host id
+	wants   []*want           // the CREATEs waiting, in arrival order
+	ended   bool              // res is set; no want may leave now
+}
+
+// want is a CREATE waiting for a scan.
+type want struct {
+	owner string
+	order []host // its spread order
+	left  bool   // it stopped waiting: a lease claimed for it is released
 }
 
 // sharedScan returns every host of s by id as a scan started after the
 // call found it, with owners as they are (no host is "ours"), and when
-// that scan started.
-func (d *driver) sharedScan(ctx context.Context, s settings) (map[string]probed, time.Time, error) {
+// that scan started. A CREATE passes its want: the scan may lease it a
+// free host (probed.claimed).
+func (d *driver) sharedScan(ctx context.Context, s settings, w *want) (map[string]probed, time.Time, error) {
 	key := s.scanKey()
 	d.scanMu.Lock()
 	g := d.scans[key]
@@ -175,6 +229,9 @@ func (d *driver) sharedScan(ctx context.Context, s settings) (map[string]probed,
 		g.next = &scanRun{done: make(chan struct{})}
 	}
 	r := g.next
+	if w != nil {
+		r.wants = append(r.wants, w)
+	}
 	if !g.running {
 		d.startScan(key, g, s)
 	}
@@ -183,8 +240,49 @@ func (d *driver) sharedScan(ctx context.Context, s settings) (map[string]probed,
 	case <-r.done:
 		return r.res, r.started, nil
 	case <-ctx.Done():
-		return nil, time.Time{}, context.Cause(ctx)
 	}
+	d.scanMu.Lock()
+	defer d.scanMu.Unlock()
+	if r.ended {
+		// The scan ended as ctx did, and may have leased a host to w.
+		return r.res, r.started, nil
+	}
+	if w != nil {
+		w.left = true
+	}
+	return nil, time.Time{}, context.Cause(ctx)
+}
+
+// claimsOf gives each want of r a host, the first of its spread order that
+// no earlier want got, that the last scan did not find taken and that no
+// other CREATE of this driver is trying: claims[i] is the owner of
+// s.hosts[i]'s claim. d.scanMu is held.
+func (d *driver) claimsOf(s settings, r *scanRun, taken map[string]bool) []string {
+	index := make(map[string]int, len(s.hosts))
+	for i, h := range s.hosts {
+		index[h.id()] = i
+	}
+	taken = maps.Clone(taken)
+	if taken == nil {
+		taken = map[string]bool{}
+	}
+	d.tryMu.Lock()
+	for id, a := range d.tries {
+		if a.inFlight {
+			taken[id] = true
+		}
+	}
+	d.tryMu.Unlock()
+	claims := make([]string, len(s.hosts))
+	for _, w := range r.wants {
+		for _, h := range w.order {
+			if i, ok := index[h.id()]; ok && claims[i] == "" && !taken[h.id()] {
+				claims[i] = w.owner
+				break
+			}
+		}
+	}
+	return claims
 }
 
 // startScan runs g's next scan; d.scanMu is held. Tasks that arrive
@@ -192,6 +290,19 @@ func (d *driver) sharedScan(ctx context.Context, s settings) (map[string]probed,
 func (d *driver) startScan(key string, g *scanGroup, s settings) {
 	r := g.next
 	g.running = true
+	// The handshakes start now, not after the gathering: they are most of
+	// a probe's time (a first contact: key exchange and login, 100-200 ms
+	// on a loaded fleet) and need no task, and the pool shares each
+	// connection with the probe that follows. Only the lease commands wait
+	// for the tasks to gather.
+	for _, h := range s.hosts {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), d.probeTimeout)
+			defer cancel()
+			// A failure shows again in the probe, which dials anew.
+			_, _ = d.pool.Dial(ctx, s.target(h, nil))
+		}()
+	}
 	go func() {
 		time.Sleep(d.scanGather)
 		// Tasks that arrive from here on wait for the next scan.
@@ -200,15 +311,38 @@ func (d *driver) startScan(key string, g *scanGroup, s settings) {
 			g.next = nil
 		}
 		r.started = time.Now()
+		claims := d.claimsOf(s, r, g.taken)
 		d.scanMu.Unlock()
 		// Not any one task's context: the others wait for this scan too.
 		// Each probe is bounded by probeTimeout.
-		found := d.scan(context.Background(), s, s.hosts, "")
-		r.res = make(map[string]probed, len(found))
+		found := d.scan(context.Background(), s, s.hosts, claims)
+		res := make(map[string]probed, len(found))
 		for i, h := range s.hosts {
-			r.res[h.id()] = found[i]
+			res[h.id()] = found[i]
+		}
+		d.scanMu.Lock()
+		r.res, r.ended = res, true
+		g.taken = map[string]bool{}
+		for id, p := range res {
+			if p.err == nil && p.st.kind != "free" {
+				g.taken[id] = true
+			}
+		}
+		var orphans []int // hosts leased to CREATEs that stopped waiting
+		for i, p := range found {
+			if p.claimed {
+				for _, w := range r.wants {
+					if w.owner == claims[i] && w.left {
+						orphans = append(orphans, i)
+					}
+				}
+			}
 		}
 		close(r.done)
+		d.scanMu.Unlock()
+		for _, i := range orphans {
+			d.unclaim(s, s.hosts[i], found[i], claims[i])
+		}
 		d.scanMu.Lock()
 		defer d.scanMu.Unlock()
 		if g.next != nil {
@@ -240,7 +374,7 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 
 	order := spread(s.hosts, t.ClusterID, t.Node.ID)
 	out.Status(fmt.Sprintf("looking for a free host among %d", len(order)), 0)
-	scanned, started, err := d.sharedScan(ctx, s)
+	scanned, started, err := d.sharedScan(ctx, s, &want{owner: own, order: order})
 	if err != nil {
 		return failure(statusNothingCreated, fmt.Errorf("looking for a free host: %w", err), nil)
 	}
@@ -249,11 +383,37 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 		found[i] = scanned[h.id()]
 	}
 	// Adopt before leasing: a CREATE whose result was lost holds a host
-	// the facts do not name.
+	// the facts do not name. It keeps that host, and gives back the one
+	// the scan leased to it besides.
+	adopt, claimed := -1, -1
 	for i, h := range order {
-		if found[i].ours(own) {
-			return d.created(ctx, s, h, []string{found[i].key}, "adopted", out, log)
+		var ee *remote.ExitError
+		if p := found[i]; p.claimFor == own && p.err != nil && !errors.As(p.err, &ee) &&
+			!remote.Unreachable(p.err) && !remote.Terminal(p.err) {
+			// As when an acquisition fails so: the command may have run,
+			// and the host may be leased to this node. Say which host, so
+			// that a retry adopts it or a DELETE releases it.
+			return failure(statusFailed, p.err, map[string]any{"providerId": h.id()})
 		}
+		switch {
+		case !found[i].ours(own):
+		case found[i].claimed:
+			claimed = i
+		case adopt < 0:
+			adopt = i
+		}
+	}
+	if adopt >= 0 {
+		if claimed >= 0 {
+			d.unclaim(s, order[claimed], found[claimed], own)
+		}
+		return d.created(ctx, s, order[adopt], []string{found[adopt].key}, "adopted", out, log)
+	}
+	if claimed >= 0 {
+		h := order[claimed]
+		d.tried(h, own)
+		log.Info("pool: leased host", "host", h.id())
+		return d.created(ctx, s, h, []string{found[claimed].key}, "leased", out, log)
 	}
 
 	// Hosts not taken are silent (no answer) or broken (they answered
@@ -337,6 +497,17 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	return drivers.Result{Status: statusNothingCreated, Message: "pool: " + msg}
 }
 
+// unclaim gives back h, which a scan leased to owner (p) but owner's
+// CREATE does not take. The lease is removed only if it is still owner's;
+// a failure leaves it, for the node's DELETE to find by its lease.
+func (d *driver) unclaim(s settings, h host, p probed, owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), d.probeTimeout)
+	defer cancel()
+	if _, _, err := d.lease(ctx, s.target(h, []string{p.key}), "release", owner); err != nil {
+		d.log.Warn("pool: cannot give back a host leased to a CREATE that did not take it", "host", h.id(), "owner", owner, "err", err)
+	}
+}
+
 // attempt is a CREATE's try at leasing a host, as this driver's other
 // CREATEs see it.
 type attempt struct {
@@ -380,6 +551,9 @@ func (d *driver) pickHost(order []host, free []int, owner string, started time.T
 func (d *driver) tried(h host, owner string) {
 	d.tryMu.Lock()
 	defer d.tryMu.Unlock()
+	if d.tries == nil {
+		d.tries = map[string]attempt{}
+	}
 	d.tries[h.id()] = attempt{owner: owner, ended: time.Now()}
 }
 
@@ -479,7 +653,7 @@ func (d *driver) delete(ctx context.Context, s settings, t *drivers.Task, out dr
 		// A CREATE whose result was lost may hold a host no fact names. Hosts
 		// that do not answer are passed over: with no providerId the node is
 		// gone as far as the server knows (docs/operations.md#idempotency).
-		found, _, err := d.sharedScan(ctx, s)
+		found, _, err := d.sharedScan(ctx, s, nil)
 		if err != nil {
 			return failure(statusFailed, fmt.Errorf("looking for the node's host: %w", err), nil)
 		}

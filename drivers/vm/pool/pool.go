@@ -13,7 +13,9 @@
 // adopts it, docs/operations.md#idempotency), else leases a free one, trying
 // hosts in an order spread by node id so that concurrent CREATEs start on
 // different hosts; within one agent, a host another CREATE is leasing is
-// tried last. The CREATEs of one agent share their scans of the pool. It pins the host key at first contact and hands the
+// tried last. The CREATEs of one agent share their scans of the pool, and
+// a scan's look at a free host leases it to the CREATE that would try it
+// first, in the same command. It pins the host key at first contact and hands the
 // provider's ssh_key back as the vm secret privateKey: the node, network and
 // automator drivers log in with it (drivers.TargetOf). With no free host it
 // ends with status 200 (nothing created).
@@ -119,8 +121,9 @@ type driver struct {
 	// id (pickHost).
 	tryMu sync.Mutex
 	tries map[string]attempt
-	// probes counts lease probes, acquires lease acquisitions, for tests.
-	probes, acquires atomic.Int64
+	// probes counts lease probes (a scan's claims among them), claims the
+	// scans' claims, acquires lease acquisitions apart from them, for tests.
+	probes, claims, acquires atomic.Int64
 }
 
 // Result statuses: 200–299 tell the server nothing was created.

@@ -35,7 +35,7 @@ type fixture struct {
 	id      string // cluster id
 }
 
-func newFixture(t *testing.T, n int, o sshdtest.Options) *fixture {
+func newFixture(t testing.TB, n int, o sshdtest.Options) *fixture {
 	t.Helper()
 	f := &fixture{key: sshdtest.NewKey(t), cluster: sshdtest.NewKey(t), id: "c" + randHex(4)}
 	o.Key = f.key
@@ -84,7 +84,7 @@ func withFacts(task *drivers.Task, r drivers.Result) *drivers.Task {
 }
 
 // host finds the fixture's host with provider id id.
-func (f *fixture) host(t *testing.T, id string) *sshdtest.Host {
+func (f *fixture) host(t testing.TB, id string) *sshdtest.Host {
 	t.Helper()
 	for _, h := range f.hosts {
 		if h.Addr() == id {
@@ -96,7 +96,7 @@ func (f *fixture) host(t *testing.T, id string) *sshdtest.Host {
 }
 
 // leaseOf reads h's lease from this machine, not over SSH: "" when none.
-func leaseOf(t *testing.T, h *sshdtest.Host) string {
+func leaseOf(t testing.TB, h *sshdtest.Host) string {
 	t.Helper()
 	o, err := os.Readlink(h.Path(LeasePath))
 	if os.IsNotExist(err) {
@@ -110,7 +110,7 @@ func leaseOf(t *testing.T, h *sshdtest.Host) string {
 
 // newDriver is one agent: its own SSH pool and a log that must never show
 // the key's private lines.
-func newDriver(t *testing.T, secret []byte) *driver {
+func newDriver(t testing.TB, secret []byte) *driver {
 	t.Helper()
 	p := remote.NewPool(remote.Options{})
 	var buf sshdtest.Buffer
@@ -445,7 +445,7 @@ func TestConcurrentCreatesShareOneScan(t *testing.T) {
 
 // The CREATEs of a cluster's nodes on one agent, sharing a scan that found
 // every host free, each try a different host first: n nodes on n hosts
-// cost n lease acquisitions, not one more for every two nodes that raced
+// cost n lease acquisitions (the scans' claims among them), not one more for every two nodes that raced
 // for the same host (which a 16-node cluster's spread order makes likely,
 // each a round trip to the host).
 func TestConcurrentCreatesTryDifferentHosts(t *testing.T) {
@@ -454,8 +454,8 @@ func TestConcurrentCreatesTryDifferentHosts(t *testing.T) {
 	f := newFixture(t, n, sshdtest.Options{})
 	d := newDriver(t, f.key.PEM)
 	createAll(t, f, d, n)
-	if a := d.acquires.Load(); a != n {
-		t.Errorf("%d lease acquisitions for %d CREATEs on %d free hosts, want %d", a, n, n, n)
+	if a := d.acquires.Load() + d.claims.Load(); a != n {
+		t.Errorf("%d lease acquisitions (%d by the scans) for %d CREATEs on %d free hosts, want %d", a, d.claims.Load(), n, n, n)
 	}
 }
 
@@ -791,5 +791,102 @@ func TestDeleteOfReleasedHost(t *testing.T) {
 	}
 	if got := leaseOf(t, h); got != "" {
 		t.Fatalf("lease %q after DELETE", got)
+	}
+}
+
+// A scan's SSH handshakes start as soon as the first task asks for it,
+// during the time it waits for other tasks to share it: that wait then
+// costs the CREATEs nothing, where it used to come before the handshakes.
+func TestScanDialsWhileGathering(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	f := newFixture(t, n, sshdtest.Options{})
+	d := newDriver(t, f.key.PEM)
+	d.scanGather = 3 * time.Second
+	done := make(chan drivers.Result)
+	go func() {
+		r, _ := run(t, d, f.task("CREATE", "node-0"))
+		done <- r
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for d.pool.Len() < n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := d.pool.Len(); got != n {
+		t.Errorf("%d of %d hosts connected 2 s into a scan's 3 s gathering, want all", got, n)
+	}
+	if p := d.probes.Load(); p != 0 {
+		t.Errorf("%d probes before the gathering ended", p)
+	}
+	mustSucceed(t, <-done)
+	if got := d.pool.Dials(); got != n {
+		t.Errorf("%d dials, want %d (the probes use the connections dialed early)", got, n)
+	}
+}
+
+// A CREATE whose node already holds a host (its result was lost) adopts
+// it, and gives back the host the scan leased to it besides: a node never
+// keeps two.
+func TestAdoptGivesBackTheClaim(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 3, sshdtest.Options{})
+	task := f.task("CREATE", "db-2")
+	order := spread(func() []host {
+		hs, err := parseHosts(f.hostsField())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hs
+	}(), f.id, "db-2")
+	// Not the host the scan claims for the node (the first of its order).
+	held := f.host(t, order[1].id())
+	held.Exec(t, "mkdir -p "+remote.Quote(LeasePath[:strings.LastIndex(LeasePath, "/")])+" && ln -s "+remote.Quote(f.id+" db-2")+" "+LeasePath)
+	d := newDriver(t, f.key.PEM)
+	r, _ := run(t, d, task)
+	mustSucceed(t, r)
+	if r.Facts["providerId"] != order[1].id() || !strings.HasPrefix(r.Message, "adopted") {
+		t.Fatalf("CREATE: %v %q, want adopted %s", r.Facts["providerId"], r.Message, order[1].id())
+	}
+	if d.claims.Load() != 1 {
+		t.Errorf("%d claims, want 1 (the scan leases the first host of the node's order)", d.claims.Load())
+	}
+	for _, h := range f.hosts {
+		if got, want := leaseOf(t, h), map[bool]string{true: f.id + " db-2"}[h == held]; got != want {
+			t.Errorf("host %s lease %q, want %q", h.Addr(), got, want)
+		}
+	}
+}
+
+// A CREATE that stops waiting for a scan gets no host: a lease the scan
+// took for it is given back, since nothing will report it to the server.
+func TestAbandonedCreateLeasesNothing(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	f := newFixture(t, n, sshdtest.Options{})
+	d := newDriver(t, f.key.PEM)
+	d.scanGather = 500 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if r := d.Run(ctx, f.task("CREATE", "gone-1"), &drivertest.Recorder{}); r.Status != statusNothingCreated {
+		t.Fatalf("CREATE cut short: status %d: %s", r.Status, r.Message)
+	}
+	// The scan goes on, claims a host for the CREATE and gives it back.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		d.scanMu.Lock()
+		idle := len(d.scans) == 0
+		d.scanMu.Unlock()
+		if idle && d.probes.Load() == n {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d.claims.Load() != 1 {
+		t.Errorf("%d claims, want 1", d.claims.Load())
+	}
+	for _, h := range f.hosts {
+		if got := leaseOf(t, h); got != "" {
+			t.Errorf("host %s leased to %q", h.Addr(), got)
+		}
 	}
 }
