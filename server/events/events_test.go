@@ -385,11 +385,7 @@ func TestHubTakesRelayedEventsOnce(t *testing.T) {
 	f := newRelayFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	hub := NewHub(f.rdb, f.prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = hub.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-hub.Ready()
+	hub := startHub(t, ctx, f.rdb, f.prefix)
 	sub := hub.SubscribeAll(100)
 	f.relay.Local = hub
 	// One transaction for all: the relay publishes a transaction's events
@@ -652,11 +648,7 @@ func TestHubReadsBothEntryKinds(t *testing.T) {
 	rdb, prefix := queuetest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	hub := NewHub(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = hub.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-hub.Ready()
+	hub := startHub(t, ctx, rdb, prefix)
 	sub := hub.SubscribeAll(100)
 	add := func(field string, v any) {
 		b, err := json.Marshal(v)
@@ -692,11 +684,7 @@ func TestHubBadEntryLagsSubscribers(t *testing.T) {
 	rdb, prefix := queuetest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	hub := NewHub(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = hub.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-hub.Ready()
+	hub := startHub(t, ctx, rdb, prefix)
 	all, cluster := hub.SubscribeAll(100), hub.SubscribeCluster("c1", 100)
 	add := func(field, v string) {
 		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: Channel(prefix), Values: []any{field, v}}).Err(); err != nil {
@@ -734,11 +722,7 @@ func TestHubLeavesRelayedEntriesToTheRelay(t *testing.T) {
 	f := newRelayFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	hub := NewHub(f.rdb, f.prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = hub.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-hub.Ready()
+	hub := startHub(t, ctx, f.rdb, f.prefix)
 	sub := hub.SubscribeAll(1000)
 	f.relay.Local = hub
 	const rounds = 40
@@ -789,4 +773,17 @@ func TestHubLeavesRelayedEntriesToTheRelay(t *testing.T) {
 	if n := hub.decoded.Load(); n != 1 {
 		t.Errorf("the stream reader decoded %d entries, want 1 (another server's): the relay hands over its own", n)
 	}
+}
+
+// startHub runs a hub until the test ends (its context with it) and
+// returns it once it reads the stream.
+func startHub(t *testing.T, ctx context.Context, rdb *redis.Client, prefix string) *Hub {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	hub := NewHub(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hub.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-hub.Ready()
+	return hub
 }
