@@ -359,37 +359,26 @@ func TestBootstrapSessions(t *testing.T) {
 // loaded host makes slow. The architecture is uname's, which alone sees a
 // 32-bit personality. The facts are what those programs say.
 func TestBootstrapRunsNoCat(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name    string
-		nonRoot bool
-	}{
-		{"root", false},
-		{"sudo user", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cl := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: tc.nonRoot})
-			h := cl.Hosts[0]
-			arch, cpus := strings.TrimSpace(h.Exec(t, "uname -m")), strings.TrimSpace(h.Exec(t, "getconf _NPROCESSORS_ONLN"))
-			execs := h.TraceExecs(t, "/usr/bin/cat", "/usr/bin/uname", "/usr/bin/getconf")
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			task := cl.Task("BOOTSTRAP", 0)
-			task.AuthorizedKeys = []string{sshdtest.NewKey(t).AuthorizedKey}
-			r := newDriver(t).Run(ctx, task, &drivertest.Recorder{})
-			if r.Status != 0 {
-				t.Fatalf("BOOTSTRAP: %s", r.Message)
-			}
-			if r.Facts["hostname"] != cl.Nodes[0].Hostname || r.Facts["disks"] == nil || r.Facts["arch"] != arch ||
-				fmt.Sprint(r.Facts["cpus"]) != cpus {
-				t.Errorf("facts %v, want arch %s and %s cpus", r.Facts, arch, cpus)
-			}
-			if got := execs(); !slices.Equal(got, []string{"/usr/bin/uname"}) {
-				t.Errorf("ran %q, want uname alone", got)
-			}
-		})
-	}
+	asRootAndSudo(t, func(t *testing.T, cl *drivertest.Cluster) {
+		h := cl.Hosts[0]
+		arch, cpus := strings.TrimSpace(h.Exec(t, "uname -m")), strings.TrimSpace(h.Exec(t, "getconf _NPROCESSORS_ONLN"))
+		execs := h.TraceExecs(t, "/usr/bin/cat", "/usr/bin/uname", "/usr/bin/getconf")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		task := cl.Task("BOOTSTRAP", 0)
+		task.AuthorizedKeys = []string{sshdtest.NewKey(t).AuthorizedKey}
+		r := newDriver(t).Run(ctx, task, &drivertest.Recorder{})
+		if r.Status != 0 {
+			t.Fatalf("BOOTSTRAP: %s", r.Message)
+		}
+		if r.Facts["hostname"] != cl.Nodes[0].Hostname || r.Facts["disks"] == nil || r.Facts["arch"] != arch ||
+			fmt.Sprint(r.Facts["cpus"]) != cpus {
+			t.Errorf("facts %v, want arch %s and %s cpus", r.Facts, arch, cpus)
+		}
+		if got := execs(); !slices.Equal(got, []string{"/usr/bin/uname"}) {
+			t.Errorf("ran %q, want uname alone", got)
+		}
+	})
 }
 
 // BOOTSTRAP names a systemd machine without systemd-hostnamed: asking the
@@ -398,6 +387,39 @@ func TestBootstrapRunsNoCat(t *testing.T) {
 // The host here looks systemd-booted and its hostnamectl cannot reach the
 // daemon; the static and kernel names are set all the same.
 func TestHostnameWithoutHostnamed(t *testing.T) {
+	asRootAndSudo(t, func(t *testing.T, cl *drivertest.Cluster) {
+		h := cl.Hosts[0]
+		// In the host's own mount namespace only: /run/systemd/system
+		// is how programs tell systemd runs, and a hostnamectl that
+		// cannot connect to the bus.
+		fake := filepath.Join(h.Dir, "fake-hostnamectl")
+		if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'Failed to connect to bus: No such file or directory' >&2\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		h.Exec(t, "mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/system && mount --bind "+remote.Quote(fake)+" /usr/bin/hostnamectl")
+		execs := h.TraceExecs(t, "/usr/bin/hostnamectl")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		r := newDriver(t).Run(ctx, cl.Task("BOOTSTRAP", 0), &drivertest.Recorder{})
+		if r.Status != 0 {
+			t.Fatalf("BOOTSTRAP: %s", r.Message)
+		}
+		want := cl.Nodes[0].Hostname
+		if got := strings.TrimSpace(h.Exec(t, "cat /etc/hostname; hostname")); got != want+"\n"+want {
+			t.Errorf("static and kernel names %q, want %s", got, want)
+		}
+		if r.Facts["hostname"] != want {
+			t.Errorf("hostname fact %v, want %s", r.Facts["hostname"], want)
+		}
+		if got := execs(); len(got) > 0 {
+			t.Errorf("ran %q", got)
+		}
+	})
+}
+
+// asRootAndSudo runs f, in parallel, on a one-node cluster whose SSH user
+// is root and on one whose user is not (sudo).
+func asRootAndSudo(t *testing.T, f func(t *testing.T, cl *drivertest.Cluster)) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
@@ -408,33 +430,7 @@ func TestHostnameWithoutHostnamed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cl := drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: tc.nonRoot})
-			h := cl.Hosts[0]
-			// In the host's own mount namespace only: /run/systemd/system
-			// is how programs tell systemd runs, and a hostnamectl that
-			// cannot connect to the bus.
-			fake := filepath.Join(h.Dir, "fake-hostnamectl")
-			if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'Failed to connect to bus: No such file or directory' >&2\nexit 1\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			h.Exec(t, "mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/system && mount --bind "+remote.Quote(fake)+" /usr/bin/hostnamectl")
-			execs := h.TraceExecs(t, "/usr/bin/hostnamectl")
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			r := newDriver(t).Run(ctx, cl.Task("BOOTSTRAP", 0), &drivertest.Recorder{})
-			if r.Status != 0 {
-				t.Fatalf("BOOTSTRAP: %s", r.Message)
-			}
-			want := cl.Nodes[0].Hostname
-			if got := strings.TrimSpace(h.Exec(t, "cat /etc/hostname; hostname")); got != want+"\n"+want {
-				t.Errorf("static and kernel names %q, want %s", got, want)
-			}
-			if r.Facts["hostname"] != want {
-				t.Errorf("hostname fact %v, want %s", r.Facts["hostname"], want)
-			}
-			if got := execs(); len(got) > 0 {
-				t.Errorf("ran %q", got)
-			}
+			f(t, drivertest.NewCluster(t, 1, sshdtest.Options{NonRoot: tc.nonRoot}))
 		})
 	}
 }
