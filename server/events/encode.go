@@ -6,18 +6,28 @@ import (
 	"unicode/utf8"
 )
 
-// appendEvents appends evs as a JSON array, as json.Marshal writes it:
-// by hand, because the reflection of encoding/json was a quarter of a
-// relay round's publishing (TestAppendEventsAsMarshal checks they agree).
-func appendEvents(b []byte, evs []Event) []byte {
+// appendEvents appends a JSON array of the first events of evs, as
+// json.Marshal writes it, and says how many it took: all of them, or as
+// many as keep the array within limit bytes, and at least one. It writes by
+// hand because the reflection of encoding/json was a quarter of a relay
+// round's publishing (TestAppendEventsAsMarshal checks they agree).
+func appendEvents(b []byte, evs []Event, limit int) ([]byte, int) {
+	start := len(b)
 	b = append(b, '[')
-	for i := range evs {
-		if i > 0 {
+	n := 0
+	for n < len(evs) {
+		end := len(b)
+		if n > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, &evs[i])
+		b = appendEvent(b, &evs[n])
+		if n > 0 && len(b)+1-start > limit {
+			b = b[:end]
+			break
+		}
+		n++
 	}
-	return append(b, ']')
+	return append(b, ']'), n
 }
 
 func appendEvent(b []byte, ev *Event) []byte {

@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 )
@@ -26,10 +27,10 @@ func TestAppendEventsAsMarshal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := appendEvents(nil, evs); string(got) != string(want) {
-		t.Fatalf("appendEvents:\n%s\njson.Marshal:\n%s", got, want)
+	if got, n := appendEvents(nil, evs, math.MaxInt); string(got) != string(want) || n != len(evs) {
+		t.Fatalf("appendEvents took %d of %d:\n%s\njson.Marshal:\n%s", n, len(evs), got, want)
 	}
-	if got := appendEvents(nil, nil); string(got) != "[]" {
-		t.Fatalf("no events: %s", got)
+	if got, n := appendEvents(nil, nil, math.MaxInt); string(got) != "[]" || n != 0 {
+		t.Fatalf("no events: %s, %d", got, n)
 	}
 }

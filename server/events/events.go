@@ -487,22 +487,8 @@ const maxEntryBytes = 1 << 20
 // (a single event may pass it) in one round trip each.
 func (r *Relay) publish(ctx context.Context, batch []Event) error {
 	for len(batch) > 0 {
-		b := make([]byte, 0, 256*len(batch))
-		b = append(b, '[')
-		n := 0
-		for n < len(batch) {
-			start := len(b)
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = appendEvent(b, &batch[n])
-			if n > 0 && len(b)+1 > maxEntryBytes {
-				b = b[:start]
-				break
-			}
-			n++
-		}
-		if err := r.publishEntry(ctx, batch[:n], append(b, ']')); err != nil {
+		b, n := appendEvents(make([]byte, 0, 256*len(batch)), batch, maxEntryBytes)
+		if err := r.publishEntry(ctx, batch[:n], b); err != nil {
 			return err
 		}
 		batch = batch[n:]

@@ -265,24 +265,10 @@ func TestRelayEntriesBoundedInBytes(t *testing.T) {
 // send no NOTIFY; the relay finds them when woken through Redis, while
 // other commits still wake it by NOTIFY.
 func TestRelayWakes(t *testing.T) {
-	dsn, _ := storetest.NewDSN(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ten, err := st.EnsureTenant(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb, prefix := queuetest.New(t)
-	r := NewRelay(st.DB(), dsn, rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	r.Poll = time.Hour
+	sr := newStoreRelay(t, ctx)
+	st, ten, dsn, rdb, prefix, r := sr.st, sr.ten, sr.dsn, sr.rdb, sr.prefix, sr.r
 	// As after a first run: events from now on are relayed.
 	if _, err := st.DB().Exec(`INSERT INTO event_relay (watermark) VALUES (pg_snapshot_xmin(pg_current_snapshot()))`); err != nil {
 		t.Fatal(err)
@@ -517,24 +503,10 @@ func TestRelayRoundCostIndependentOfEvents(t *testing.T) {
 // a quiet spell goes at once, and one right behind a busy round waits no
 // longer than Pace.
 func TestRelayPacesBusyRounds(t *testing.T) {
-	dsn, _ := storetest.NewDSN(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ten, err := st.EnsureTenant(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb, prefix := queuetest.New(t)
-	r := NewRelay(st.DB(), dsn, rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	r.Poll = time.Hour
+	sr := newStoreRelay(t, ctx)
+	st, ten, r := sr.st, sr.ten, sr.r
 	// Long enough to tell apart from a loaded machine's round times.
 	const pace = 150 * time.Millisecond
 	r.Pace = pace
@@ -786,4 +758,36 @@ func startHub(t *testing.T, ctx context.Context, rdb *redis.Client, prefix strin
 	t.Cleanup(func() { cancel(); <-done })
 	<-hub.Ready()
 	return hub
+}
+
+// storeRelay is a migrated store with a tenant, and a relay over it that
+// polls only hourly (wakes move it).
+type storeRelay struct {
+	st          *store.Store
+	ten         store.Tenant
+	dsn, prefix string
+	rdb         *redis.Client
+	r           *Relay
+}
+
+func newStoreRelay(t *testing.T, ctx context.Context) storeRelay {
+	t.Helper()
+	var sr storeRelay
+	sr.dsn, _ = storetest.NewDSN(t)
+	st, err := store.Open(ctx, sr.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sr.ten, err = st.EnsureTenant(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	sr.st = st
+	sr.rdb, sr.prefix = queuetest.New(t)
+	sr.r = NewRelay(st.DB(), sr.dsn, sr.rdb, sr.prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sr.r.Poll = time.Hour
+	return sr
 }
