@@ -274,10 +274,17 @@ func Cleanup(ctx context.Context, o CleanupOptions) error {
 	return errors.Join(errs...)
 }
 
-// networkGone says whether no network of that name is defined any more.
+// networkGone says whether no network of that name is defined any more,
+// looking for up to a second: a removal under way elsewhere (whose unlink
+// of the config file failed ours) leaves the network listed a moment.
 func (c *conn) networkGone(name string) bool {
-	_, err := c.lv.NetworkLookupByName(name)
-	return notFound(err, golibvirt.ErrNoNetwork)
+	for range 20 {
+		if _, err := c.lv.NetworkLookupByName(name); notFound(err, golibvirt.ErrNoNetwork) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
 }
 
 // networkInUse says whether any domain, coopr's or not, has a NIC on the
