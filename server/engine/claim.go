@@ -473,18 +473,22 @@ func (e *Engine) claimBatch(ctx context.Context, tenant string, entries []queue.
 // the fetcher asks it whether to read the stream, and the claim statement
 // decides.
 func (e *Engine) claimRoom(ctx context.Context, tenant string) (int, error) {
-	var room sql.NullInt64
-	err := e.db.GetContext(ctx, &room, `SELECT CASE WHEN w.workers > 0 THEN greatest(w.workers -
-			(SELECT count(*) FROM tasks t WHERE t.tenant_id = w.id AND t.running), 0) END
-		FROM tenants w WHERE w.id = $1`, tenant)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !room.Valid) {
-		return -1, nil
-	}
-	if err != nil {
+	var rooms []sql.NullInt64
+	if err := e.roomQuery.selectContext(ctx, &rooms, tenant); err != nil {
 		return 0, fmt.Errorf("workers of tenant %s: %w", tenant, err)
 	}
-	return int(room.Int64), nil
+	if len(rooms) == 0 || !rooms[0].Valid {
+		return -1, nil
+	}
+	return int(rooms[0].Int64), nil
 }
+
+// claimRoomSQL is claimRoom's statement, prepared: a fetcher whose tenant's
+// workers are all busy asks it after every finish batch that freed one,
+// and planning it cost more than running it.
+const claimRoomSQL = `SELECT CASE WHEN w.workers > 0 THEN greatest(w.workers -
+		(SELECT count(*) FROM tasks t WHERE t.tenant_id = w.id AND t.running), 0) END
+	FROM tenants w WHERE w.id = $1`
 
 // waitRoom waits for a worker of the tenant to be freed: a wake from a
 // finish on this engine, or roomPoll for those elsewhere; then it looks.

@@ -132,6 +132,8 @@ type Engine struct {
 	dispatchSessions *sessions
 	// settleDue is settleDueSQL prepared on the pool's connections.
 	settleDue prepared
+	// roomQuery is claimRoomSQL prepared on the pool's connections.
+	roomQuery prepared
 	views     *views
 
 	// life is the context of the engine's own goroutines (claim fetchers
@@ -191,6 +193,7 @@ func New(db *sqlx.DB, q Queue, cfg Config) *Engine {
 	e.dispatchSessions = &sessions{db: db, setup: append([]string{`SET plan_cache_mode = force_generic_plan`}, dispatchSetup...),
 		query: dispatchSQL, maxIdle: 1}
 	e.settleDue = prepared{db: db, query: settleDueSQL}
+	e.roomQuery = prepared{db: db, query: claimRoomSQL}
 	return e
 }
 
@@ -206,6 +209,7 @@ func (e *Engine) Stop() {
 		p.close()
 	}
 	e.settleDue.close()
+	e.roomQuery.close()
 }
 
 // goOwned runs fn in a goroutine that Stop waits for.

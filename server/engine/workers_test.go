@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/cooprhq/coopr/planner"
+	"github.com/cooprhq/coopr/queue"
+	"github.com/cooprhq/coopr/queue/queuetest"
+	"github.com/cooprhq/coopr/store/storetest"
 )
 
 // A tenant's workers bound its claims, whatever its agents say they have
@@ -113,4 +116,38 @@ func TestWorkersBoundClaims(t *testing.T) {
 		t.Errorf("%d tasks ran after the first, want 9", len(ran))
 	}
 	h.waitStatus("ACTIVE", 5*time.Second)
+}
+
+// claimRoom runs prepared: a fetcher whose tenant's workers are busy asks
+// it after every finish batch, and a statement sent with arguments but not
+// prepared is planned at every call. Its answers: -1 without workers, the
+// workers left otherwise.
+func TestClaimRoomPrepared(t *testing.T) {
+	st := storetest.New(t)
+	ctx := t.Context()
+	ten, err := st.EnsureTenant(ctx, "acme")
+	must(t, err)
+	// An engine (not run) on a pool of one connection, whose prepared
+	// statements the test can see.
+	db := st.DB()
+	db.SetMaxOpenConns(1)
+	rdb, prefix := queuetest.New(t)
+	e := New(db, queue.New(rdb, queue.Options{Prefix: prefix}), Config{LeaseTTL: time.Minute})
+	t.Cleanup(e.Stop)
+	for _, tc := range []struct{ workers, want int }{{0, -1}, {4, 4}, {0, -1}} {
+		_, err := db.ExecContext(ctx, `UPDATE tenants SET workers = $2 WHERE id = $1`, ten.ID, tc.workers)
+		must(t, err)
+		for range 3 {
+			got, err := e.claimRoom(ctx, ten.ID)
+			must(t, err)
+			if got != tc.want {
+				t.Fatalf("claimRoom with %d workers = %d, want %d", tc.workers, got, tc.want)
+			}
+		}
+	}
+	var n int
+	must(t, db.GetContext(ctx, &n, `SELECT count(*) FROM pg_prepared_statements WHERE statement = $1`, claimRoomSQL))
+	if n != 1 {
+		t.Errorf("claimRoom's statement prepared %d times on the engine's connection, want 1", n)
+	}
 }
