@@ -145,13 +145,63 @@ func (r *Response) Decode(v any) error {
 
 // Do posts a request.
 func (c *Client) Do(ctx context.Context, query string, vars map[string]any) (*Response, error) {
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	data, status, err := c.post(ctx, query, vars)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+"/graphql", bytes.NewReader(body))
+	var out Response
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("HTTP %d, not GraphQL: %.200s", status, data)
+	}
+	if out.Data == nil && out.Errors == nil {
+		return nil, errors.New("empty GraphQL response")
+	}
+	return &out, nil
+}
+
+// DoInto posts a request and decodes its data into out (a pointer) in
+// the same pass as the rest of the response, where Do and Decode go over
+// the data twice; agents' task exchanges take this path, once per round
+// of tasks. The GraphQL errors come back as they are, to be told apart
+// by code; out is then not to be read.
+func (c *Client) DoInto(ctx context.Context, query string, vars map[string]any, out any) ([]Error, error) {
+	data, status, err := c.post(ctx, query, vars)
 	if err != nil {
 		return nil, err
+	}
+	// A null data field empties the interface, so r.Data == nil below
+	// tells a null from an answer.
+	r := struct {
+		Data   any     `json:"data"`
+		Errors []Error `json:"errors"`
+	}{Data: out}
+	if err := json.Unmarshal(data, &r); err != nil {
+		var plain Response
+		if json.Unmarshal(data, &plain) == nil {
+			return nil, fmt.Errorf("decoding the response's data: %w", err)
+		}
+		return nil, fmt.Errorf("HTTP %d, not GraphQL: %.200s", status, data)
+	}
+	if len(r.Errors) > 0 {
+		return r.Errors, nil
+	}
+	// Without the key the interface keeps out: the body then does not
+	// name it.
+	if r.Data == nil || !bytes.Contains(data, []byte(`"data"`)) {
+		return nil, errors.New("empty GraphQL response")
+	}
+	return nil, nil
+}
+
+// post sends a request and reads its answer's body.
+func (c *Client) post(ctx context.Context, query string, vars map[string]any) ([]byte, int, error) {
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return nil, 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if c.Token != "" {
@@ -166,21 +216,14 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any) (*Re
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			err = fmt.Errorf("no coopr server answers at %s (is it running? the address comes from COOPR_SERVER or --server): %w", c.URL, err)
 		}
-		return nil, lost(ctx, err)
+		return nil, 0, lost(ctx, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, lost(ctx, err)
+		return nil, 0, lost(ctx, err)
 	}
-	var out Response
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("HTTP %d, not GraphQL: %.200s", resp.StatusCode, data)
-	}
-	if out.Data == nil && out.Errors == nil {
-		return nil, errors.New("empty GraphQL response")
-	}
-	return &out, nil
+	return data, resp.StatusCode, nil
 }
 
 // Subscription is one subscription on its own websocket.
