@@ -173,3 +173,30 @@ func TestDoInto(t *testing.T) {
 		})
 	}
 }
+
+// Answers' bodies share buffers: what one answer decoded stays as it was
+// when the next is read into the same buffer.
+func TestAnswersKeepTheirData(t *testing.T) {
+	bodies := []string{`{"data":{"payload":{"long":"` + strings.Repeat("x", 5000) + `"}}}`, `{"data":{"payload":{"a":1}}}`}
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(bodies[n%len(bodies)]))
+		n++
+	}))
+	defer srv.Close()
+	c := &Client{URL: srv.URL}
+	var got []json.RawMessage
+	for range 4 {
+		var out struct{ Payload json.RawMessage }
+		if errs, err := c.DoInto(t.Context(), "{ x }", nil, &out); err != nil || errs != nil {
+			t.Fatal(errs, err)
+		}
+		got = append(got, out.Payload)
+	}
+	for i, p := range got {
+		want := bodies[i%2][len(`{"data":{"payload":`) : len(bodies[i%2])-2]
+		if string(p) != want {
+			t.Errorf("answer %d decoded %.40s..., want %.40s...", i, p, want)
+		}
+	}
+}
