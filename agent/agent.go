@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -1077,14 +1078,18 @@ type codeError struct {
 func (e *codeError) Error() string { return e.code + ": " + e.msg }
 
 func (a *Agent) do(ctx context.Context, query string, vars map[string]any, out any) error {
-	r, err := a.c.Do(ctx, query, vars)
+	errs, err := a.c.DoInto(ctx, query, vars, out)
 	if err != nil {
 		return err
 	}
-	if len(r.Errors) > 0 {
-		return &codeError{code: r.Code(), msg: r.Errors[0].Message}
+	if len(errs) > 0 {
+		// An answer with errors gives nothing, not even the part of its
+		// data that came with them (tasks claimed in it are left to their
+		// leases).
+		reflect.ValueOf(out).Elem().SetZero()
+		return &codeError{code: errs[0].Code(), msg: errs[0].Message}
 	}
-	return r.Decode(out)
+	return nil
 }
 
 // retry calls fn with backoff and jitter until it succeeds, ctx ends, or

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/coder/websocket"
@@ -145,13 +146,79 @@ func (r *Response) Decode(v any) error {
 
 // Do posts a request.
 func (c *Client) Do(ctx context.Context, query string, vars map[string]any) (*Response, error) {
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	var out Response
+	err := c.post(ctx, query, vars, func(data []byte, status int) error {
+		if err := json.Unmarshal(data, &out); err != nil {
+			return fmt.Errorf("HTTP %d, not GraphQL: %.200s", status, data)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+"/graphql", bytes.NewReader(body))
+	if out.Data == nil && out.Errors == nil {
+		return nil, errors.New("empty GraphQL response")
+	}
+	return &out, nil
+}
+
+// DoInto posts a request and decodes its data into out (a pointer) in
+// the same pass as the rest of the response, where Do and Decode go over
+// the data twice; agents' task exchanges take this path, once per round
+// of tasks. The GraphQL errors come back as they are, to be told apart
+// by code; out is then not to be read.
+func (c *Client) DoInto(ctx context.Context, query string, vars map[string]any, out any) ([]Error, error) {
+	// A null data field empties the interface, so r.Data == nil below
+	// tells a null from an answer.
+	r := struct {
+		Data   any     `json:"data"`
+		Errors []Error `json:"errors"`
+	}{Data: out}
+	named := false
+	err := c.post(ctx, query, vars, func(data []byte, status int) error {
+		if err := json.Unmarshal(data, &r); err != nil {
+			var plain Response
+			if json.Unmarshal(data, &plain) == nil {
+				return fmt.Errorf("decoding the response's data: %w", err)
+			}
+			return fmt.Errorf("HTTP %d, not GraphQL: %.200s", status, data)
+		}
+		// Without the key the interface keeps out: the body then does
+		// not name it.
+		named = bytes.Contains(data, []byte(`"data"`))
+		return nil
+	})
 	if err != nil {
 		return nil, err
+	}
+	if len(r.Errors) > 0 {
+		return r.Errors, nil
+	}
+	if r.Data == nil || !named {
+		return nil, errors.New("empty GraphQL response")
+	}
+	return nil, nil
+}
+
+// bodies are buffers for answers' bodies: an agent reads one every round
+// of tasks, and io.ReadAll grew a new one from 512 bytes each time. Every
+// reader decodes the body (encoding/json copies what it keeps) before the
+// buffer goes back.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody is the largest buffer kept for the next answer.
+const maxPooledBody = 1 << 20
+
+// post sends a request and hands its answer's body to read, which must
+// not keep it.
+func (c *Client) post(ctx context.Context, query string, vars map[string]any, read func(data []byte, status int) error) error {
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if c.Token != "" {
@@ -166,21 +233,21 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any) (*Re
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			err = fmt.Errorf("no coopr server answers at %s (is it running? the address comes from COOPR_SERVER or --server): %w", c.URL, err)
 		}
-		return nil, lost(ctx, err)
+		return lost(ctx, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, lost(ctx, err)
+	buf := bodies.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			buf.Reset()
+			bodies.Put(buf)
+		}
+	}()
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return lost(ctx, err)
 	}
-	var out Response
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("HTTP %d, not GraphQL: %.200s", resp.StatusCode, data)
-	}
-	if out.Data == nil && out.Errors == nil {
-		return nil, errors.New("empty GraphQL response")
-	}
-	return &out, nil
+	return read(buf.Bytes(), resp.StatusCode)
 }
 
 // Subscription is one subscription on its own websocket.

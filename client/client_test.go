@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -118,5 +119,84 @@ func TestErrorCode(t *testing.T) {
 	}
 	if got := ErrorCode(errors.New("NOT_FOUND: lookalike")); got != "" {
 		t.Errorf("code %q of an error without one", got)
+	}
+}
+
+// DoInto decodes a response's data in one pass, and tells errors, null
+// answers and bodies that are not GraphQL apart as Do does.
+func TestDoInto(t *testing.T) {
+	type answer struct {
+		Exchange struct {
+			Assignments []struct {
+				TaskID  string          `json:"taskId"`
+				Payload json.RawMessage `json:"payload"`
+			} `json:"assignments"`
+		} `json:"exchange"`
+	}
+	for _, tc := range []struct {
+		name, body string
+		task       string // the decoded answer's first task
+		code       string // the first GraphQL error's code
+		err        string // the error's start
+	}{
+		{"data", `{"data":{"exchange":{"assignments":[{"taskId":"t1","payload":{"a":[1,"x"]}}]}}}`, "t1", "", ""},
+		{"errors", `{"errors":[{"message":"no","extensions":{"code":"AGENT_UNKNOWN"}}],"data":null}`, "", "AGENT_UNKNOWN", ""},
+		{"null data", `{"data":null}`, "", "", "empty GraphQL response"},
+		{"empty", `{}`, "", "", "empty GraphQL response"},
+		{"not GraphQL", `<html>`, "", "", "HTTP 200, not GraphQL"},
+		{"data of another shape", `{"data":{"exchange":{"assignments":"x"}}}`, "", "", "decoding the response's data"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			var out answer
+			errs, err := (&Client{URL: srv.URL}).DoInto(t.Context(), "{ x }", nil, &out)
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.code != "":
+				if len(errs) != 1 || errs[0].Code() != tc.code {
+					t.Errorf("errors %+v, want one %s", errs, tc.code)
+				}
+			default:
+				if len(errs) != 0 || len(out.Exchange.Assignments) != 1 || out.Exchange.Assignments[0].TaskID != tc.task ||
+					string(out.Exchange.Assignments[0].Payload) != `{"a":[1,"x"]}` {
+					t.Errorf("errors %+v, answer %+v", errs, out)
+				}
+			}
+		})
+	}
+}
+
+// Answers' bodies share buffers: what one answer decoded stays as it was
+// when the next is read into the same buffer.
+func TestAnswersKeepTheirData(t *testing.T) {
+	bodies := []string{`{"data":{"payload":{"long":"` + strings.Repeat("x", 5000) + `"}}}`, `{"data":{"payload":{"a":1}}}`}
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(bodies[n%len(bodies)]))
+		n++
+	}))
+	defer srv.Close()
+	c := &Client{URL: srv.URL}
+	var got []json.RawMessage
+	for range 4 {
+		var out struct{ Payload json.RawMessage }
+		if errs, err := c.DoInto(t.Context(), "{ x }", nil, &out); err != nil || errs != nil {
+			t.Fatal(errs, err)
+		}
+		got = append(got, out.Payload)
+	}
+	for i, p := range got {
+		want := bodies[i%2][len(`{"data":{"payload":`) : len(bodies[i%2])-2]
+		if string(p) != want {
+			t.Errorf("answer %d decoded %.40s..., want %.40s...", i, p, want)
+		}
 	}
 }

@@ -351,7 +351,7 @@ func (r *Resolver) assignment(ctx context.Context, c claimed, keys authorizedKey
 		return nil, fmt.Errorf("task %s payload: %w", a.TaskID, err)
 	}
 	return &model.TaskAssignment{TaskID: a.TaskID, Slot: a.Slot, Attempt: a.Attempt, ClaimToken: a.ClaimToken,
-		LeaseExpiresAt: a.LeaseExpiresAt, TimeoutAt: a.TimeoutAt, Payload: json.RawMessage(payload)}, nil
+		LeaseExpiresAt: a.LeaseExpiresAt, TimeoutAt: a.TimeoutAt, Payload: model.Encoded(payload)}, nil
 }
 
 // payloadOf is a claim's payload (docs/task-protocol.md#payload). Secrets

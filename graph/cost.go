@@ -13,6 +13,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cooprhq/coopr/graph/model"
 )
 
 // What a request costs, in units of about one scalar field resolved and
@@ -387,6 +389,8 @@ func jsonSize(v any, limit int64) int64 {
 				n += int64(len(k)+len(x)) + 6
 			}
 		case json.RawMessage:
+			n += int64(len(v))
+		case model.Encoded:
 			n += int64(len(v))
 		case []byte:
 			n += int64(len(v))

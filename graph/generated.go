@@ -25474,7 +25474,7 @@ func (ec *executionContext) marshalNIssue2ᚖgithubᚗcomᚋcooprhqᚋcooprᚋgr
 }
 
 func (ec *executionContext) unmarshalNJSON2interface(ctx context.Context, v any) (any, error) {
-	res, err := graphql.UnmarshalAny(v)
+	res, err := model.UnmarshalAny(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -25484,7 +25484,7 @@ func (ec *executionContext) marshalNJSON2interface(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 	_ = sel
-	res := graphql.MarshalAny(v)
+	res := model.MarshalAny(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "JSON!")
 	}
@@ -26680,7 +26680,7 @@ func (ec *executionContext) unmarshalOJSON2interface(ctx context.Context, v any)
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalAny(v)
+	res, err := model.UnmarshalAny(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -26690,7 +26690,7 @@ func (ec *executionContext) marshalOJSON2interface(ctx context.Context, sel ast.
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalAny(v)
+	res := model.MarshalAny(v)
 	return res
 }
 

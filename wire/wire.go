@@ -151,6 +151,9 @@ func (t *Task) FetchResource(ctx context.Context, r Resource) (string, error) {
 
 // Decode reads a payload.
 func Decode(payload []byte) (*Task, error) {
+	if t, ok := decodeTask(payload); ok {
+		return t, nil
+	}
 	var t Task
 	if err := json.Unmarshal(payload, &t); err != nil {
 		return nil, fmt.Errorf("task payload: %w", err)
