@@ -91,10 +91,6 @@ func (d *driver) lease(ctx context.Context, tg remote.Target, op, owner string) 
 	if err != nil {
 		return leaseState{}, "", err
 	}
-	n := d.leasing.Add(1)
-	defer d.leasing.Add(-1)
-	for p := d.leasePeak.Load(); n > p && !d.leasePeak.CompareAndSwap(p, n); p = d.leasePeak.Load() {
-	}
 	key := remote.AuthorizedKey(c.HostKey())
 	if len(tg.HostKeys) == 0 {
 		// Should the pool dial again, it must meet the same host.
@@ -134,24 +130,13 @@ func (p probed) ours(owner string) bool {
 	return p.err == nil && (p.st.kind == "ours" || p.st.kind == "held" && p.st.owner == owner)
 }
 
-// minProbes is how many hosts a scan looks at at once at least.
-const minProbes = 16
-
-// probesAtOnce is how many hosts a scan for waiting CREATEs looks at at
-// once: minProbes, or one per CREATE when more wait. Each CREATE would
-// run its own lease command were the scan not to claim a host for it, so
-// this adds no more sessions at once than the CREATEs bring; a fixed 16
-// made a 50-node cluster's CREATEs wait for four rounds of first
-// sessions, each slow while 50 nodes log in.
-func probesAtOnce(waiting int) int { return max(minProbes, waiting) }
-
-// scan looks at every host's lease, at most limit at once, each within
-// probeTimeout, and leases the free ones of claims to the owners it names
-// (claims[i] is the owner of hosts[i]'s claim, "" for none). Owners are as
-// the lease shows them: no host is "ours".
-func (d *driver) scan(ctx context.Context, s settings, hosts []host, claims []string, limit int) []probed {
+// scan looks at every host's lease at once, each within probeTimeout,
+// and leases the free ones of claims to the owners it names (claims[i] is
+// the owner of hosts[i]'s claim, "" for none). Owners are as the lease
+// shows them: no host is "ours".
+func (d *driver) scan(ctx context.Context, s settings, hosts []host, claims []string) []probed {
 	res := make([]probed, len(hosts))
-	sem := make(chan struct{}, limit)
+	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		wg.Go(func() {
@@ -327,11 +312,10 @@ func (d *driver) startScan(key string, g *scanGroup, s settings) {
 		}
 		r.started = time.Now()
 		claims := d.claimsOf(s, r, g.taken)
-		limit := probesAtOnce(len(r.wants))
 		d.scanMu.Unlock()
 		// Not any one task's context: the others wait for this scan too.
 		// Each probe is bounded by probeTimeout.
-		found := d.scan(context.Background(), s, s.hosts, claims, limit)
+		found := d.scan(context.Background(), s, s.hosts, claims)
 		res := make(map[string]probed, len(found))
 		for i, h := range s.hosts {
 			res[h.id()] = found[i]

@@ -124,9 +124,6 @@ type driver struct {
 	// probes counts lease probes (a scan's claims among them), claims the
 	// scans' claims, acquires lease acquisitions apart from them, for tests.
 	probes, claims, acquires atomic.Int64
-	// leasing is the number of lease commands running now, leasePeak its
-	// highest, for tests.
-	leasing, leasePeak atomic.Int64
 }
 
 // Result statuses: 200–299 tell the server nothing was created.

@@ -890,23 +890,3 @@ func TestAbandonedCreateLeasesNothing(t *testing.T) {
 		}
 	}
 }
-
-// A scan for more CREATEs than minProbes looks at one host per CREATE at
-// once: a 50-node cluster's CREATEs used to wait for four rounds of 16
-// lease commands, each a first session on a host while every node logs in.
-func TestScanProbesOneHostPerCreateAtOnce(t *testing.T) {
-	t.Parallel()
-	const n = minProbes + 8
-	f := newFixture(t, n, sshdtest.Options{})
-	d := newDriver(t, f.key.PEM)
-	// Every CREATE joins the one scan, and every handshake is done before
-	// its lease commands start: only the bound keeps them apart.
-	d.scanGather = time.Second
-	createAll(t, f, d, n)
-	if p := d.probes.Load(); p != n {
-		t.Fatalf("%d probes, want %d (one scan)", p, n)
-	}
-	if got := d.leasePeak.Load(); got <= minProbes {
-		t.Errorf("at most %d lease commands ran at once in a scan for %d CREATEs, want more than %d", got, n, minProbes)
-	}
-}
