@@ -179,6 +179,12 @@ func (c *Client) DoInto(ctx context.Context, query string, vars map[string]any, 
 		if err := json.Unmarshal(data, &r); err != nil {
 			var plain Response
 			if json.Unmarshal(data, &plain) == nil {
+				// The errors still say why, by code; a data shape out
+				// of step with them must not hide a refusal.
+				if len(plain.Errors) > 0 {
+					r.Errors = plain.Errors
+					return nil
+				}
 				return fmt.Errorf("decoding the response's data: %w", err)
 			}
 			return fmt.Errorf("HTTP %d, not GraphQL: %.200s", status, data)

@@ -145,6 +145,7 @@ func TestDoInto(t *testing.T) {
 		{"empty", `{}`, "", "", "empty GraphQL response"},
 		{"not GraphQL", `<html>`, "", "", "HTTP 200, not GraphQL"},
 		{"data of another shape", `{"data":{"exchange":{"assignments":"x"}}}`, "", "", "decoding the response's data"},
+		{"errors beside data of another shape", `{"errors":[{"message":"no","extensions":{"code":"AGENT_UNKNOWN"}}],"data":{"exchange":{"assignments":"x"}}}`, "", "AGENT_UNKNOWN", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -18,7 +18,14 @@ import (
 type decoder struct {
 	b []byte
 	i int
+	// depth counts the objects and arrays open in a free-form value:
+	// encoding/json refuses nesting past maxDepth, and recursing without
+	// a bound would let a deep enough payload exhaust the stack.
+	depth int
 }
+
+// maxDepth is encoding/json's own limit on nesting.
+const maxDepth = 10000
 
 func (d *decoder) ws() {
 	for d.i < len(d.b) {
@@ -235,6 +242,13 @@ func (d *decoder) bool() (bool, bool) {
 
 // value reads any value as json.Unmarshal does into an interface.
 func (d *decoder) value() (any, bool) {
+	switch d.next() {
+	case '{', '[':
+		if d.depth++; d.depth > maxDepth {
+			return nil, false
+		}
+		defer func() { d.depth-- }()
+	}
 	switch d.next() {
 	case '{':
 		m := map[string]any{}

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -62,6 +63,8 @@ func TestDecodeAsUnmarshal(t *testing.T) {
 		{"control character", "{\"taskId\":\"a\nb\"}", false},
 		{"truncated", `{"taskId":"t"`, false},
 		{"number out of range", `{"cluster":{"config":{"n":1e999}}}`, false},
+		{"nested past encoding/json's limit", `{"cluster":{"config":{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}}`, false},
+		{"nested within the limit", `{"cluster":{"config":{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := decodeTask([]byte(tc.payload))
