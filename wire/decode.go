@@ -375,7 +375,10 @@ func decodeTask(payload []byte) (*Task, bool) {
 	return t, d.i == len(d.b)
 }
 
-func (d *decoder) task(t *Task) bool {
+// fields reads an object's members, handing each key to field to read
+// its value: a key field does not know, or one given twice (once), ends
+// the hand decoding.
+func (d *decoder) fields(field func(key []byte, seen *uint32) bool) bool {
 	if !d.eat('{') {
 		return false
 	}
@@ -388,56 +391,60 @@ func (d *decoder) task(t *Task) bool {
 		if !more {
 			return true
 		}
+		if !field(k, &seen) {
+			return false
+		}
+	}
+}
+
+func (d *decoder) task(t *Task) bool {
+	return d.fields(func(k []byte, seen *uint32) (ok bool) {
 		switch string(k) {
 		case "taskId":
-			ok = once(&seen, 0) && d.string(&t.TaskID)
+			ok = once(seen, 0) && d.string(&t.TaskID)
 		case "jobId":
-			ok = once(&seen, 1) && d.string(&t.JobID)
+			ok = once(seen, 1) && d.string(&t.JobID)
 		case "clusterId":
-			ok = once(&seen, 2) && d.string(&t.ClusterID)
+			ok = once(seen, 2) && d.string(&t.ClusterID)
 		case "tenantId":
-			ok = once(&seen, 3) && d.string(&t.TenantID)
+			ok = once(seen, 3) && d.string(&t.TenantID)
 		case "attempt":
-			ok = once(&seen, 4) && d.int(&t.Attempt)
+			ok = once(seen, 4) && d.int(&t.Attempt)
 		case "taskName":
-			ok = once(&seen, 5) && d.string(&t.TaskName)
+			ok = once(seen, 5) && d.string(&t.TaskName)
 		case "service":
-			ok = once(&seen, 6)
+			ok = once(seen, 6)
 			if ok && !d.null() {
 				t.Service = &Service{}
 				ok = d.service(t.Service)
 			}
 		case "node":
-			ok = once(&seen, 7)
+			ok = once(seen, 7)
 			if ok && !d.null() {
 				t.Node = &Node{}
 				ok = d.node(t.Node)
 			}
 		case "nodes":
-			ok = once(&seen, 8) && d.nodes(&t.Nodes)
+			ok = once(seen, 8) && d.nodes(&t.Nodes)
 		case "cluster":
-			ok = once(&seen, 9) && d.cluster(&t.Cluster)
+			ok = once(seen, 9) && d.cluster(&t.Cluster)
 		case "provider":
-			ok = once(&seen, 10) && d.provider(&t.Provider)
+			ok = once(seen, 10) && d.provider(&t.Provider)
 		case "secrets":
-			ok = once(&seen, 11) && d.secrets(&t.Secrets)
+			ok = once(seen, 11) && d.secrets(&t.Secrets)
 		case "timeoutSeconds":
-			ok = once(&seen, 12) && d.int(&t.TimeoutSeconds)
+			ok = once(seen, 12) && d.int(&t.TimeoutSeconds)
 		case "authorizedKeys":
-			ok = once(&seen, 13) && d.strings(&t.AuthorizedKeys)
+			ok = once(seen, 13) && d.strings(&t.AuthorizedKeys)
 		case "units":
-			ok = once(&seen, 14) && d.units(&t.Units)
+			ok = once(seen, 14) && d.units(&t.Units)
 		case "resources":
-			ok = once(&seen, 15) && d.resources(&t.Resources)
+			ok = once(seen, 15) && d.resources(&t.Resources)
 		case "localResources":
-			ok = once(&seen, 16) && d.stringMap(&t.LocalResources)
-		default:
-			ok = false
+			ok = once(seen, 16) && d.stringMap(&t.LocalResources)
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 func (d *decoder) nodes(dst *map[string]Node) bool {
@@ -541,214 +548,124 @@ func (d *decoder) resources(dst *[]Resource) bool {
 }
 
 func (d *decoder) service(s *Service) bool {
-	if !d.eat('{') {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		k, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.fields(func(k []byte, seen *uint32) (ok bool) {
 		switch string(k) {
 		case "name":
-			ok = once(&seen, 0) && d.string(&s.Name)
+			ok = once(seen, 0) && d.string(&s.Name)
 		case "action":
-			ok = once(&seen, 1) && d.action(&s.Action)
-		default:
-			ok = false
+			ok = once(seen, 1) && d.action(&s.Action)
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 func (d *decoder) action(a *Action) bool {
-	if !d.eat('{') {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		k, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.fields(func(k []byte, seen *uint32) (ok bool) {
 		switch string(k) {
 		case "type":
-			ok = once(&seen, 0) && d.string(&a.Type)
+			ok = once(seen, 0) && d.string(&a.Type)
 		case "fields":
-			ok = once(&seen, 1) && d.stringMap(&a.Fields)
+			ok = once(seen, 1) && d.stringMap(&a.Fields)
 		case "maxAttempts":
-			ok = once(&seen, 2) && d.int(&a.MaxAttempts)
+			ok = once(seen, 2) && d.int(&a.MaxAttempts)
 		case "timeout":
 			// Kept as written, as json.RawMessage is (null too).
-			ok = once(&seen, 3)
+			ok = once(seen, 3)
 			if ok {
 				d.ws()
 				start := d.i
 				_, ok = d.value()
 				a.Timeout = append(json.RawMessage(nil), d.b[start:d.i]...)
 			}
-		default:
-			ok = false
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 func (d *decoder) node(n *Node) bool {
-	if !d.eat('{') {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		k, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.fields(func(k []byte, seen *uint32) (ok bool) {
 		switch string(k) {
 		case "id":
-			ok = once(&seen, 0) && d.string(&n.ID)
+			ok = once(seen, 0) && d.string(&n.ID)
 		case "nodenum":
-			ok = once(&seen, 1) && d.int(&n.NodeNum)
+			ok = once(seen, 1) && d.int(&n.NodeNum)
 		case "hostname":
-			ok = once(&seen, 2) && d.string(&n.Hostname)
+			ok = once(seen, 2) && d.string(&n.Hostname)
 		case "ipaddresses":
-			ok = once(&seen, 3) && d.stringMap(&n.IPAddresses)
+			ok = once(seen, 3) && d.stringMap(&n.IPAddresses)
 		case "sshuser":
-			ok = once(&seen, 4) && d.string(&n.SSHUser)
+			ok = once(seen, 4) && d.string(&n.SSHUser)
 		case "hardwaretype":
-			ok = once(&seen, 5) && d.string(&n.HardwareType)
+			ok = once(seen, 5) && d.string(&n.HardwareType)
 		case "imagetype":
-			ok = once(&seen, 6) && d.string(&n.ImageType)
+			ok = once(seen, 6) && d.string(&n.ImageType)
 		case "flavor":
-			ok = once(&seen, 7) && d.string(&n.Flavor)
+			ok = once(seen, 7) && d.string(&n.Flavor)
 		case "image":
-			ok = once(&seen, 8) && d.string(&n.Image)
+			ok = once(seen, 8) && d.string(&n.Image)
 		case "services":
-			ok = once(&seen, 9) && d.strings(&n.Services)
+			ok = once(seen, 9) && d.strings(&n.Services)
 		case "automators":
-			ok = once(&seen, 10) && d.strings(&n.Automators)
+			ok = once(seen, 10) && d.strings(&n.Automators)
 		case "facts":
-			ok = once(&seen, 11) && d.anyMap(&n.Facts)
-		default:
-			ok = false
+			ok = once(seen, 11) && d.anyMap(&n.Facts)
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 func (d *decoder) cluster(c *Cluster) bool {
-	if !d.eat('{') {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		k, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.fields(func(k []byte, seen *uint32) (ok bool) {
 		switch string(k) {
 		case "id":
-			ok = once(&seen, 0) && d.string(&c.ID)
+			ok = once(seen, 0) && d.string(&c.ID)
 		case "name":
-			ok = once(&seen, 1) && d.string(&c.Name)
+			ok = once(seen, 1) && d.string(&c.Name)
 		case "owner":
-			ok = once(&seen, 2) && d.string(&c.Owner)
+			ok = once(seen, 2) && d.string(&c.Owner)
 		case "config":
-			ok = once(&seen, 3) && d.anyMap(&c.Config)
-		default:
-			ok = false
+			ok = once(seen, 3) && d.anyMap(&c.Config)
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 func (d *decoder) provider(p *Provider) bool {
-	if !d.eat('{') {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		k, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.fields(func(k []byte, seen *uint32) (ok bool) {
 		switch string(k) {
 		case "name":
-			ok = once(&seen, 0) && d.string(&p.Name)
+			ok = once(seen, 0) && d.string(&p.Name)
 		case "providertype":
-			ok = once(&seen, 1) && d.string(&p.ProviderType)
+			ok = once(seen, 1) && d.string(&p.ProviderType)
 		case "provisioner":
-			ok = once(&seen, 2) && d.anyMap(&p.Provisioner)
+			ok = once(seen, 2) && d.anyMap(&p.Provisioner)
 		case "network":
-			ok = once(&seen, 3) && d.anyMap(&p.Network)
-		default:
-			ok = false
+			ok = once(seen, 3) && d.anyMap(&p.Network)
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 func (d *decoder) resource(r *Resource) bool {
-	if !d.eat('{') {
-		return false
-	}
-	var seen uint32
-	for first := true; ; first = false {
-		k, more, ok := d.member(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return d.fields(func(k []byte, seen *uint32) (ok bool) {
 		switch string(k) {
 		case "pluginType":
-			ok = once(&seen, 0) && d.string(&r.PluginType)
+			ok = once(seen, 0) && d.string(&r.PluginType)
 		case "plugin":
-			ok = once(&seen, 1) && d.string(&r.Plugin)
+			ok = once(seen, 1) && d.string(&r.Plugin)
 		case "resourceType":
-			ok = once(&seen, 2) && d.string(&r.ResourceType)
+			ok = once(seen, 2) && d.string(&r.ResourceType)
 		case "name":
-			ok = once(&seen, 3) && d.string(&r.Name)
+			ok = once(seen, 3) && d.string(&r.Name)
 		case "version":
-			ok = once(&seen, 4) && d.int(&r.Version)
+			ok = once(seen, 4) && d.int(&r.Version)
 		case "format":
-			ok = once(&seen, 5) && d.string(&r.Format)
+			ok = once(seen, 5) && d.string(&r.Format)
 		case "permissions":
-			ok = once(&seen, 6) && d.string(&r.Permissions)
+			ok = once(seen, 6) && d.string(&r.Permissions)
 		case "digest":
-			ok = once(&seen, 7) && d.string(&r.Digest)
-		default:
-			ok = false
+			ok = once(seen, 7) && d.string(&r.Digest)
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
