@@ -315,14 +315,17 @@ func (d *decoder) anyMap(dst *map[string]any) bool {
 	return d.members(*dst)
 }
 
-func (d *decoder) stringMap(dst *map[string]string) bool {
+// readMap reads an object into a new map, each value by read into a zero
+// V (as encoding/json gives each member a fresh element); null leaves dst
+// as it is.
+func readMap[V any](d *decoder, dst *map[string]V, read func(*V) bool) bool {
 	if d.null() {
 		return true
 	}
 	if !d.eat('{') {
 		return false
 	}
-	m := map[string]string{}
+	m := map[string]V{}
 	*dst = m
 	for first := true; ; first = false {
 		k, more, ok := d.mapMember(first)
@@ -332,12 +335,19 @@ func (d *decoder) stringMap(dst *map[string]string) bool {
 		if !more {
 			return true
 		}
-		v, ok := d.str()
-		if !ok {
+		var v V
+		if !read(&v) {
 			return false
 		}
 		m[k] = v
 	}
+}
+
+func (d *decoder) stringMap(dst *map[string]string) bool {
+	return readMap(d, dst, func(v *string) (ok bool) {
+		*v, ok = d.str()
+		return ok
+	})
 }
 
 func (d *decoder) strings(dst *[]string) bool {
@@ -448,78 +458,15 @@ func (d *decoder) task(t *Task) bool {
 }
 
 func (d *decoder) nodes(dst *map[string]Node) bool {
-	if d.null() {
-		return true
-	}
-	if !d.eat('{') {
-		return false
-	}
-	m := map[string]Node{}
-	*dst = m
-	for first := true; ; first = false {
-		k, more, ok := d.mapMember(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-		var n Node
-		if !d.node(&n) {
-			return false
-		}
-		m[k] = n
-	}
+	return readMap(d, dst, d.node)
 }
 
 func (d *decoder) secrets(dst *map[string]map[string]any) bool {
-	if d.null() {
-		return true
-	}
-	if !d.eat('{') {
-		return false
-	}
-	m := map[string]map[string]any{}
-	*dst = m
-	for first := true; ; first = false {
-		k, more, ok := d.mapMember(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-		var v map[string]any
-		if !d.anyMap(&v) {
-			return false
-		}
-		m[k] = v
-	}
+	return readMap(d, dst, d.anyMap)
 }
 
 func (d *decoder) units(dst *map[string][]string) bool {
-	if d.null() {
-		return true
-	}
-	if !d.eat('{') {
-		return false
-	}
-	m := map[string][]string{}
-	*dst = m
-	for first := true; ; first = false {
-		k, more, ok := d.mapMember(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-		var v []string
-		if !d.strings(&v) {
-			return false
-		}
-		m[k] = v
-	}
+	return readMap(d, dst, d.strings)
 }
 
 func (d *decoder) resources(dst *[]Resource) bool {
