@@ -109,6 +109,11 @@ type Config struct {
 	// 0 keeps them for ever. Default 90 days.
 	AuditRetention time.Duration `yaml:"audit_retention"`
 
+	// EventRetention is how long state-change events are kept once the
+	// relay and the webhook dispatcher have passed them (docs/api.md);
+	// 0 keeps them for ever. Default 30 days.
+	EventRetention time.Duration `yaml:"event_retention"`
+
 	// Webhook deliveries (docs/webhooks.md): a failed attempt is retried
 	// after WebhookRetryWait, doubling each time up to 10 minutes, until
 	// WebhookAttempts were made; one attempt waits at most WebhookTimeout
@@ -138,7 +143,7 @@ func Defaults() Config {
 		WebsocketsPerToken: 10, AgentWebsocketsPerToken: 1000,
 		SessionIdleTimeout: 12 * time.Hour, SessionLifetime: 7 * 24 * time.Hour,
 		WebhookRetryWait: 2 * time.Second, WebhookAttempts: 12, WebhookTimeout: 10 * time.Second,
-		AuditRetention: 90 * 24 * time.Hour}
+		AuditRetention: 90 * 24 * time.Hour, EventRetention: 30 * 24 * time.Hour}
 }
 
 // DecodeFile decodes the YAML file (if not "") into v over what v holds.

@@ -671,6 +671,11 @@ func (s *Server) janitor(ctx context.Context) error {
 				if _, err := s.engine.PruneNodeRemovals(ctx); err != nil && ctx.Err() == nil {
 					s.log.Warn("node removals pruning", "err", err)
 				}
+				if s.cfg.EventRetention > 0 {
+					if _, err := events.Prune(ctx, s.store.DB(), s.cfg.EventRetention); err != nil && ctx.Err() == nil {
+						s.log.Warn("event pruning", "err", err)
+					}
+				}
 			}
 			if s.cfg.AuditRetention > 0 {
 				if _, err := audit.Prune(ctx, s.store.DB(), s.cfg.AuditRetention); err != nil && ctx.Err() == nil {

@@ -298,6 +298,7 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 	const firstRetry, maxRetry = 10 * time.Millisecond, 250 * time.Millisecond
 	backoff := firstRetry
 	failures := 0
+	var watch heldWatch
 	for {
 		start := time.Now()
 		next, held, n, err := r.relay(ctx, conn, unsaved)
@@ -313,6 +314,7 @@ func (r *Relay) Run(ctx context.Context) (err error) {
 			r.log.Warn("events: relay", "err", err)
 		} else {
 			unsaved, failures = next, 0
+			watch.round(ctx, conn, r.log, held, time.Now())
 		}
 		var retry <-chan time.Time
 		if held {
