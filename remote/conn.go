@@ -56,7 +56,7 @@ func (c *Conn) replyTimeout() time.Duration {
 	return c.reply
 }
 
-func (c *Conn) probe(timeout time.Duration) error {
+func (c *Conn) probe(ctx context.Context, timeout time.Duration) error {
 	ch := make(chan error, 1)
 	go func() {
 		// OpenSSH answers unknown global requests with a failure reply,
@@ -71,7 +71,24 @@ func (c *Conn) probe(timeout time.Duration) error {
 		return err
 	case <-t.C:
 		return errors.New("keepalive unanswered")
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
+}
+
+// Alive asks the peer for a reply on the connection, with no session and
+// no program run, waiting at most the reply timeout: a caller about to
+// trust what an earlier command on c showed checks first that the host is
+// still there. A connection that fails it is closed (and so leaves the
+// pool), so the next use dials anew.
+func (c *Conn) Alive(ctx context.Context) error {
+	err := c.probe(ctx, c.replyTimeout())
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	c.broken.Store(true)
+	_ = c.client.Close()
+	return fmt.Errorf("ssh %s: %w: %w", c.target, ErrConnBroken, err)
 }
 
 // RunOptions tune one command.

@@ -233,7 +233,11 @@ func (p *Pool) Dial(ctx context.Context, t Target) (*Conn, error) {
 			return nil, err
 		}
 		if time.Since(c.lastUsed()) > p.opts.ProbeAfter && c.active.Load() == 0 {
-			if err := c.probe(p.opts.ReplyTimeout); err != nil {
+			if err := c.probe(ctx, p.opts.ReplyTimeout); err != nil {
+				if ctx.Err() != nil {
+					// The caller gave up, not the host: the connection stays.
+					return nil, fmt.Errorf("ssh %s: %w", t, err)
+				}
 				p.log.Debug("ssh: dropping connection that failed a keepalive", "target", t.String(), "err", err)
 				p.drop(key, c)
 				continue

@@ -180,7 +180,10 @@ func sessionsOpen(log string) []string {
 	for _, m := range acceptedRE.FindAllStringSubmatch(log, -1) {
 		ended := false
 		for _, line := range strings.Split(log, "\n") {
-			if strings.Contains(line, " port "+m[1]) && (strings.Contains(line, "isconnect") || strings.Contains(line, "closed")) {
+			// A close with unread bytes in the socket reaches sshd as a
+			// reset ("Read error ... Connection reset by peer"): ended too.
+			if strings.Contains(line, " port "+m[1]) && (strings.Contains(line, "isconnect") || strings.Contains(line, "closed") ||
+				strings.Contains(line, "reset by peer")) {
 				ended = true
 			}
 		}

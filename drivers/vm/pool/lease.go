@@ -38,7 +38,10 @@ case $COOPR_LEASE_OP in
 probe)
   state ;;
 acquire)
-  mkdir -p "${l%/*}" || exit 1
+  # A program is a fork and exec a loaded host makes slow: mkdir only when
+  # the directory is missing (a host's first lease, or after a wipe or a
+  # reboot cleared it); [ is the shell's own.
+  [ -d "${l%/*}" ] || mkdir -p "${l%/*}" || exit 1
   # ln -s would put the link inside a directory standing in the way.
   if [ -e "$l" ] && [ ! -L "$l" ]; then echo foreign; exit 0; fi
   # symlink(2) is the atomic step: it fails when any lease exists.
@@ -75,17 +78,29 @@ func (s leaseState) String() string {
 // lease runs op on the host of tg and returns the lease's state and the
 // host key the host showed, in authorized_keys format. The op claim is a
 // scan's probe that acquires the lease for owner when it is free (see
-// scanRun.wants).
+// scanRun.wants); confirm is CONFIRM's acquisition, which, unlike CREATE's
+// and the scan's, leaves no proof for a later CONFIRM (noteLease).
 func (d *driver) lease(ctx context.Context, tg remote.Target, op, owner string) (leaseState, string, error) {
+	prove := false
 	switch op {
 	case "probe":
 		d.probes.Add(1)
 	case "claim":
 		d.probes.Add(1)
 		d.claims.Add(1)
-		op = "acquire"
+		op, prove = "acquire", true
 	case "acquire":
 		d.acquires.Add(1)
+		prove = true
+	case "confirm":
+		d.acquires.Add(1)
+		op = "acquire"
+	}
+	if owner != "" {
+		// Whatever this command does to the lease, an earlier proof no
+		// longer stands for it; forgotten before it runs, so that one whose
+		// answer is lost (a release that did remove the lease) leaves none.
+		d.noteLease(tg.Addr(), owner, false, nil, "")
 	}
 	c, err := d.pool.Dial(ctx, tg)
 	if err != nil {
@@ -105,13 +120,67 @@ func (d *driver) lease(ctx context.Context, tg remote.Target, op, owner string) 
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(raw)), "\n")
 	kind, rest, _ := strings.Cut(line, " ")
+	var st leaseState
 	switch kind {
 	case "free", "ours", "foreign", "acquired", "released":
-		return leaseState{kind: kind}, key, nil
+		st = leaseState{kind: kind}
 	case "held":
-		return leaseState{kind: kind, owner: rest}, key, nil
+		st = leaseState{kind: kind, owner: rest}
+	default:
+		return leaseState{}, key, fmt.Errorf("lease %s on %s: unexpected answer %q", op, tg.Addr(), line)
 	}
-	return leaseState{}, key, fmt.Errorf("lease %s on %s: unexpected answer %q", op, tg.Addr(), line)
+	if owner != "" && prove && (st.kind == "acquired" || st.kind == "ours") {
+		d.noteLease(tg.Addr(), owner, true, c, key)
+	}
+	return st, key, nil
+}
+
+// leaseProof is a lease this driver saw held by its owner: the host's
+// answer to a lease command run over conn, the pool's connection to it.
+type leaseProof struct {
+	conn *remote.Conn
+	key  string // the host key conn was opened to
+	at   time.Time
+}
+
+// noteLease keeps what a lease command on host (host:port) for owner
+// proved, for confirm: held tells that CREATE's acquisition (or a scan's
+// claim for it) found the lease owner's when it ran on conn. Any other
+// command for owner there (a release, DELETE's probe, CONFIRM's own
+// acquisition) forgets it.
+func (d *driver) noteLease(host, owner string, held bool, conn *remote.Conn, key string) {
+	k := owner + "\x00" + host
+	d.proofMu.Lock()
+	defer d.proofMu.Unlock()
+	if d.proofs == nil {
+		d.proofs = map[string]leaseProof{}
+	}
+	now := time.Now()
+	for k, p := range d.proofs {
+		if now.Sub(p.at) > d.confirmFresh {
+			delete(d.proofs, k)
+		}
+	}
+	if held {
+		d.proofs[k] = leaseProof{conn: conn, key: key, at: now}
+		return
+	}
+	delete(d.proofs, k)
+}
+
+// takeProof returns and forgets the lease proof of owner on host, if one
+// younger than confirmFresh is kept: a CONFIRM uses it once, and a retry
+// checks the host in full.
+func (d *driver) takeProof(host, owner string) (leaseProof, bool) {
+	k := owner + "\x00" + host
+	d.proofMu.Lock()
+	defer d.proofMu.Unlock()
+	p, ok := d.proofs[k]
+	delete(d.proofs, k)
+	if !ok || time.Since(p.at) > d.confirmFresh {
+		return leaseProof{}, false
+	}
+	return p, true
 }
 
 // probed is one host as a scan found it.
@@ -206,11 +275,17 @@ type scanRun struct {
 	ended   bool              // res is set; no want may leave now
 }
 
-// want is a CREATE waiting for a scan.
+// want is a CREATE waiting for a scan. A CREATE cancelled while the scan
+// gathers and its retry can wait for the same scan: two wants with one
+// owner, so a claim belongs to a want, not to an owner.
 type want struct {
 	owner string
 	order []host // its spread order
 	left  bool   // it stopped waiting: a lease claimed for it is released
+	// claim is the id of the host the scan claims for this want, "" for
+	// none; set under scanMu before the scan ends, read by the CREATE
+	// after.
+	claim string
 }
 
 // sharedScan returns every host of s by id as a scan started after the
@@ -253,11 +328,11 @@ func (d *driver) sharedScan(ctx context.Context, s settings, w *want) (map[strin
 	return nil, time.Time{}, context.Cause(ctx)
 }
 
-// claimsOf gives each want of r a host, the first of its spread order that
-// no earlier want got, that the last scan did not find taken and that no
-// other CREATE of this driver is trying: claims[i] is the owner of
-// s.hosts[i]'s claim. d.scanMu is held.
-func (d *driver) claimsOf(s settings, r *scanRun, taken map[string]bool) []string {
+// claimsOf gives each want of r still waiting a host, the first of its
+// spread order that no earlier want got, that the last scan did not find
+// taken and that no other CREATE of this driver is trying: claims[i] is
+// the want s.hosts[i] is claimed for, nil for none. d.scanMu is held.
+func (d *driver) claimsOf(s settings, r *scanRun, taken map[string]bool) []*want {
 	index := make(map[string]int, len(s.hosts))
 	for i, h := range s.hosts {
 		index[h.id()] = i
@@ -273,11 +348,14 @@ func (d *driver) claimsOf(s settings, r *scanRun, taken map[string]bool) []strin
 		}
 	}
 	d.tryMu.Unlock()
-	claims := make([]string, len(s.hosts))
+	claims := make([]*want, len(s.hosts))
 	for _, w := range r.wants {
+		if w.left {
+			continue
+		}
 		for _, h := range w.order {
-			if i, ok := index[h.id()]; ok && claims[i] == "" && !taken[h.id()] {
-				claims[i] = w.owner
+			if i, ok := index[h.id()]; ok && claims[i] == nil && !taken[h.id()] {
+				claims[i], w.claim = w, h.id()
 				break
 			}
 		}
@@ -312,10 +390,16 @@ func (d *driver) startScan(key string, g *scanGroup, s settings) {
 		}
 		r.started = time.Now()
 		claims := d.claimsOf(s, r, g.taken)
+		owners := make([]string, len(claims))
+		for i, w := range claims {
+			if w != nil {
+				owners[i] = w.owner
+			}
+		}
 		d.scanMu.Unlock()
 		// Not any one task's context: the others wait for this scan too.
 		// Each probe is bounded by probeTimeout.
-		found := d.scan(context.Background(), s, s.hosts, claims)
+		found := d.scan(context.Background(), s, s.hosts, owners)
 		res := make(map[string]probed, len(found))
 		for i, h := range s.hosts {
 			res[h.id()] = found[i]
@@ -328,20 +412,11 @@ func (d *driver) startScan(key string, g *scanGroup, s settings) {
 				g.taken[id] = true
 			}
 		}
-		var orphans []int // hosts leased to CREATEs that stopped waiting
-		for i, p := range found {
-			if p.claimed {
-				for _, w := range r.wants {
-					if w.owner == claims[i] && w.left {
-						orphans = append(orphans, i)
-					}
-				}
-			}
-		}
+		orphans := d.orphans(s, found, res, claims, r.wants)
 		close(r.done)
 		d.scanMu.Unlock()
 		for _, i := range orphans {
-			d.unclaim(s, s.hosts[i], found[i], claims[i])
+			d.unclaim(s, s.hosts[i], found[i], owners[i])
 		}
 		d.scanMu.Lock()
 		defer d.scanMu.Unlock()
@@ -352,6 +427,42 @@ func (d *driver) startScan(key string, g *scanGroup, s settings) {
 		g.running = false
 		delete(d.scans, key)
 	}()
+}
+
+// orphans returns the indexes of the hosts found leased for wants that
+// stopped waiting (claims[i] is the want s.hosts[i] was claimed for), to
+// be given back. A host leased for a want that left while a retry of the
+// same node waits in the same scan with no host leased to it goes to the
+// retry instead: the lease already names its node. d.scanMu is held.
+func (d *driver) orphans(s settings, found []probed, byID map[string]probed, claims []*want, wants []*want) []int {
+	// unserved tells whether w has no host leased to it: no claim, or one
+	// that found the host taken (an answer that may have leased it makes
+	// w's CREATE report that host).
+	unserved := func(w *want) bool {
+		if w.claim == "" {
+			return true
+		}
+		p := byID[w.claim]
+		return !p.claimed && p.err == nil
+	}
+	var out []int
+	for i, p := range found {
+		w := claims[i]
+		if !p.claimed || w == nil || !w.left {
+			continue
+		}
+		handed := false
+		for _, v := range wants {
+			if v.owner == w.owner && !v.left && unserved(v) {
+				v.claim, handed = s.hosts[i].id(), true
+				break
+			}
+		}
+		if !handed {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // create adopts the host leased to the node, else leases a free one.
@@ -374,7 +485,8 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 
 	order := spread(s.hosts, t.ClusterID, t.Node.ID)
 	out.Status(fmt.Sprintf("looking for a free host among %d", len(order)), 0)
-	scanned, started, err := d.sharedScan(ctx, s, &want{owner: own, order: order})
+	w := &want{owner: own, order: order}
+	scanned, started, err := d.sharedScan(ctx, s, w)
 	if err != nil {
 		return failure(statusNothingCreated, fmt.Errorf("looking for a free host: %w", err), nil)
 	}
@@ -398,7 +510,12 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 		switch {
 		case !found[i].ours(own):
 		case found[i].claimed:
-			claimed = i
+			// Only the host claimed for this want: one claimed for an
+			// earlier CREATE of the node that left this scan is given
+			// back by the scan.
+			if h.id() == w.claim {
+				claimed = i
+			}
 		case adopt < 0:
 			adopt = i
 		}
@@ -600,13 +717,16 @@ func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out d
 	}
 	tg := s.target(h, pinsOf(t.Node))
 	out.Status("checking host "+id, 0)
+	if r, ok := d.confirmByProof(ctx, s, h, tg, owner(t), out, log); ok {
+		return r
+	}
 	deadline := time.Now().Add(d.confirmWait)
 	wait := d.minWait
 	var st leaseState
 	var key string
 	for attempt := 1; ; attempt++ {
 		var err error
-		st, key, err = d.lease(ctx, tg, "acquire", owner(t))
+		st, key, err = d.lease(ctx, tg, "confirm", owner(t))
 		if err == nil {
 			break
 		}
@@ -634,6 +754,41 @@ func (d *driver) confirm(ctx context.Context, s settings, t *drivers.Task, out d
 		return failure(statusFailed, fmt.Errorf("host %s is %s, not to this node", id, st), nil)
 	}
 	return d.created(ctx, s, h, orKey(tg.HostKeys, key), "confirmed", out, log)
+}
+
+// confirmByProof confirms the node's host without a command on it when
+// this driver's CREATE of the node leased it (or found it leased to the
+// node) moments ago over the connection the pool still holds to the host:
+// that lease command already showed what confirm's would. The connection
+// is the same SSH session to the same sshd, its host key checked against
+// the node's pins now (as any reuse is); the lease is the node's, and only
+// the node's own DELETE (which forgets the proof) or someone on the host
+// could have removed it since. The host must still answer on the
+// connection (a keepalive). Another agent, a restarted one, a second
+// CONFIRM, or one later than confirmFresh, or over a connection the pool
+// dialed anew, runs the full check.
+func (d *driver) confirmByProof(ctx context.Context, s settings, h host, tg remote.Target, own string, out drivers.Output, log *slog.Logger) (drivers.Result, bool) {
+	p, ok := d.takeProof(tg.Addr(), own)
+	if !ok {
+		return drivers.Result{}, false
+	}
+	c, err := d.pool.Dial(ctx, tg)
+	if err != nil || c != p.conn {
+		// The full check dials again and reports what is wrong.
+		return drivers.Result{}, false
+	}
+	// The pool hands out a recently used connection without a word to the
+	// host: one that died or rebooted since CREATE would be confirmed from
+	// memory, and the server's CONFIRM rollback, which picks another host,
+	// would not happen. A keepalive's round trip (no session, no program)
+	// tells; a host that does not answer gets the full check.
+	if err := c.Alive(ctx); err != nil {
+		log.Debug("pool: host did not answer since CREATE; checking it in full", "host", h.id(), "err", err)
+		return drivers.Result{}, false
+	}
+	d.byProof.Add(1)
+	log.Debug("pool: host confirmed by CREATE's lease on the same connection", "host", h.id(), "age", time.Since(p.at))
+	return d.created(ctx, s, h, orKey(tg.HostKeys, p.key), "confirmed", out, log), true
 }
 
 // hostOfID reads a provider id, host:port.

@@ -23,6 +23,9 @@
 // CONFIRM verifies the pinned host key and the lease (re-taking a lease
 // that vanished; failing when another node holds it, which makes the
 // server's CONFIRM rollback pick another host) and reports addresses.
+// Right after this agent's CREATE of the node, over the connection that
+// CREATE's lease command ran on, it runs no command: that command showed
+// the lease held by the node (confirmByProof).
 //
 // DELETE, when the node holds the host's lease, runs wipe_script and then
 // removes the lease. The wipe script runs as root through /bin/sh -c with
@@ -90,6 +93,7 @@ func New(pool *remote.Pool, log *slog.Logger) drivers.Driver {
 		probeTimeout: 30 * time.Second,
 		scanGather:   50 * time.Millisecond,
 		confirmWait:  2 * time.Minute,
+		confirmFresh: 15 * time.Second,
 		rebootWait:   10 * time.Minute,
 		minWait:      250 * time.Millisecond,
 		maxWait:      5 * time.Second,
@@ -107,6 +111,10 @@ type driver struct {
 	// confirmWait is how long CONFIRM waits for a host that does not
 	// answer (it may be rebooting), backing off from minWait to maxWait.
 	confirmWait time.Duration
+	// confirmFresh is how long a lease this driver saw held by a node
+	// stands for CONFIRM's check of it (confirmByProof); within the pool's
+	// ProbeAfter, so the connection is not probed either.
+	confirmFresh time.Duration
 	// scanGather is how long a scan waits for more tasks to share it
 	// before its first probe (scanGroup).
 	scanGather time.Duration
@@ -121,9 +129,14 @@ type driver struct {
 	// id (pickHost).
 	tryMu sync.Mutex
 	tries map[string]attempt
+	// proofs are the leases this driver's commands found held by their
+	// node, by owner and host:port, for CONFIRM (confirmByProof).
+	proofMu sync.Mutex
+	proofs  map[string]leaseProof
 	// probes counts lease probes (a scan's claims among them), claims the
-	// scans' claims, acquires lease acquisitions apart from them, for tests.
-	probes, claims, acquires atomic.Int64
+	// scans' claims, acquires lease acquisitions apart from them, byProof
+	// CONFIRMs answered by a proof, for tests.
+	probes, claims, acquires, byProof atomic.Int64
 }
 
 // Result statuses: 200–299 tell the server nothing was created.

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -345,11 +346,7 @@ func TestConformance(t *testing.T) {
 	f := newFixture(t, 3, sshdtest.Options{})
 	d := newDriver(t, f.key.PEM)
 	drivertest.VM(t, d, func(action string) *drivers.Task { return f.task(action, "conformance-1") })
-	for _, h := range f.hosts {
-		if got := leaseOf(t, h); got != "" {
-			t.Errorf("host %s still leased to %q", h.Addr(), got)
-		}
-	}
+	noLeases(t, f)
 }
 
 // Two agents creating two nodes at once lease two different hosts, and
@@ -643,14 +640,17 @@ func TestChangedHostKeyIsRefused(t *testing.T) {
 }
 
 // CONFIRM takes back a lease that vanished and fails, retryably, on a host
-// another node holds: the server's rollback then finds another host.
+// another node holds: the server's rollback then finds another host. The
+// CONFIRMs run on another agent than the CREATE (d2): one on the CREATE's
+// agent right after it trusts the CREATE's lease
+// (TestConfirmAfterCreateRunsNothing).
 func TestConfirmChecksTheLease(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1, sshdtest.Options{})
 	h := f.hosts[0]
-	d := newDriver(t, f.key.PEM)
-	created, _ := run(t, d, f.task("CREATE", "n1"))
+	created, _ := run(t, newDriver(t, f.key.PEM), f.task("CREATE", "n1"))
 	mustSucceed(t, created)
+	d := newDriver(t, f.key.PEM)
 	lease := h.Path(LeasePath)
 	if err := os.Remove(lease); err != nil {
 		t.Fatal(err)
@@ -751,6 +751,43 @@ func TestUnreachableHost(t *testing.T) {
 }
 
 func first(r drivers.Result, _ *drivertest.Recorder) drivers.Result { return r }
+
+// createdNode starts one host and a driver, and creates node n1 there.
+func createdNode(t *testing.T) (*fixture, *sshdtest.Host, *driver, drivers.Result) {
+	t.Helper()
+	f := newFixture(t, 1, sshdtest.Options{})
+	d := newDriver(t, f.key.PEM)
+	created, _ := run(t, d, f.task("CREATE", "n1"))
+	mustSucceed(t, created)
+	return f, f.hosts[0], d, created
+}
+
+// scansSettled waits until d has no scan running, and a second more for
+// what the last gives back: by then it has.
+func scansSettled(t *testing.T, d *driver) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		d.scanMu.Lock()
+		idle := len(d.scans) == 0
+		d.scanMu.Unlock()
+		if idle {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+}
+
+// noLeases fails t for every host of f still leased.
+func noLeases(t *testing.T, f *fixture) {
+	t.Helper()
+	for _, h := range f.hosts {
+		if got := leaseOf(t, h); got != "" {
+			t.Errorf("host %s still leased to %q", h.Addr(), got)
+		}
+	}
+}
 
 // closedPort is a loopback address nothing listens on (it just stopped).
 func closedPort(t *testing.T) string {
@@ -857,36 +894,296 @@ func TestAdoptGivesBackTheClaim(t *testing.T) {
 	}
 }
 
-// A CREATE that stops waiting for a scan gets no host: a lease the scan
-// took for it is given back, since nothing will report it to the server.
+// A CREATE that stops waiting for a scan gets no host: one that left while
+// the scan gathered gets no claim, and a lease the scan took for one that
+// left during its claim is given back, since nothing will report it to
+// the server.
 func TestAbandonedCreateLeasesNothing(t *testing.T) {
 	t.Parallel()
-	const n = 3
-	f := newFixture(t, n, sshdtest.Options{})
+	for _, tc := range []struct {
+		name   string
+		claims int64
+	}{{"while gathering", 0}, {"during the claim", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			const n = 3
+			f := newFixture(t, n, sshdtest.Options{})
+			d := newDriver(t, f.key.PEM)
+			d.scanGather = 500 * time.Millisecond
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.claims == 0 {
+				time.AfterFunc(100*time.Millisecond, cancel)
+			} else {
+				// Hold every host's answer until the CREATE has left.
+				go func() {
+					for d.pool.Len() < n {
+						time.Sleep(5 * time.Millisecond)
+					}
+					for _, h := range f.hosts {
+						h.Freeze()
+					}
+					for d.probes.Load() < n {
+						time.Sleep(5 * time.Millisecond)
+					}
+					time.Sleep(50 * time.Millisecond)
+					cancel()
+					time.Sleep(50 * time.Millisecond)
+					for _, h := range f.hosts {
+						h.Thaw()
+					}
+				}()
+			}
+			if r := d.Run(ctx, f.task("CREATE", "gone-1"), &drivertest.Recorder{}); r.Status != statusNothingCreated {
+				t.Fatalf("CREATE cut short: status %d: %s", r.Status, r.Message)
+			}
+			// The scan goes on, and gives back what it claimed.
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				d.scanMu.Lock()
+				idle := len(d.scans) == 0
+				d.scanMu.Unlock()
+				if idle && d.probes.Load() == n {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if d.claims.Load() != tc.claims {
+				t.Errorf("%d claims, want %d", d.claims.Load(), tc.claims)
+			}
+			noLeases(t, f)
+		})
+	}
+}
+
+// A CONFIRM right after the same agent's CREATE of the node, over the
+// connection CREATE's lease command ran on, runs no command on the host:
+// that command showed the lease held by the node. It reports what a full
+// check would, and still checks the connection's host key against the
+// node's pins.
+func TestConfirmAfterCreateRunsNothing(t *testing.T) {
+	t.Parallel()
+	f, h, d, created := createdNode(t)
+	time.Sleep(100 * time.Millisecond) // sshd logs a session as it starts it
+	sessions := sessionsOf(h)
+	confirmed, _ := run(t, d, withFacts(f.task("CONFIRM", "n1"), created))
+	mustSucceed(t, confirmed)
+	time.Sleep(100 * time.Millisecond)
+	if got := sessionsOf(h) - sessions; got != 0 {
+		t.Errorf("CONFIRM right after CREATE started %d sessions on the host, want 0", got)
+	}
+	if !maps.Equal(confirmed.IPAddresses, created.IPAddresses) || fmt.Sprint(confirmed.Facts) != fmt.Sprint(created.Facts) ||
+		confirmed.Secrets["privateKey"] != created.Secrets["privateKey"] {
+		t.Errorf("CONFIRM reported %v %v, CREATE %v %v", confirmed.IPAddresses, confirmed.Facts, created.IPAddresses, created.Facts)
+	}
+	if got := leaseOf(t, h); got != f.id+" n1" {
+		t.Errorf("lease %q", got)
+	}
+
+	// Once only: a second CONFIRM checks the host.
+	sessions = sessionsOf(h)
+	r, _ := run(t, d, withFacts(f.task("CONFIRM", "n1"), created))
+	mustSucceed(t, r)
+	time.Sleep(100 * time.Millisecond)
+	if got := sessionsOf(h) - sessions; got != 1 {
+		t.Errorf("a second CONFIRM started %d sessions, want 1 (the lease command)", got)
+	}
+
+	// Pins the connection's key does not match are refused as before.
+	f = newFixture(t, 1, sshdtest.Options{})
+	created, _ = run(t, d, f.task("CREATE", "n2"))
+	mustSucceed(t, created)
+	task := withFacts(f.task("CONFIRM", "n2"), created)
+	task.Node.Facts["node"] = map[string]any{"hostKeys": []string{sshdtest.NewKey(t).AuthorizedKey}}
+	r, _ = run(t, d, task)
+	if r.Status == 0 || retryable(r) || !strings.Contains(r.Message, "host key mismatch") {
+		t.Fatalf("CONFIRM with pins the host does not show: status %d retryable %v: %s", r.Status, retryable(r), r.Message)
+	}
+}
+
+// CONFIRM checks the host in full on the CREATE's agent too when the proof
+// of CREATE's lease no longer holds: the connection it ran on is gone, the
+// node's DELETE ran since, or it is older than confirmFresh. Each case
+// removes the lease behind the agent's back, which only a full check sees
+// and takes back.
+func TestConfirmChecksAfterTheProofLapses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		lapse func(t *testing.T, d *driver, h *sshdtest.Host, f *fixture, created drivers.Result)
+	}{
+		{"connection gone", func(t *testing.T, d *driver, h *sshdtest.Host, _ *fixture, _ drivers.Result) {
+			h.Restart(t)
+			deadline := time.Now().Add(10 * time.Second)
+			for d.pool.Len() > 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if d.pool.Len() > 0 {
+				t.Fatal("the pool kept the connection of a restarted sshd")
+			}
+		}},
+		{"deleted since", func(t *testing.T, d *driver, _ *sshdtest.Host, f *fixture, created drivers.Result) {
+			mustSucceed(t, first(run(t, d, withFacts(f.task("DELETE", "n1"), created))))
+		}},
+		{"too old", func(t *testing.T, d *driver, _ *sshdtest.Host, _ *fixture, _ drivers.Result) {
+			time.Sleep(2 * d.confirmFresh)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, 1, sshdtest.Options{})
+			h := f.hosts[0]
+			d := newDriver(t, f.key.PEM)
+			d.confirmFresh = 300 * time.Millisecond
+			created, _ := run(t, d, f.task("CREATE", "n1"))
+			mustSucceed(t, created)
+			tc.lapse(t, d, h, f, created)
+			_ = os.Remove(h.Path(LeasePath))
+			r, _ := run(t, d, withFacts(f.task("CONFIRM", "n1"), created))
+			mustSucceed(t, r)
+			if got := leaseOf(t, h); got != f.id+" n1" {
+				t.Fatalf("CONFIRM did not take the lease back: %q", got)
+			}
+			if n := d.byProof.Load(); n != 0 {
+				t.Errorf("%d CONFIRMs by proof, want 0", n)
+			}
+		})
+	}
+}
+
+// A CONFIRM by CREATE's proof still asks the host for a word on the
+// connection: a host that stopped answering since CREATE is checked in
+// full and fails (retryably, so that the server's rollback picks another
+// host), not confirmed from memory.
+func TestConfirmByProofNeedsAnAnsweringHost(t *testing.T) {
+	t.Parallel()
+	f, h, d, created := createdNode(t)
+	h.Freeze()
+	t.Cleanup(h.Thaw)
+	r, _ := run(t, d, withFacts(f.task("CONFIRM", "n1"), created))
+	if r.Status == 0 {
+		t.Errorf("CONFIRM of a host frozen since CREATE succeeded: %s", r.Message)
+	}
+	if n := d.byProof.Load(); n != 0 {
+		t.Errorf("%d CONFIRMs by proof of a host that does not answer, want 0", n)
+	}
+}
+
+// An acquisition runs one program on a host leased before (ln, the atomic
+// step), two on its first lease (mkdir makes the lease's directory).
+func TestProgramsPerAcquire(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1, sshdtest.Options{})
+	h := f.hosts[0]
+	execs := h.TraceExecs(t, "/usr/bin/mkdir", "/usr/bin/ln", "/usr/bin/readlink", "/usr/bin/rm")
+	d := newDriver(t, f.key.PEM)
+	created, _ := run(t, d, f.task("CREATE", "n1"))
+	mustSucceed(t, created)
+	if got, want := execs(), []string{"/usr/bin/mkdir", "/usr/bin/ln"}; !slices.Equal(got, want) {
+		t.Errorf("the first lease ran %q, want %q", got, want)
+	}
+	mustSucceed(t, first(run(t, d, withFacts(f.task("DELETE", "n1"), created))))
+	before := len(execs())
+	mustSucceed(t, first(run(t, d, f.task("CREATE", "n2"))))
+	if got, want := execs()[before:], []string{"/usr/bin/ln"}; !slices.Equal(got, want) {
+		t.Errorf("a lease of a host leased before ran %q, want %q", got, want)
+	}
+}
+
+// A CREATE cancelled while its scan gathers, whose retry (same node, so
+// the same lease owner) joins that same scan, leaves the node holding
+// exactly the host the retry reports: the scan gives back only what it
+// leased for the CREATE that left, never the retry's host. Both with one
+// host (the two CREATEs want the same one) and with two.
+func TestRetryJoiningTheScanKeepsItsLease(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, n, sshdtest.Options{})
+			d := newDriver(t, f.key.PEM)
+			d.scanGather = time.Second
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			if r := d.Run(ctx, f.task("CREATE", "n1"), &drivertest.Recorder{}); r.Status != statusNothingCreated {
+				t.Fatalf("CREATE cut short: status %d: %s", r.Status, r.Message)
+			}
+			d.scanMu.Lock()
+			gathering := len(d.scans) == 1 && d.probes.Load() == 0
+			d.scanMu.Unlock()
+			if !gathering {
+				t.Fatal("the scan no longer gathers: the retry would not join it")
+			}
+			created, _ := run(t, d, f.task("CREATE", "n1"))
+			mustSucceed(t, created)
+			confirmed, _ := run(t, d, withFacts(f.task("CONFIRM", "n1"), created))
+			mustSucceed(t, confirmed)
+			scansSettled(t, d)
+			held := f.host(t, fmt.Sprint(created.Facts["providerId"]))
+			for _, h := range f.hosts {
+				if got, want := leaseOf(t, h), map[bool]string{true: f.id + " n1"}[h == held]; got != want {
+					t.Errorf("host %s lease %q, want %q (the retry reported %s)", h.Addr(), got, want, held.Addr())
+				}
+			}
+		})
+	}
+}
+
+// A CREATE that leaves a scan after it claimed the node's host for it, but
+// before the claim returned, while a retry of the node waits in the same
+// scan with no host of its own: the retry gets the host, leased to the
+// node already, rather than the scan giving it back.
+func TestRetryGetsTheHostClaimedForTheCreateThatLeft(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1, sshdtest.Options{})
+	h := f.hosts[0]
 	d := newDriver(t, f.key.PEM)
 	d.scanGather = 500 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if r := d.Run(ctx, f.task("CREATE", "gone-1"), &drivertest.Recorder{}); r.Status != statusNothingCreated {
+	first := make(chan drivers.Result)
+	go func() { first <- d.Run(ctx, f.task("CREATE", "n1"), &drivertest.Recorder{}) }()
+	time.Sleep(100 * time.Millisecond)
+	retry := make(chan drivers.Result)
+	go func() {
+		r, _ := run(t, d, f.task("CREATE", "n1"))
+		retry <- r
+	}()
+	// Hold the scan's claim on the host: the claim is for the first
+	// CREATE (it came first), the retry gets none.
+	deadline := time.Now().Add(5 * time.Second)
+	for d.pool.Len() < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.Freeze()
+	thawed := false
+	defer func() {
+		if !thawed {
+			h.Thaw()
+		}
+	}()
+	if d.probes.Load() != 0 {
+		t.Fatal("the scan stopped gathering before the host was frozen")
+	}
+	for d.probes.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if r := <-first; r.Status != statusNothingCreated {
 		t.Fatalf("CREATE cut short: status %d: %s", r.Status, r.Message)
 	}
-	// The scan goes on, claims a host for the CREATE and gives it back.
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		d.scanMu.Lock()
-		idle := len(d.scans) == 0
-		d.scanMu.Unlock()
-		if idle && d.probes.Load() == n {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	h.Thaw()
+	thawed = true
+	created := <-retry
+	mustSucceed(t, created)
+	if created.Facts["providerId"] != h.Addr() {
+		t.Fatalf("retry reported %v", created.Facts["providerId"])
 	}
-	if d.claims.Load() != 1 {
-		t.Errorf("%d claims, want 1", d.claims.Load())
-	}
-	for _, h := range f.hosts {
-		if got := leaseOf(t, h); got != "" {
-			t.Errorf("host %s leased to %q", h.Addr(), got)
-		}
+	confirmed, _ := run(t, d, withFacts(f.task("CONFIRM", "n1"), created))
+	mustSucceed(t, confirmed)
+	scansSettled(t, d)
+	if got := leaseOf(t, h); got != f.id+" n1" {
+		t.Errorf("lease %q after the retry's CREATE and CONFIRM, want %q", got, f.id+" n1")
 	}
 }
