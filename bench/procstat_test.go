@@ -194,3 +194,67 @@ func (m *backendMeter) top(tb testing.TB, label string, n int) {
 		fmt.Printf("%6.1f%%  %s\n", 100*float64(s.n)/float64(m.samples), s.q)
 	}
 }
+
+// cpuTrace samples this process's CPU time every millisecond through a
+// job, so that the CPU of a window known only afterwards (the job's first
+// claim to its last finish, as the database stamped them) can be read.
+type cpuTrace struct {
+	mu   sync.Mutex
+	at   []time.Time
+	cpu  []time.Duration
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startTrace() *cpuTrace {
+	t := &cpuTrace{stop: make(chan struct{}), done: make(chan struct{})}
+	t.add()
+	go func() {
+		defer close(t.done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-t.stop:
+				t.add()
+				return
+			case <-tick.C:
+				t.add()
+			}
+		}
+	}()
+	return t
+}
+
+func (t *cpuTrace) add() {
+	now, c := time.Now(), cpuTime()
+	t.mu.Lock()
+	t.at, t.cpu = append(t.at, now), append(t.cpu, c)
+	t.mu.Unlock()
+}
+
+// end stops the sampling.
+func (t *cpuTrace) end() *cpuTrace {
+	close(t.stop)
+	<-t.done
+	return t
+}
+
+// between is the CPU time used from a to b, read off the samples (those
+// just outside the window are taken, so it errs by a millisecond's CPU at
+// each end).
+func (t *cpuTrace) between(a, b time.Time) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.at) == 0 || !b.After(a) {
+		return 0
+	}
+	at := func(x time.Time) time.Duration {
+		i := sort.Search(len(t.at), func(i int) bool { return !t.at[i].Before(x) })
+		if i == len(t.at) {
+			i--
+		}
+		return t.cpu[i]
+	}
+	return at(b) - at(a)
+}

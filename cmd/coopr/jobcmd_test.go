@@ -28,6 +28,22 @@ func TestJobCommands(t *testing.T) {
 	w := newCLIWorld(t)
 	id := w.create(t, "web-cluster", "demo", 3)
 	job := w.latestJob(t, id)
+	// The golden file shows the first task queued once (attempt 1/3):
+	// pause only after the scheduler has queued it, or the page shows 0/3.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var q struct {
+			Job struct{ Tasks []struct{ Attempt int } }
+		}
+		w.s.Must(w.token, `query($id: ID!) { job(id: $id) { tasks(first: 1) { attempt } } }`, map[string]any{"id": job}, &q)
+		if len(q.Job.Tasks) == 1 && q.Job.Tasks[0].Attempt == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job's first task was not queued within 10 s: %+v", q.Job.Tasks)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	for _, step := range []struct{ verb, state string }{{"pause", "PAUSED"}, {"resume", "RUNNING"}, {"abort", "FAILED"}} {
 		out, errOut, code := w.cli(t, "job", step.verb, job)
