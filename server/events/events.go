@@ -93,9 +93,8 @@ func Channel(prefix string) string { return prefix + ":events" }
 
 // streamCap bounds the event stream, in entries (each of one event or
 // more, at most maxEntryBytes). A hub further behind than this (cut off
-// from Redis while another server relays) misses the entries trimmed
-// without knowing it: Redis answers a read from a trimmed position with
-// the oldest entry kept.
+// from Redis while another server relays) misses the entries trimmed, and
+// tells its subscribers to re-read state (Hub.checkMissed).
 const streamCap = 100_000
 
 // entryEvents decodes a stream entry's events: a round's under "b", or

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -790,4 +791,139 @@ func newStoreRelay(t *testing.T, ctx context.Context) storeRelay {
 	sr.r = NewRelay(st.DB(), sr.dsn, sr.rdb, sr.prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	sr.r.Poll = time.Hour
 	return sr
+}
+
+// A hub that comes back after a failure goes on after the last event it
+// dispatched. When events after that one are gone from the stream
+// (trimmed, or lost with Redis's data) its subscribers are told to re-read
+// state; when nothing is gone they get the events and are not.
+func TestHubTellsSubscribersOfLostEvents(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		away   func(ctx context.Context, rdb *redis.Client, stream, last string) error
+		lagged bool
+		want   []string // events delivered after the hub comes back
+	}{
+		{"nothing lost", func(ctx context.Context, rdb *redis.Client, stream, _ string) error {
+			return addEvents(ctx, rdb, stream, "b1", "b2")
+		}, false, []string{"b1", "b2"}},
+		{"trimmed up to the last read", func(ctx context.Context, rdb *redis.Client, stream, last string) error {
+			if err := addEvents(ctx, rdb, stream, "b1"); err != nil {
+				return err
+			}
+			return rdb.XTrimMinID(ctx, stream, last).Err() // keeps last and after
+		}, false, []string{"b1"}},
+		{"all trimmed", func(ctx context.Context, rdb *redis.Client, stream, _ string) error {
+			if err := addEvents(ctx, rdb, stream, "b1"); err != nil {
+				return err
+			}
+			return rdb.XTrimMaxLen(ctx, stream, 0).Err()
+		}, true, nil},
+		{"deleted", func(ctx context.Context, rdb *redis.Client, stream, _ string) error {
+			if err := addEvents(ctx, rdb, stream, "b1", "b2"); err != nil {
+				return err
+			}
+			es, err := rdb.XRevRangeN(ctx, stream, "+", "-", 2).Result()
+			if err != nil {
+				return err
+			}
+			return rdb.XDel(ctx, stream, es[1].ID).Err() // b1
+		}, true, []string{"b2"}},
+		{"trimmed past the last read", func(ctx context.Context, rdb *redis.Client, stream, _ string) error {
+			if err := addEvents(ctx, rdb, stream, "b1", "b2", "b3", "b4"); err != nil {
+				return err
+			}
+			return rdb.XTrimMaxLen(ctx, stream, 2).Err()
+		}, true, []string{"b3", "b4"}},
+		{"stream gone", func(ctx context.Context, rdb *redis.Client, stream, _ string) error {
+			return rdb.Del(ctx, stream).Err()
+		}, true, nil},
+		{"stream made anew", func(ctx context.Context, rdb *redis.Client, stream, _ string) error {
+			if err := addEvents(ctx, rdb, stream, "lost"); err != nil {
+				return err
+			}
+			if err := rdb.Del(ctx, stream).Err(); err != nil {
+				return err
+			}
+			return addEvents(ctx, rdb, stream, "b1")
+		}, true, []string{"b1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rdb, prefix := queuetest.New(t)
+			ctx := t.Context()
+			stream := Channel(prefix)
+			hub := NewHub(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			sub := hub.SubscribeAll(100)
+			run := func() (stop func()) {
+				ctx, cancel := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() { defer close(done); _ = hub.Run(ctx) }()
+				return func() { cancel(); <-done }
+			}
+			stop := run()
+			<-hub.Ready()
+			if err := addEvents(ctx, rdb, stream, "a0", "a"); err != nil {
+				t.Fatal(err)
+			}
+			if got := takeEvents(t, sub, 2); got[1] != "a" {
+				t.Fatalf("got %v, want a0 a", got)
+			}
+			stop()
+			hub.lastMu.Lock()
+			last := hub.last.String()
+			hub.lastMu.Unlock()
+			if err := tc.away(ctx, rdb, stream, last); err != nil {
+				t.Fatal(err)
+			}
+			defer run()()
+			if got := takeEvents(t, sub, len(tc.want)); !slices.Equal(got, tc.want) {
+				t.Errorf("after coming back got %v, want %v", got, tc.want)
+			}
+			if tc.lagged {
+				select {
+				case <-sub.Lost():
+				case <-time.After(5 * time.Second):
+					t.Fatal("the subscriber was not woken to re-read state")
+				}
+			} else {
+				// A last event through the stream: the hub checked before it.
+				if err := addEvents(ctx, rdb, stream, "z"); err != nil {
+					t.Fatal(err)
+				}
+				takeEvents(t, sub, 1)
+			}
+			if got := sub.Lagged(); got != tc.lagged {
+				t.Errorf("lagged %v, want %v", got, tc.lagged)
+			}
+		})
+	}
+}
+
+func addEvents(ctx context.Context, rdb *redis.Client, stream string, msgs ...string) error {
+	for _, m := range msgs {
+		b, err := json.Marshal([]Event{{Kind: "cluster", State: "ACTIVE", Message: m}})
+		if err != nil {
+			return err
+		}
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []any{"b", b}}).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func takeEvents(t *testing.T, sub *Sub, n int) []string {
+	t.Helper()
+	var got []string
+	for timeout := time.After(5 * time.Second); len(got) < n; {
+		select {
+		case ev := <-sub.C:
+			got = append(got, ev.Message)
+		case <-timeout:
+			t.Fatalf("got %v, want %d events", got, n)
+		}
+	}
+	return got
 }

@@ -163,16 +163,39 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 }
 
+// readBatch is how many entries the stream reader asks for at once; a
+// full batch means it is behind.
+const readBatch = 100
+
 // readStream reads the event stream from after id until ctx ends.
 func (h *Hub) readStream(ctx context.Context, id string) {
+	// Whether entries may have gone before this hub read them: when it
+	// starts (a run after a failure goes on from where it stopped), after
+	// a failed read (Redis may have restarted, keeping nothing) and while
+	// it is behind (trimming may overtake it).
+	check := true
 	for ctx.Err() == nil {
-		res, err := h.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{h.channel, id}, Count: 100, Block: time.Second}).Result()
+		if check {
+			if err := h.checkMissed(ctx); err != nil {
+				if ctx.Err() == nil {
+					h.log.Warn("events: stream info", "err", err)
+					select {
+					case <-ctx.Done():
+					case <-time.After(200 * time.Millisecond):
+					}
+				}
+				continue
+			}
+			check = false
+		}
+		res, err := h.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{h.channel, id}, Count: readBatch, Block: time.Second}).Result()
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
 		if err != nil {
 			if ctx.Err() == nil {
 				h.log.Warn("events: read", "err", err)
+				check = true
 				select {
 				case <-ctx.Done():
 				case <-time.After(200 * time.Millisecond):
@@ -181,6 +204,9 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 			continue
 		}
 		for _, st := range res {
+			if len(st.Messages) == readBatch {
+				check = true
+			}
 			for _, m := range st.Messages {
 				id = m.ID
 				sid, err := parseStreamID(m.ID)
@@ -212,6 +238,60 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 			}
 		}
 	}
+}
+
+// checkMissed tells every subscriber to re-read state when events after
+// the last one this hub dispatched are gone from the stream: trimmed (the
+// stream is capped) or lost with Redis's data (a restart of a Redis that
+// keeps nothing on disk makes a new stream). Redis answers a read from
+// such a position with whatever it still has, without a word.
+func (h *Hub) checkMissed(ctx context.Context) error {
+	h.lastMu.Lock()
+	last, live := h.last, h.live
+	h.lastMu.Unlock()
+	if !live || last == (streamID{}) {
+		return nil // nothing read yet: nothing to have missed
+	}
+	info, err := h.rdb.XInfoStream(ctx, h.channel).Result()
+	if err != nil && strings.Contains(err.Error(), "no such key") {
+		h.log.Warn("events: the event stream is gone (Redis restarted or flushed?): subscribers re-read state", "last", last.String())
+		h.lagAll()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if why := missedSince(last, info); why != "" {
+		h.log.Warn("events: events were lost before this server read them: subscribers re-read state", "why", why, "last", last.String())
+		h.lagAll()
+	}
+	return nil
+}
+
+// missedSince says why entries after last may be gone from the stream
+// info describes, or "" when none are. Trimming does not count as
+// deleting in Redis's stream info, so a last entry that is no longer the
+// stream's (older than its first) counts as lost ground: it errs on a
+// needless re-read when trimming ended exactly at it.
+func missedSince(last streamID, info *redis.XInfoStream) string {
+	parse := func(s string) (streamID, bool) {
+		id, err := parseStreamID(s)
+		return id, err == nil
+	}
+	if deleted, ok := parse(info.MaxDeletedEntryID); ok && last.less(deleted) {
+		return "entries after the last event read were deleted"
+	}
+	newest, ok := parse(info.LastGeneratedID)
+	if ok && newest.less(last) {
+		return "the stream was made anew after the last event read"
+	}
+	if first, ok := parse(info.FirstEntry.ID); ok && last.less(first) {
+		return "the stream was trimmed, or made anew, past the last event read"
+	}
+	if info.Length == 0 && ok && last.less(newest) {
+		return "entries after the last event read were trimmed"
+	}
+	return ""
 }
 
 // relayed dispatches what this server's relay just added to the stream,
