@@ -927,3 +927,44 @@ func takeEvents(t *testing.T, sub *Sub, n int) []string {
 	}
 	return got
 }
+
+// A hub reading far behind, overtaken by the stream's trimming, tells its
+// subscribers to re-read state: here its reader is held (as the relay's
+// hand-over holds it) while the stream is trimmed past it.
+func TestHubOvertakenByTrimmingLagsSubscribers(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := queuetest.New(t)
+	ctx := t.Context()
+	stream := Channel(prefix)
+	hub := startHub(t, ctx, rdb, prefix)
+	sub := hub.SubscribeAll(1000)
+	if err := addEvents(ctx, rdb, stream, "a"); err != nil {
+		t.Fatal(err)
+	}
+	takeEvents(t, sub, 1)
+	hub.publishing.Lock()
+	msgs := make([]string, 3*readBatch)
+	for i := range msgs {
+		msgs[i] = fmt.Sprint(i)
+	}
+	if err := addEvents(ctx, rdb, stream, msgs...); err != nil {
+		hub.publishing.Unlock()
+		t.Fatal(err)
+	}
+	// Whether the reader read some before the trimming or not, it gets at
+	// most one batch (it waits for the lock at its first entry) before
+	// the trimming, and a full batch of what is left after it.
+	err := rdb.XTrimMaxLen(ctx, stream, int64(readBatch)).Err()
+	hub.publishing.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sub.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the subscriber was not woken to re-read state")
+	}
+	if !sub.Lagged() {
+		t.Error("the subscriber was not told it lagged")
+	}
+}

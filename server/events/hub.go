@@ -169,44 +169,33 @@ const readBatch = 100
 
 // readStream reads the event stream from after id until ctx ends.
 func (h *Hub) readStream(ctx context.Context, id string) {
-	// Whether entries may have gone before this hub read them: when it
-	// starts (a run after a failure goes on from where it stopped), after
-	// a failed read (Redis may have restarted, keeping nothing) and while
-	// it is behind (trimming may overtake it).
+	// Whether events may have gone before this hub read them: when it
+	// starts (a run after a failure goes on from where it stopped) and
+	// after a failed read (Redis may have restarted, keeping nothing),
+	// from where it stands; after a full batch (it is behind, and
+	// trimming may overtake it), from where it stood before that read.
 	check := true
 	for ctx.Err() == nil {
 		if check {
-			if err := h.checkMissed(ctx); err != nil {
-				if ctx.Err() == nil {
-					h.log.Warn("events: stream info", "err", err)
-					select {
-					case <-ctx.Done():
-					case <-time.After(200 * time.Millisecond):
-					}
-				}
+			if err := h.checkMissed(ctx, h.position()); err != nil {
+				h.pause(ctx, "events: stream info", err)
 				continue
 			}
 			check = false
 		}
+		before := h.position()
 		res, err := h.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{h.channel, id}, Count: readBatch, Block: time.Second}).Result()
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
 		if err != nil {
-			if ctx.Err() == nil {
-				h.log.Warn("events: read", "err", err)
-				check = true
-				select {
-				case <-ctx.Done():
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
+			h.pause(ctx, "events: read", err)
+			check = true
 			continue
 		}
+		behind := false
 		for _, st := range res {
-			if len(st.Messages) == readBatch {
-				check = true
-			}
+			behind = behind || len(st.Messages) == readBatch
 			for _, m := range st.Messages {
 				id = m.ID
 				sid, err := parseStreamID(m.ID)
@@ -237,19 +226,46 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 				h.dispatchNew(sid, evs)
 			}
 		}
+		if behind {
+			// Trimming removes the oldest entries first: had it taken
+			// any after before, it took before too.
+			if err := h.checkMissed(ctx, before); err != nil {
+				h.pause(ctx, "events: stream info", err)
+				check = true
+			}
+		}
+	}
+}
+
+// position is the stream id of the last event dispatched.
+func (h *Hub) position() streamID {
+	h.lastMu.Lock()
+	defer h.lastMu.Unlock()
+	if !h.live {
+		return streamID{}
+	}
+	return h.last
+}
+
+// pause logs a failed call to Redis and waits a little before the next.
+func (h *Hub) pause(ctx context.Context, msg string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	h.log.Warn(msg, "err", err)
+	select {
+	case <-ctx.Done():
+	case <-time.After(200 * time.Millisecond):
 	}
 }
 
 // checkMissed tells every subscriber to re-read state when events after
-// the last one this hub dispatched are gone from the stream: trimmed (the
+// last (an event this hub dispatched) are gone from the stream: trimmed (the
 // stream is capped) or lost with Redis's data (a restart of a Redis that
 // keeps nothing on disk makes a new stream). Redis answers a read from
 // such a position with whatever it still has, without a word.
-func (h *Hub) checkMissed(ctx context.Context) error {
-	h.lastMu.Lock()
-	last, live := h.last, h.live
-	h.lastMu.Unlock()
-	if !live || last == (streamID{}) {
+func (h *Hub) checkMissed(ctx context.Context, last streamID) error {
+	if last == (streamID{}) {
 		return nil // nothing read yet: nothing to have missed
 	}
 	info, err := h.rdb.XInfoStream(ctx, h.channel).Result()
