@@ -47,6 +47,9 @@ func Descriptor() drivers.Descriptor {
 type Driver struct {
 	pool *remote.Pool
 	log  *slog.Logger
+	// afterRead, when set (by tests), runs once the file has been read
+	// and before the rest of the script is sent: a writer coming between.
+	afterRead func()
 }
 
 // New returns the driver; pool is shared with the agent's other SSH drivers.
@@ -120,48 +123,61 @@ func (d *Driver) Run(ctx context.Context, t *drivers.Task, out drivers.Output) d
 
 var errChanged = errors.New("/etc/hosts changed while being updated")
 
+// hostsPath is the file NETWORK_CONFIGURE edits.
+const hostsPath = "/etc/hosts"
+
 // update puts block in place of the cluster's block ("" removes it) and
 // reports whether the file changed. One session reads the file and, once
 // the new content is worked out here, writes it: a session costs a fork of
 // sshd and a round trip, which a loaded host makes slow.
 func (d *Driver) update(ctx context.Context, tg remote.Target, clusterID, block string) (bool, error) {
+	return exchange(hostsPath, clusterID, block, d.afterRead, func(script io.Reader, stdout func(string)) error {
+		return d.pool.Run(ctx, tg, "", remote.RunOptions{Sudo: true, Script: true, Stdin: script, Stdout: stdout})
+	})
+}
+
+// exchange runs the shell script that updates the hosts file at path,
+// through run, which feeds the script to a /bin/sh reading it as it goes
+// and returns a *remote.ExitError for a non-zero exit. The script's first
+// part prints the file in base64 and a marker; the rest is sent only once
+// the new content is worked out here: none when nothing changes, else
+// the commands that write it (writeScript).
+func exchange(path, clusterID, block string, afterRead func(), run func(script io.Reader, stdout func(string)) error) (bool, error) {
 	marker := "coopr-hosts-" + randomHex()
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	var b64 strings.Builder
 	var read, changed bool
 	var decodeErr error
-	err := d.pool.Run(ctx, tg, updateHosts, remote.RunOptions{
-		Sudo:  true,
-		Stdin: pr,
-		Env:   map[string]string{"COOPR_HOSTS_MARKER": marker},
-		Stdout: func(line string) {
-			if read {
-				return
-			}
-			if line != marker {
-				b64.WriteString(line)
-				return
-			}
-			read = true
-			cur, err := base64.StdEncoding.DecodeString(b64.String())
-			if err != nil {
-				decodeErr = err
-				_ = pw.Close() // nothing to write: the command leaves the file alone
-				return
-			}
-			next := Apply(string(cur), clusterID, block)
-			if next == string(cur) {
-				_ = pw.Close()
-				return
-			}
-			changed = true
-			// Not here: the command reads while its output is read.
-			go func() {
-				_, _ = io.WriteString(pw, "W\n"+next)
-				_ = pw.Close()
-			}()
-		},
+	err := run(io.MultiReader(strings.NewReader(readScript(path, marker)), pr), func(line string) {
+		if read {
+			return
+		}
+		if line != marker {
+			b64.WriteString(line)
+			return
+		}
+		read = true
+		cur, err := base64.StdEncoding.DecodeString(b64.String())
+		if err != nil {
+			decodeErr = err
+			_ = pw.Close() // the script ends: the file is left alone
+			return
+		}
+		next := Apply(string(cur), clusterID, block)
+		if next == string(cur) {
+			_ = pw.Close()
+			return
+		}
+		changed = true
+		if afterRead != nil {
+			afterRead()
+		}
+		// Not here: the shell reads the script while its output is read.
+		go func() {
+			_, _ = io.WriteString(pw, writeScript(path, marker, string(cur), next))
+			_ = pw.Close()
+		}()
 	})
 	var ee *remote.ExitError
 	switch {
@@ -185,39 +201,78 @@ func randomHex() string {
 
 const exitChanged = 75
 
-// updateHosts prints /etc/hosts in base64 and the marker, then reads the
-// new content from stdin: nothing leaves the file as it is, a line "W"
-// and the content replace it if it still has the content printed (when
-// sha256sum is there to tell). The new content goes to a temporary file in
-// /etc first; renaming it over /etc/hosts is atomic, but fails where
-// /etc/hosts is a mount point (containers bind-mount it), and a symlink
-// must stay one: then the prepared content is written in place.
+// readScript prints the file in base64, keeping that in $h for the
+// compare-and-swap, then the marker. Closing its stdin then ends the shell
+// with the file untouched.
 //
-// Each program is a fork and exec that a loaded host makes slow: the
-// shell's read takes the "W" line (reading no further), the temporary
-// file is made by the shell (noclobber, named by the random marker, mode
-// 0644 by the umask), and nothing is made when nothing changes.
-var updateHosts = fmt.Sprintf(`set -e
-sum=
-if command -v sha256sum >/dev/null 2>&1; then sum=$(sha256sum < /etc/hosts); fi
-base64 < /etc/hosts
-echo "$COOPR_HOSTS_MARKER"
-IFS= read -r w || exit 0
-[ "$w" = W ] || exit 0
+// Each program the script runs is a fork and exec that a loaded host makes
+// slow: base64 is the only one here, and writeScript adds mv, and base64
+// again only for a large file.
+func readScript(path, marker string) string {
+	return fmt.Sprintf(`set -e
+h=$(base64 < %s)
+echo "$h"
+echo %s
+`, remote.Quote(path), marker)
+}
+
+// shellCompareMax is the largest content read with the shell's read for
+// the compare-and-swap (which reads a byte a system call): past about
+// 2 KiB that costs more than running base64 again.
+const shellCompareMax = 2048
+
+// writeScript replaces the file's content cur with next if the file still
+// has it. The new content is a word of the script, so the shell writes it
+// itself (printf, or print in mksh, whose printf is a program; only
+// content with a NUL byte, which no shell word holds, goes through
+// base64 -d), to a temporary file beside the file first (noclobber, named
+// by the random marker, mode 0644 by the umask); renaming that over the
+// file is atomic, but fails where the file is a mount point (containers
+// bind-mount /etc/hosts), and a symlink must stay one: then the content is
+// written in place.
+//
+// The check reads the file again just before the rename: a small file with
+// the shell's read, compared with cur as a word of the script (no program;
+// the shell's read drops NUL bytes, so cur must have none), a larger one
+// with base64, compared with the output read first.
+func writeScript(path, marker, cur, next string) string {
+	p := remote.Quote(path)
+	check := `[ "$(base64 < ` + p + `)" = "$h" ]`
+	if len(cur) <= shellCompareMax && !strings.ContainsRune(cur, 0) {
+		check = `c= l=
+  while IFS= read -r l; do c="$c$l
+"; done < ` + p + `
+  [ "$c$l" = ` + remote.Quote(cur) + ` ]`
+	}
+	write := `n=` + remote.Quote(next) + `
+if [ -n "${KSH_VERSION-}" ]; then w() { print -rn -- "$n"; }; else w() { printf %s "$n"; }; fi`
+	if strings.ContainsRune(next, 0) {
+		var b strings.Builder
+		enc := base64.StdEncoding.EncodeToString([]byte(next))
+		for len(enc) > 76 {
+			b.WriteString(enc[:76] + "\n")
+			enc = enc[76:]
+		}
+		b.WriteString(enc)
+		write = "w() {\nbase64 -d <<'COOPR_EOF'\n" + b.String() + "\nCOOPR_EOF\n}"
+	}
+	return fmt.Sprintf(`%[1]s
+same() {
+  %[2]s && return
+  echo %[4]s' changed while being updated' >&2
+  exit %[3]d
+}
 umask 022
-tmp="/etc/.hosts.$COOPR_HOSTS_MARKER"
+if [ -L %[4]s ]; then same; w > %[4]s; exit 0; fi
+tmp=%[5]s
 trap '[ ! -e "$tmp" ] || rm -f "$tmp"' EXIT
 set -C
-cat > "$tmp"
+w > "$tmp"
 set +C
-if [ -n "$sum" ] && [ "$(sha256sum < /etc/hosts)" != "$sum" ]; then
-  echo "/etc/hosts changed while being updated" >&2
-  exit %d
-fi
-if [ -L /etc/hosts ] || ! mv -f "$tmp" /etc/hosts 2>/dev/null; then
-  cat "$tmp" > /etc/hosts
-fi
-`, exitChanged)
+same
+mv -f "$tmp" %[4]s 2>/dev/null || w > %[4]s
+`, write, check, exitChanged, p, remote.Quote(path[:strings.LastIndex(path, "/")+1]+".hosts."+marker))
+}
 
 var (
 	validID   = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)

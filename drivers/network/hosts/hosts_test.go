@@ -2,6 +2,7 @@ package hosts_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -248,20 +249,20 @@ func TestChangedHostKey(t *testing.T) {
 }
 
 // NETWORK_CONFIGURE runs as few programs as the compare-and-swap allows,
-// each a fork and exec that a loaded host makes slow: a change reads the
-// file (sha256sum, base64), writes the new content beside it (cat),
-// checks it is unchanged (sha256sum) and puts it in place (mv, which a
-// bind-mounted /etc/hosts refuses, then cat in place and rm); no change
-// only reads it.
+// each a fork and exec that a loaded host makes slow. A change reads the
+// file (base64), has the shell write the new content beside it and check
+// that the file is unchanged (the shell's read for a small file, base64
+// again for a large one), and puts it in place (mv, which a bind-mounted
+// /etc/hosts refuses: then the shell writes in place, and rm removes the
+// temporary file); no change only reads it.
 func TestProgramsPerUpdate(t *testing.T) {
 	t.Parallel()
 	c := drivertest.NewCluster(t, 2, sshdtest.Options{})
 	execs := c.Hosts[0].TraceExecs(t, "/usr/bin/sha256sum", "/usr/bin/base64", "/usr/bin/mktemp", "/usr/bin/cat",
-		"/usr/bin/tail", "/usr/bin/chmod", "/usr/bin/mv", "/usr/bin/rm")
+		"/usr/bin/tail", "/usr/bin/chmod", "/usr/bin/mv", "/usr/bin/rm", "/usr/bin/printf")
 	drv := newDriver(t)
 	run(t, drv, c.Task("NETWORK_CONFIGURE", 0))
-	if got, want := execs(), []string{"/usr/bin/sha256sum", "/usr/bin/base64", "/usr/bin/cat", "/usr/bin/sha256sum",
-		"/usr/bin/mv", "/usr/bin/cat", "/usr/bin/rm"}; !slices.Equal(got, want) {
+	if got, want := execs(), []string{"/usr/bin/base64", "/usr/bin/mv", "/usr/bin/rm"}; !slices.Equal(got, want) {
 		t.Errorf("a change ran %q, want %q", got, want)
 	}
 	hostsFile, err := os.ReadFile(c.Hosts[0].Path("/etc/hosts"))
@@ -273,7 +274,88 @@ func TestProgramsPerUpdate(t *testing.T) {
 	}
 	before := len(execs())
 	run(t, drv, c.Task("NETWORK_CONFIGURE", 0))
-	if got, want := execs()[before:], []string{"/usr/bin/sha256sum", "/usr/bin/base64"}; !slices.Equal(got, want) {
+	if got, want := execs()[before:], []string{"/usr/bin/base64"}; !slices.Equal(got, want) {
 		t.Errorf("no change ran %q, want %q", got, want)
+	}
+
+	// A large file is checked with base64.
+	large := string(hostsFile) + strings.Repeat("10.9.9.9 filler.example filler\n", 100)
+	if err := os.WriteFile(c.Hosts[0].Path("/etc/hosts"), []byte(large), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes[1].IPAddresses["bind_v4"] = "10.232.0.2"
+	before = len(execs())
+	task := c.Task("NETWORK_CONFIGURE", 0)
+	run(t, drv, task)
+	if got, want := execs()[before:], []string{"/usr/bin/base64", "/usr/bin/base64", "/usr/bin/mv", "/usr/bin/rm"}; !slices.Equal(got, want) {
+		t.Errorf("a change to a large file ran %q, want %q", got, want)
+	}
+	block, err := hosts.Block(c.ID, task.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, c.Hosts[0].Path("/etc/hosts")), hosts.Apply(large, c.ID, block); got != want || !strings.Contains(got, "10.232.0.2 ") {
+		t.Errorf("the large file after the change:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A writer that comes between the read and the write of /etc/hosts (here
+// on the sshd host, through the bind-mounted file) is never overwritten:
+// the driver reads again and writes, and gives up after three tries when
+// the writer keeps coming.
+func TestCompareAndSwap(t *testing.T) {
+	t.Parallel()
+	for _, size := range []struct {
+		name  string
+		lines int
+	}{{"small", 0}, {"large", 100}} {
+		t.Run(size.name, func(t *testing.T) {
+			t.Parallel()
+			c := drivertest.NewCluster(t, 2, sshdtest.Options{NonRoot: true})
+			path := c.Hosts[0].Path("/etc/hosts")
+			initial := "127.0.0.1 localhost\n" + strings.Repeat("10.9.9.9 filler.example filler\n", size.lines)
+			if err := os.WriteFile(path, []byte(initial), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			drv := newDriver(t)
+			writes := 0
+			hosts.SetAfterRead(drv, func() {
+				writes++
+				f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer f.Close()
+				_, _ = f.WriteString(fmt.Sprintf("10.5.5.%d theirs-%d\n", writes, writes))
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			r := drv.Run(ctx, c.Task("NETWORK_CONFIGURE", 0), &drivertest.Recorder{})
+			if r.Status == 0 || !strings.Contains(r.Message, "changed while being updated") || writes != 3 {
+				t.Fatalf("status %d %q after %d writes, want a failure after 3", r.Status, r.Message, writes)
+			}
+			want := initial + "10.5.5.1 theirs-1\n10.5.5.2 theirs-2\n10.5.5.3 theirs-3\n"
+			if got := read(t, path); got != want {
+				t.Fatalf("/etc/hosts:\n%s\nwant:\n%s", got, want)
+			}
+
+			// A writer that comes once: the second try writes.
+			writes = 10
+			hosts.SetAfterRead(drv, func() {
+				if writes == 10 {
+					writes++
+					_ = os.WriteFile(path, []byte(want+"10.6.6.6 theirs-again\n"), 0o644)
+				}
+			})
+			run(t, drv, c.Task("NETWORK_CONFIGURE", 0))
+			got := read(t, path)
+			if !strings.HasPrefix(got, want+"10.6.6.6 theirs-again\n# BEGIN coopr "+c.ID+"\n") {
+				t.Fatalf("/etc/hosts after a writer came once:\n%s", got)
+			}
+			if got := c.Hosts[0].Exec(t, "ls -A /etc | grep -c '^.hosts.coopr' || true"); strings.TrimSpace(got) != "0" {
+				t.Errorf("temporary files left in /etc: %s", got)
+			}
+		})
 	}
 }
