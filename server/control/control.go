@@ -228,7 +228,8 @@ type CreateRequest struct {
 	Size                              int
 	Provider, HardwareType, ImageType string
 	Services                          []string
-	Config                            map[string]any // nil: the template's default config
+	Config                            map[string]any // merged into the template's default config (mergeConfig); nil: that config
+	ReplaceConfig                     bool           // Config replaces the template's default config instead
 	DNSSuffix                         string
 	InitialLease                      string // "" or "-1": the template's initial lease
 	ExpectedPlanHash                  string // the preview's; "" skips the check
@@ -247,6 +248,10 @@ type Preview struct {
 	Warnings           []string
 	Capacity           *CapacityUse // nil when the provider's driver declares none
 	Quota              QuotaUse
+	// Config is the config the cluster will have; ConfigChanges how it
+	// differs from the template's default config.
+	Config        map[string]any
+	ConfigChanges []ConfigChange
 }
 
 // QuotaUse is the tenant's quotas (docs/operations.md#quotas), what its
@@ -368,12 +373,19 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 		solver.FirstNodeNum+req.Size-1); errors.As(err, &he) {
 		return nil, invalid(he.Field, "%s", he.Message)
 	}
-	out.config = tmpl.Defaults.Config
-	if req.Config != nil {
+	// The request's config merges into the template's, as a CONFIGURE's
+	// merges into a cluster's: a partial config that replaced the whole
+	// left the lb without its port and backends.
+	switch {
+	case req.ReplaceConfig && req.Config == nil:
+		return nil, invalid("replaceConfig", "replaceConfig needs a config: the whole config the cluster will have")
+	case req.ReplaceConfig:
 		out.config = req.Config
+	default:
+		out.config = mergeConfig(tmpl.Defaults.Config, req.Config)
 	}
-	if out.config == nil {
-		out.config = map[string]any{}
+	if out.config, err = normalJSON(out.config); err != nil {
+		return nil, err
 	}
 	if err := checkMacros("config", out.config); err != nil {
 		return nil, err
@@ -513,8 +525,13 @@ func (s *Service) Preview(ctx context.Context, p store.Principal, req CreateRequ
 	if err != nil {
 		return nil, err
 	}
+	tmplConfig, err := normalJSON(pr.tmpl.Defaults.Config)
+	if err != nil {
+		return nil, err
+	}
 	return &Preview{Template: pr.tmpl.Name, Provider: pr.provider.Name, Services: pr.sol.Services, Nodes: pr.sol.Nodes,
-		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: pr.capacity, Quota: pr.quota}, nil
+		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: pr.capacity, Quota: pr.quota,
+		Config: pr.config, ConfigChanges: diffConfig(tmplConfig, pr.config)}, nil
 }
 
 // quotaLockClass namespaces the per-tenant quota lock.
