@@ -62,7 +62,12 @@ export type CheckFindingKind =
 /** A create request, with Coopr's field names (docs/operations.md#create-request). */
 export type ClusterInput = {
   clusterTemplate: string;
-  /** Replaces the template's default config entirely when given. */
+  /**
+   * Merged into the template's default config as a JSON merge patch (RFC
+   * 7396), as a CONFIGURE merges into a cluster's: objects merge key by key,
+   * a null removes the key, any other value (arrays too) replaces it. With
+   * replaceConfig: the whole config, the template's not used.
+   */
   config?: unknown;
   description?: string | null | undefined;
   dnsSuffix?: string | null | undefined;
@@ -86,6 +91,8 @@ export type ClusterInput = {
    * credential store and handed only to claimed tasks; no query returns them.
    */
   providerFields?: unknown;
+  /** config replaces the template's default config instead of merging into it (Coopr's create); needs config. */
+  replaceConfig?: boolean | null | undefined;
   /** Replaces the template's default services when given. */
   services?: Array<string> | null | undefined;
 };
