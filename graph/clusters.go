@@ -22,8 +22,8 @@ func createRequest(in model.ClusterInput, expectedPlanHash *string) (control.Cre
 			*f.dst = *f.src
 		}
 	}
-	if in.ReplaceConfig != nil {
-		req.ReplaceConfig = *in.ReplaceConfig
+	if in.MergeConfig != nil {
+		req.MergeConfig = *in.MergeConfig
 	}
 	var err error
 	if req.Config, err = object("input.config", in.Config); err != nil {

@@ -4120,14 +4120,14 @@ input ClusterInput {
   "Replaces the template's default services when given."
   services: [String!]
   """
-  Merged into the template's default config as a JSON merge patch (RFC
+  Replaces the template's default config entirely when given (Coopr's
+  create). With mergeConfig: merged into it as a JSON merge patch (RFC
   7396), as a CONFIGURE merges into a cluster's: objects merge key by key,
-  a null removes the key, any other value (arrays too) replaces it. With
-  replaceConfig: the whole config, the template's not used.
+  a null removes the key, any other value (arrays too) replaces it.
   """
   config: JSON
-  "config replaces the template's default config instead of merging into it (Coopr's create); needs config."
-  replaceConfig: Boolean = false
+  "config is merged into the template's default config instead of replacing it (the CLI's default); needs config."
+  mergeConfig: Boolean = false
   dnsSuffix: String
   "Milliseconds or a duration such as 2h; absent or -1: the template's initial lease."
   initialLeaseDuration: String
@@ -4440,7 +4440,7 @@ type ClusterPreview {
   capacity: ProviderCapacity
   "The tenant's quotas and what the create takes of them."
   quota: QuotaUse!
-  "The config the cluster will have: the request's merged into the template's (or, with replaceConfig, the request's)."
+  "The config the cluster will have: the request's (or, with mergeConfig, the request's merged into the template's; without config, the template's)."
   config: JSON!
   "How that config differs from the template's default config, path by path."
   configChanges: [ConfigChange!]!
@@ -19856,11 +19856,11 @@ func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	if _, present := asMap["replaceConfig"]; !present {
-		asMap["replaceConfig"] = false
+	if _, present := asMap["mergeConfig"]; !present {
+		asMap["mergeConfig"] = false
 	}
 
-	fieldsInOrder := [...]string{"name", "clusterTemplate", "numMachines", "description", "provider", "hardwaretype", "imagetype", "services", "config", "replaceConfig", "dnsSuffix", "initialLeaseDuration", "providerFields"}
+	fieldsInOrder := [...]string{"name", "clusterTemplate", "numMachines", "description", "provider", "hardwaretype", "imagetype", "services", "config", "mergeConfig", "dnsSuffix", "initialLeaseDuration", "providerFields"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -19930,13 +19930,13 @@ func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Config = data
-		case "replaceConfig":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("replaceConfig"))
+		case "mergeConfig":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mergeConfig"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.ReplaceConfig = data
+			it.MergeConfig = data
 		case "dnsSuffix":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dnsSuffix"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

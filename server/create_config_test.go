@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// A create's config merges into the template's default config, as a
-// CONFIGURE's merges into a cluster's (a partial config once replaced the
-// whole, and a web-cluster's lb lost its port and backends); replaceConfig
-// gives the whole config. The preview shows the config the cluster gets
-// and how it differs from the template's.
-func TestCreateConfigMergesIntoTemplate(t *testing.T) {
+// A create's config replaces the template's default config (Coopr's
+// rule); with mergeConfig it merges in, as a CONFIGURE's merges into a
+// cluster's (the CLI's way: a partial config that replaced the whole left
+// a web-cluster's lb without its port and backends). The preview shows the
+// config the cluster gets and how it differs from the template's.
+func TestCreateConfigReplacesOrMerges(t *testing.T) {
 	w := newWorld(t)
 	s := w.s
 	show := func(v any) string { b, _ := json.Marshal(v); return string(b) }
@@ -20,10 +20,10 @@ func TestCreateConfigMergesIntoTemplate(t *testing.T) {
 		Kind     string
 		Old, New any
 	}
-	input := func(cfg map[string]any, replace bool) map[string]any {
+	input := func(cfg map[string]any, merge bool) map[string]any {
 		in := map[string]any{"name": "cfg", "clusterTemplate": "lamp", "numMachines": 2, "config": cfg}
-		if replace {
-			in["replaceConfig"] = true
+		if merge {
+			in["mergeConfig"] = true
 		}
 		return in
 	}
@@ -67,20 +67,20 @@ func TestCreateConfigMergesIntoTemplate(t *testing.T) {
 			"mysql.default_host": "%host.service.mysql-server%"}},
 		"web": map[string]any{"greeting": "yo"},
 	}
-	cfg, changes := preview(input(patch, false))
+	cfg, changes := preview(input(patch, true))
 	if show(cfg) != show(merged) {
 		t.Errorf("previewed config %s, want %s", show(cfg), show(merged))
 	}
 	if got, want := paths(changes), "mysql.port CHANGED, php.directives.memory_limit ADDED, web ADDED"; got != want {
 		t.Errorf("previewed changes %s, want %s", got, want)
 	}
-	if got := create(input(patch, false)); show(got) != show(merged) {
+	if got := create(input(patch, true)); show(got) != show(merged) {
 		t.Errorf("created with config %s, want %s", show(got), show(merged))
 	}
 
 	// A null removes the template's key.
 	drop := map[string]any{"mysql": nil, "php": map[string]any{"directives": map[string]any{"mysql.default_host": nil}}}
-	if got := create(input(drop, false)); show(got) != `{"php":{"directives":{}}}` {
+	if got := create(input(drop, true)); show(got) != `{"php":{"directives":{}}}` {
 		t.Errorf("created with nulls: config %s", show(got))
 	}
 
@@ -89,27 +89,27 @@ func TestCreateConfigMergesIntoTemplate(t *testing.T) {
 		t.Errorf("created without config: %s", show(got))
 	}
 
-	// replaceConfig: the request's config is the whole config.
+	// Without mergeConfig the request's config is the whole config.
 	whole := map[string]any{"web": map[string]any{"greeting": "yo"}}
-	cfg, changes = preview(input(whole, true))
+	cfg, changes = preview(input(whole, false))
 	if show(cfg) != show(whole) {
-		t.Errorf("previewed config with replaceConfig %s", show(cfg))
+		t.Errorf("previewed config without mergeConfig %s", show(cfg))
 	}
 	if got, want := paths(changes), "mysql REMOVED, php REMOVED, web ADDED"; got != want {
-		t.Errorf("previewed changes with replaceConfig %s, want %s", got, want)
+		t.Errorf("previewed changes without mergeConfig %s, want %s", got, want)
 	}
-	if got := create(input(whole, true)); show(got) != show(whole) {
-		t.Errorf("created with replaceConfig: config %s", show(got))
+	if got := create(input(whole, false)); show(got) != show(whole) {
+		t.Errorf("created without mergeConfig: config %s", show(got))
 	}
 	in := input(nil, true)
 	delete(in, "config")
-	if r := s.Do(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": in}); r.Code() != "INVALID_INPUT" || r.Errors[0].Extensions["field"] != "replaceConfig" {
-		t.Errorf("replaceConfig without config: %+v", r.Errors)
+	if r := s.Do(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": in}); r.Code() != "INVALID_INPUT" || r.Errors[0].Extensions["field"] != "mergeConfig" {
+		t.Errorf("mergeConfig without config: %+v", r.Errors)
 	}
 
 	// The macros checked are the merged config's.
 	bad := map[string]any{"php": map[string]any{"directives": map[string]any{"x": "%join(host.service.a)%"}}}
-	if r := s.Do(w.alice, `mutation($in: ClusterInput!) { previewCluster(input: $in) { planHash } }`, map[string]any{"in": input(bad, false)}); r.Code() != "INVALID_INPUT" || r.Errors[0].Extensions["field"] != "config.php.directives.x" {
+	if r := s.Do(w.alice, `mutation($in: ClusterInput!) { previewCluster(input: $in) { planHash } }`, map[string]any{"in": input(bad, true)}); r.Code() != "INVALID_INPUT" || r.Errors[0].Extensions["field"] != "config.php.directives.x" {
 		t.Errorf("bad macro in the patch: %+v", r.Errors)
 	}
 }

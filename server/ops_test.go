@@ -154,7 +154,7 @@ func TestConfigureMergesByDefault(t *testing.T) {
 	}
 	var cr struct{ CreateCluster struct{ ID string } }
 	s.Must(w.alice, `mutation($in: ClusterInput!) { createCluster(input: $in) { id } }`, map[string]any{"in": map[string]any{
-		"name": "conf", "clusterTemplate": "lamp", "numMachines": 2, "config": cfg, "replaceConfig": true}}, &cr)
+		"name": "conf", "clusterTemplate": "lamp", "numMachines": 2, "config": cfg}}, &cr)
 	id := cr.CreateCluster.ID
 	w.run(t, w.alice, id, "ACTIVE")
 	type change struct {

@@ -128,11 +128,13 @@ refused either way, before anything is made.`,
 			if err := withServicesAndConfig(in, services, configFile); err != nil {
 				return err
 			}
-			if replaceConfig {
-				if configFile == "" {
-					return errors.New("--replace-config needs --config FILE: the whole config the cluster gets")
-				}
-				in["replaceConfig"] = true
+			// The API replaces the template's config with a create's
+			// (Coopr's rule); the CLI merges, as configure does.
+			switch {
+			case replaceConfig && configFile == "":
+				return errors.New("--replace-config needs --config FILE: the whole config the cluster gets")
+			case configFile != "" && !replaceConfig:
+				in["mergeConfig"] = true
 			}
 			if err := opts.apply(in); err != nil {
 				return err

@@ -228,8 +228,8 @@ type CreateRequest struct {
 	Size                              int
 	Provider, HardwareType, ImageType string
 	Services                          []string
-	Config                            map[string]any // merged into the template's default config (mergeConfig); nil: that config
-	ReplaceConfig                     bool           // Config replaces the template's default config instead
+	Config                            map[string]any // replaces the template's default config; nil: that config
+	MergeConfig                       bool           // Config is merged into the template's default config instead
 	DNSSuffix                         string
 	InitialLease                      string // "" or "-1": the template's initial lease
 	ExpectedPlanHash                  string // the preview's; "" skips the check
@@ -373,16 +373,19 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 		solver.FirstNodeNum+req.Size-1); errors.As(err, &he) {
 		return nil, invalid(he.Field, "%s", he.Message)
 	}
-	// The request's config merges into the template's, as a CONFIGURE's
-	// merges into a cluster's: a partial config that replaced the whole
-	// left the lb without its port and backends.
+	// A create's config replaces the template's, as Coopr's did; with
+	// MergeConfig it merges in as a CONFIGURE's does into a cluster's (a
+	// partial config that replaced the whole left the lb without its port
+	// and backends: the CLI merges).
 	switch {
-	case req.ReplaceConfig && req.Config == nil:
-		return nil, invalid("replaceConfig", "replaceConfig needs a config: the whole config the cluster will have")
-	case req.ReplaceConfig:
+	case req.MergeConfig && req.Config == nil:
+		return nil, invalid("mergeConfig", "mergeConfig needs a config: the changes to merge into the template's")
+	case req.MergeConfig:
+		out.config = mergeConfig(tmpl.Defaults.Config, req.Config)
+	case req.Config != nil:
 		out.config = req.Config
 	default:
-		out.config = mergeConfig(tmpl.Defaults.Config, req.Config)
+		out.config = tmpl.Defaults.Config
 	}
 	if out.config, err = normalJSON(out.config); err != nil {
 		return nil, err

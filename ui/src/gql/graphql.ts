@@ -63,10 +63,10 @@ export type CheckFindingKind =
 export type ClusterInput = {
   clusterTemplate: string;
   /**
-   * Merged into the template's default config as a JSON merge patch (RFC
+   * Replaces the template's default config entirely when given (Coopr's
+   * create). With mergeConfig: merged into it as a JSON merge patch (RFC
    * 7396), as a CONFIGURE merges into a cluster's: objects merge key by key,
-   * a null removes the key, any other value (arrays too) replaces it. With
-   * replaceConfig: the whole config, the template's not used.
+   * a null removes the key, any other value (arrays too) replaces it.
    */
   config?: unknown;
   description?: string | null | undefined;
@@ -75,6 +75,8 @@ export type ClusterInput = {
   imagetype?: string | null | undefined;
   /** Milliseconds or a duration such as 2h; absent or -1: the template's initial lease. */
   initialLeaseDuration?: string | null | undefined;
+  /** config is merged into the template's default config instead of replacing it (the CLI's default); needs config. */
+  mergeConfig?: boolean | null | undefined;
   /**
    * 1–255 printable characters; need not be unique. Node host names are
    * <name>-<id>-<nodenum>.<dnsSuffix>, the name lowercased, accents dropped,
@@ -91,8 +93,6 @@ export type ClusterInput = {
    * credential store and handed only to claimed tasks; no query returns them.
    */
   providerFields?: unknown;
-  /** config replaces the template's default config instead of merging into it (Coopr's create); needs config. */
-  replaceConfig?: boolean | null | undefined;
   /** Replaces the template's default services when given. */
   services?: Array<string> | null | undefined;
 };

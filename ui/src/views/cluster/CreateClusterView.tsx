@@ -260,7 +260,7 @@ export function Component() {
       ...(v.services.length > 0 ? { services: v.services } : {}),
       // The field holds the whole config, filled in from the template's:
       // sent whole, so a key deleted there is not merged back in.
-      ...(config ? { config, replaceConfig: true } : {}),
+      ...(config ? { config } : {}),
       ...(v.initialLeaseDuration.trim() ? { initialLeaseDuration: v.initialLeaseDuration.trim() } : {}),
       ...(pf ? { providerFields: pf } : {}),
     };
