@@ -22,12 +22,24 @@ func createRequest(in model.ClusterInput, expectedPlanHash *string) (control.Cre
 			*f.dst = *f.src
 		}
 	}
+	if in.MergeConfig != nil {
+		req.MergeConfig = *in.MergeConfig
+	}
 	var err error
 	if req.Config, err = object("input.config", in.Config); err != nil {
 		return req, err
 	}
 	req.ProviderFields, err = object("input.providerFields", in.ProviderFields)
 	return req, err
+}
+
+// configChanges is the API's form of config differences.
+func configChanges(changes []control.ConfigChange) []*model.ConfigChange {
+	out := []*model.ConfigChange{}
+	for _, c := range changes {
+		out = append(out, &model.ConfigChange{Path: c.Path, Kind: model.ConfigChangeKind(c.Kind), Old: c.Old, New: c.New})
+	}
+	return out
 }
 
 // object is a JSON argument that must be an object; absent is nil.
@@ -44,7 +56,7 @@ func object(field string, v any) (map[string]any, error) {
 
 func previewModel(pv *control.Preview) *model.ClusterPreview {
 	out := &model.ClusterPreview{Template: pv.Template, Provider: pv.Provider, Services: pv.Services, PlanHash: pv.PlanHash,
-		Warnings: pv.Warnings}
+		Warnings: pv.Warnings, Config: pv.Config, ConfigChanges: configChanges(pv.ConfigChanges)}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
@@ -96,14 +108,11 @@ func opRequest(in model.OperationInput, expectedPlanHash *string) (control.OpReq
 
 func opPreviewModel(op *control.OpPlan) *model.OperationPreview {
 	out := &model.OperationPreview{Action: string(op.Action), PlanHash: op.PlanHash, Added: []*model.PreviewNode{},
-		Removed: []int{}, Changed: []*model.NodeChange{}, ConfigChanges: []*model.ConfigChange{}}
+		Removed: []int{}, Changed: []*model.NodeChange{}}
 	if op.Config != nil {
 		out.Config = op.Config
 	}
-	for _, c := range op.ConfigChanges {
-		out.ConfigChanges = append(out.ConfigChanges, &model.ConfigChange{Path: c.Path, Kind: model.ConfigChangeKind(c.Kind),
-			Old: c.Old, New: c.New})
-	}
+	out.ConfigChanges = configChanges(op.ConfigChanges)
 	for _, n := range op.Added {
 		out.Added = append(out.Added, previewNode(n))
 	}

@@ -183,17 +183,19 @@ type ComplexityRoot struct {
 	}
 
 	ClusterPreview struct {
-		Capacity func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Nodes    func(childComplexity int) int
-		PlanHash func(childComplexity int) int
-		Provider func(childComplexity int) int
-		Quota    func(childComplexity int) int
-		Services func(childComplexity int) int
-		Stages   func(childComplexity int) int
-		Tasks    func(childComplexity int) int
-		Template func(childComplexity int) int
-		Warnings func(childComplexity int) int
+		Capacity      func(childComplexity int) int
+		Config        func(childComplexity int) int
+		ConfigChanges func(childComplexity int) int
+		Edges         func(childComplexity int) int
+		Nodes         func(childComplexity int) int
+		PlanHash      func(childComplexity int) int
+		Provider      func(childComplexity int) int
+		Quota         func(childComplexity int) int
+		Services      func(childComplexity int) int
+		Stages        func(childComplexity int) int
+		Tasks         func(childComplexity int) int
+		Template      func(childComplexity int) int
+		Warnings      func(childComplexity int) int
 	}
 
 	ConfigChange struct {
@@ -1359,6 +1361,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterPreview.Capacity(childComplexity), true
+	case "ClusterPreview.config":
+		if e.ComplexityRoot.ClusterPreview.Config == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.Config(childComplexity), true
+	case "ClusterPreview.configChanges":
+		if e.ComplexityRoot.ClusterPreview.ConfigChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterPreview.ConfigChanges(childComplexity), true
 	case "ClusterPreview.edges":
 		if e.ComplexityRoot.ClusterPreview.Edges == nil {
 			break
@@ -4105,8 +4119,15 @@ input ClusterInput {
   imagetype: String
   "Replaces the template's default services when given."
   services: [String!]
-  "Replaces the template's default config entirely when given."
+  """
+  Replaces the template's default config entirely when given (Coopr's
+  create). With mergeConfig: merged into it as a JSON merge patch (RFC
+  7396), as a CONFIGURE merges into a cluster's: objects merge key by key,
+  a null removes the key, any other value (arrays too) replaces it.
+  """
   config: JSON
+  "config is merged into the template's default config instead of replacing it (the CLI's default); needs config."
+  mergeConfig: Boolean = false
   dnsSuffix: String
   "Milliseconds or a duration such as 2h; absent or -1: the template's initial lease."
   initialLeaseDuration: String
@@ -4419,6 +4440,10 @@ type ClusterPreview {
   capacity: ProviderCapacity
   "The tenant's quotas and what the create takes of them."
   quota: QuotaUse!
+  "The config the cluster will have: the request's (or, with mergeConfig, the request's merged into the template's; without config, the template's)."
+  config: JSON!
+  "How that config differs from the template's default config, path by path."
+  configChanges: [ConfigChange!]!
 }
 
 "A tenant's quotas, what its clusters not TERMINATED hold, and what a request adds (docs/operations.md#quotas)."
@@ -4972,7 +4997,7 @@ type TemplateChange {
   new: String
 }
 
-"One difference between a cluster's config and the one an operation gives it."
+"One difference between two configs: a cluster's and the one an operation gives it, or a template's default and the one a create gives."
 type ConfigChange {
   """
   Keys from the top of the config, e.g. ["lb", "backends"]. Objects are
@@ -5279,6 +5304,10 @@ func (ec *executionContext) childFields_ClusterPreview(ctx context.Context, fiel
 		return ec.fieldContext_ClusterPreview_capacity(ctx, field)
 	case "quota":
 		return ec.fieldContext_ClusterPreview_quota(ctx, field)
+	case "config":
+		return ec.fieldContext_ClusterPreview_config(ctx, field)
+	case "configChanges":
+		return ec.fieldContext_ClusterPreview_configChanges(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterPreview", field.Name)
 }
@@ -9788,6 +9817,61 @@ func (ec *executionContext) fieldContext_ClusterPreview_quota(_ context.Context,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_QuotaUse(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterPreview_config(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_config(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Config, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalNJSON2interface(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_config(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterPreview", field, false, false, "JSON")
+}
+
+func (ec *executionContext) _ClusterPreview_configChanges(ctx context.Context, field graphql.CollectedField, obj *model.ClusterPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterPreview_configChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfigChanges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ConfigChange) graphql.Marshaler {
+			return ec.marshalNConfigChange2ᚕᚖgithubᚗcomᚋcooprhqᚋcooprᚋgraphᚋmodelᚐConfigChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterPreview_configChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigChange(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19772,7 +19856,11 @@ func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "clusterTemplate", "numMachines", "description", "provider", "hardwaretype", "imagetype", "services", "config", "dnsSuffix", "initialLeaseDuration", "providerFields"}
+	if _, present := asMap["mergeConfig"]; !present {
+		asMap["mergeConfig"] = false
+	}
+
+	fieldsInOrder := [...]string{"name", "clusterTemplate", "numMachines", "description", "provider", "hardwaretype", "imagetype", "services", "config", "mergeConfig", "dnsSuffix", "initialLeaseDuration", "providerFields"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -19842,6 +19930,13 @@ func (ec *executionContext) unmarshalInputClusterInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Config = data
+		case "mergeConfig":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mergeConfig"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MergeConfig = data
 		case "dnsSuffix":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dnsSuffix"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -21656,6 +21751,16 @@ func (ec *executionContext) _ClusterPreview(ctx context.Context, sel ast.Selecti
 			}
 		case "quota":
 			out.Values[i] = ec._ClusterPreview_quota(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "config":
+			out.Values[i] = ec._ClusterPreview_config(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "configChanges":
+			out.Values[i] = ec._ClusterPreview_configChanges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -94,15 +94,22 @@ func newClusterCreateCmd() *cobra.Command {
 	var name, configFile string
 	var size int
 	var services []string
-	var noWait, dryRun bool
+	var noWait, dryRun, replaceConfig bool
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE --size N",
 		Short: "Create a cluster from a template and follow it until it is ACTIVE",
 		Long: `create makes a cluster from a template and follows it until it is ACTIVE.
 
+--config FILE is merged into the template's config, as configure merges
+into a cluster's: objects merge key by key, a null removes the key, any
+other value (arrays too) replaces it, so {"web": {"greeting": "yo"}}
+changes one value and keeps the rest. With --replace-config the file is
+the whole config and the template's is not used.
+
 With --dry-run it shows what the create would do, making nothing: the nodes
 with their host names (<name>-<id>-<nodenum>.<dnsSuffix>; the id is 0 until
-the cluster exists), the plan, and the room the nodes take on the provider.
+the cluster exists), the config the cluster gets and how it differs from
+the template's, the plan, and the room the nodes take on the provider.
 A create that does not fit the tenant's quotas or the provider's room is
 refused either way, before anything is made.`,
 		Args: cobra.ExactArgs(1),
@@ -121,6 +128,14 @@ refused either way, before anything is made.`,
 			if err := withServicesAndConfig(in, services, configFile); err != nil {
 				return err
 			}
+			// The API replaces the template's config with a create's
+			// (Coopr's rule); the CLI merges, as configure does.
+			switch {
+			case replaceConfig && configFile == "":
+				return errors.New("--replace-config needs --config FILE: the whole config the cluster gets")
+			case configFile != "" && !replaceConfig:
+				in["mergeConfig"] = true
+			}
 			if err := opts.apply(in); err != nil {
 				return err
 			}
@@ -133,17 +148,25 @@ refused either way, before anything is made.`,
 			if dryRun && output == "json" {
 				return previewJSON(cmd, c, `mutation($in: ClusterInput!) { previewCluster(input: $in) { template provider services
 					nodes { nodenum hostname services hardwaretype imagetype flavor image } tasks { ref nodenum action service stage }
-					edges stages planHash warnings `+capacityFields+` quota { maxClusters maxNodes clusters nodes addClusters addNodes } } }`,
+					edges stages planHash warnings `+capacityFields+` quota { maxClusters maxNodes clusters nodes addClusters addNodes }
+					config configChanges { path kind old new } } }`,
 					map[string]any{"in": in}, "previewCluster")
 			}
 			if dryRun {
 				var pv struct{ PreviewCluster clusterPreview }
 				if err := gql(cmd.Context(), c, `mutation($in: ClusterInput!) { previewCluster(input: $in) { template provider
-					nodes { nodenum hostname services } tasks { ref } stages planHash warnings `+capacityFields+` } }`,
+					nodes { nodenum hostname services } tasks { ref } stages planHash warnings `+capacityFields+`
+					config configChanges { path kind old new } } }`,
 					map[string]any{"in": in}, &pv); err != nil {
 					return sizeHint(err)
 				}
-				printPreview(cmd.OutOrStdout(), in["name"].(string), pv.PreviewCluster)
+				how := "the template's"
+				if replaceConfig {
+					how = "the --config file's alone: --replace-config"
+				} else if configFile != "" {
+					how = "the template's with the --config file merged in"
+				}
+				printPreview(cmd.OutOrStdout(), in["name"].(string), how, pv.PreviewCluster)
 				return nil
 			}
 			var out struct{ CreateCluster struct{ ID, Status string } }
@@ -165,7 +188,8 @@ refused either way, before anything is made.`,
 	api.register(cmd)
 	cmd.Flags().IntVar(&size, "size", 1, "number of nodes")
 	cmd.Flags().StringVar(&name, "name", "", "cluster name (default: the template's name)")
-	cmd.Flags().StringVar(&configFile, "config", "", "JSON file replacing the template's config")
+	cmd.Flags().StringVar(&configFile, "config", "", "JSON file merged into the template's config (a null removes a key)")
+	cmd.Flags().BoolVar(&replaceConfig, "replace-config", false, "the --config file replaces the template's whole config instead of merging into it")
 	cmd.Flags().StringSliceVar(&services, "services", nil, "services instead of the template's defaults")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cluster is accepted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what the create would do, making nothing")
@@ -710,6 +734,8 @@ type clusterPreview struct {
 	Stages                       [][]string
 	Warnings                     []string
 	Capacity                     *capacityOut
+	Config                       map[string]any
+	ConfigChanges                []configChange
 }
 
 type configChange struct {
@@ -732,8 +758,9 @@ type opPreview struct {
 	Capacity      *capacityOut
 }
 
-// printPreview shows what a create would do.
-func printPreview(w io.Writer, name string, p clusterPreview) {
+// printPreview shows what a create would do; configFrom says where its
+// config comes from.
+func printPreview(w io.Writer, name, configFrom string, p clusterPreview) {
 	fmt.Fprintf(w, "would create %q from %s on provider %s: %d nodes (nothing made: --dry-run)\n",
 		name, p.Template, p.Provider, len(p.Nodes))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -743,6 +770,7 @@ func printPreview(w io.Writer, name string, p clusterPreview) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "host names carry 0 for the cluster id, which the create gives")
+	printCreateConfig(w, configFrom, p.Config, p.ConfigChanges)
 	printPlan(w, len(p.Tasks), len(p.Stages), p.PlanHash)
 	printCapacity(w, p.Capacity)
 	for _, m := range p.Warnings {
@@ -790,6 +818,12 @@ func printConfigChanges(w io.Writer, changes []configChange) {
 		return
 	}
 	fmt.Fprintln(w, "config changes:")
+	printChangeLines(w, changes)
+}
+
+// printChangeLines lists config changes, one path a line: + added,
+// - removed, ~ changed.
+func printChangeLines(w io.Writer, changes []configChange) {
 	for _, c := range changes {
 		path := strings.Join(c.Path, ".")
 		switch c.Kind {
@@ -800,6 +834,26 @@ func printConfigChanges(w io.Writer, changes []configChange) {
 		default:
 			fmt.Fprintf(w, "  ~ %s: %s -> %s\n", path, jsonText(c.Old), jsonText(c.New))
 		}
+	}
+}
+
+// printCreateConfig shows the config a create gives the cluster, whole,
+// and what differs from the template's: a partial --config that once
+// replaced the template's showed nothing of what it dropped.
+func printCreateConfig(w io.Writer, from string, cfg map[string]any, changes []configChange) {
+	fmt.Fprintf(w, "config (%s):\n", from)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("  ", "  ")
+	if err := enc.Encode(cfg); err != nil {
+		fmt.Fprintf(w, "  %v\n", cfg)
+	} else {
+		fmt.Fprint(w, "  "+b.String())
+	}
+	if len(changes) > 0 {
+		fmt.Fprintln(w, "changes from the template's config:")
+		printChangeLines(w, changes)
 	}
 }
 

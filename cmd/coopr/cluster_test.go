@@ -51,6 +51,13 @@ func TestClusterPreviewsGolden(t *testing.T) {
 	cli("cluster-create-dry-run.txt", 0, "cluster", "create", "web-cluster", "--size", "3", "--name", "demo2", "--dry-run")
 	cli("cluster-create-no-room.txt", 1, "cluster", "create", "web-cluster", "--size", "254", "--dry-run")
 	cli("cluster-create-bad-name.txt", 1, "cluster", "create", "web-cluster", "--size", "3", "--name", "☃")
+	// --config merges into the template's config (a partial one once
+	// replaced it, and the lb lost its port and backends); the preview
+	// shows the config the cluster gets.
+	greeting := file("greeting.json", `{"web": {"greeting": "yo"}}`)
+	cli("cluster-create-config-dry-run.txt", 0, "cluster", "create", "web-cluster", "--size", "2", "--name", "cfg", "--config", greeting, "--dry-run")
+	cli("cluster-create-replace-config-dry-run.txt", 0, "cluster", "create", "web-cluster", "--size", "2", "--name", "cfg", "--config", greeting, "--replace-config", "--dry-run")
+	cli("", 1, "cluster", "create", "web-cluster", "--size", "2", "--replace-config", "--dry-run")
 	// Refused creates use up cluster numbers: take the one this gets.
 	created := cli("", 0, "cluster", "create", "web-cluster", "--size", "3", "--name", "demo2", "--no-wait")
 	if _, err := fmt.Sscanf(created, "cluster %s created", &id); err != nil {
@@ -69,6 +76,18 @@ func TestClusterPreviewsGolden(t *testing.T) {
 	// The API's numMachines is the CLI's --size: the template's size rule
 	// refusing it says so (told apart by the error's kind, not its text).
 	cli("cluster-create-size-1.txt", 1, "cluster", "create", "web-cluster", "--size", "1")
+
+	out := cli("", 0, "cluster", "create", "web-cluster", "--size", "2", "--name", "cfg", "--config", greeting, "--no-wait")
+	var cfgID string
+	if _, err := fmt.Sscanf(out, "cluster %s created", &cfgID); err != nil {
+		t.Fatalf("create said %q", out)
+	}
+	var c struct{ Cluster struct{ Config any } }
+	s.Must(tokens.admin, `query($id: ID!) { cluster(id: $id) { config } }`, map[string]any{"id": cfgID}, &c)
+	want := `{"lb":{"backends":"%join(map(ip.service.web,'$:80'),' ')%","port":"80"},"web":{"greeting":"yo"}}`
+	if got := jsonText(c.Cluster.Config); got != want {
+		t.Errorf("create --config gave the config %s, want %s", got, want)
+	}
 }
 
 // active completes the tenant's tasks until the cluster is ACTIVE.

@@ -153,9 +153,14 @@ type ClusterInput struct {
 	Imagetype    *string `json:"imagetype,omitempty"`
 	// Replaces the template's default services when given.
 	Services []string `json:"services,omitempty"`
-	// Replaces the template's default config entirely when given.
-	Config    any     `json:"config,omitempty"`
-	DNSSuffix *string `json:"dnsSuffix,omitempty"`
+	// Replaces the template's default config entirely when given (Coopr's
+	// create). With mergeConfig: merged into it as a JSON merge patch (RFC
+	// 7396), as a CONFIGURE merges into a cluster's: objects merge key by key,
+	// a null removes the key, any other value (arrays too) replaces it.
+	Config any `json:"config,omitempty"`
+	// config is merged into the template's default config instead of replacing it (the CLI's default); needs config.
+	MergeConfig *bool   `json:"mergeConfig,omitempty"`
+	DNSSuffix   *string `json:"dnsSuffix,omitempty"`
 	// Milliseconds or a duration such as 2h; absent or -1: the template's initial lease.
 	InitialLeaseDuration *string `json:"initialLeaseDuration,omitempty"`
 	// Field name to value, for the provider type's user fields (and the admin
@@ -180,9 +185,13 @@ type ClusterPreview struct {
 	Capacity *ProviderCapacity `json:"capacity,omitempty"`
 	// The tenant's quotas and what the create takes of them.
 	Quota *QuotaUse `json:"quota"`
+	// The config the cluster will have: the request's (or, with mergeConfig, the request's merged into the template's; without config, the template's).
+	Config any `json:"config"`
+	// How that config differs from the template's default config, path by path.
+	ConfigChanges []*ConfigChange `json:"configChanges"`
 }
 
-// One difference between a cluster's config and the one an operation gives it.
+// One difference between two configs: a cluster's and the one an operation gives it, or a template's default and the one a create gives.
 type ConfigChange struct {
 	// Keys from the top of the config, e.g. ["lb", "backends"]. Objects are
 	// compared key by key, other values (arrays too) whole.

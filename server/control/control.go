@@ -228,7 +228,8 @@ type CreateRequest struct {
 	Size                              int
 	Provider, HardwareType, ImageType string
 	Services                          []string
-	Config                            map[string]any // nil: the template's default config
+	Config                            map[string]any // replaces the template's default config; nil: that config
+	MergeConfig                       bool           // Config is merged into the template's default config instead
 	DNSSuffix                         string
 	InitialLease                      string // "" or "-1": the template's initial lease
 	ExpectedPlanHash                  string // the preview's; "" skips the check
@@ -247,6 +248,10 @@ type Preview struct {
 	Warnings           []string
 	Capacity           *CapacityUse // nil when the provider's driver declares none
 	Quota              QuotaUse
+	// Config is the config the cluster will have; ConfigChanges how it
+	// differs from the template's default config.
+	Config        map[string]any
+	ConfigChanges []ConfigChange
 }
 
 // QuotaUse is the tenant's quotas (docs/operations.md#quotas), what its
@@ -368,12 +373,22 @@ func (s *Service) prepare(ctx context.Context, p store.Principal, req CreateRequ
 		solver.FirstNodeNum+req.Size-1); errors.As(err, &he) {
 		return nil, invalid(he.Field, "%s", he.Message)
 	}
-	out.config = tmpl.Defaults.Config
-	if req.Config != nil {
+	// A create's config replaces the template's, as Coopr's did; with
+	// MergeConfig it merges in as a CONFIGURE's does into a cluster's (a
+	// partial config that replaced the whole left the lb without its port
+	// and backends: the CLI merges).
+	switch {
+	case req.MergeConfig && req.Config == nil:
+		return nil, invalid("mergeConfig", "mergeConfig needs a config: the changes to merge into the template's")
+	case req.MergeConfig:
+		out.config = mergeConfig(tmpl.Defaults.Config, req.Config)
+	case req.Config != nil:
 		out.config = req.Config
+	default:
+		out.config = tmpl.Defaults.Config
 	}
-	if out.config == nil {
-		out.config = map[string]any{}
+	if out.config, err = normalJSON(out.config); err != nil {
+		return nil, err
 	}
 	if err := checkMacros("config", out.config); err != nil {
 		return nil, err
@@ -513,8 +528,13 @@ func (s *Service) Preview(ctx context.Context, p store.Principal, req CreateRequ
 	if err != nil {
 		return nil, err
 	}
+	tmplConfig, err := normalJSON(pr.tmpl.Defaults.Config)
+	if err != nil {
+		return nil, err
+	}
 	return &Preview{Template: pr.tmpl.Name, Provider: pr.provider.Name, Services: pr.sol.Services, Nodes: pr.sol.Nodes,
-		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: pr.capacity, Quota: pr.quota}, nil
+		Plan: pr.plan, PlanHash: pr.hash, Warnings: pr.warnings, Capacity: pr.capacity, Quota: pr.quota,
+		Config: pr.config, ConfigChanges: diffConfig(tmplConfig, pr.config)}, nil
 }
 
 // quotaLockClass namespaces the per-tenant quota lock.

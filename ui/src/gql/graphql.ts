@@ -62,7 +62,12 @@ export type CheckFindingKind =
 /** A create request, with Coopr's field names (docs/operations.md#create-request). */
 export type ClusterInput = {
   clusterTemplate: string;
-  /** Replaces the template's default config entirely when given. */
+  /**
+   * Replaces the template's default config entirely when given (Coopr's
+   * create). With mergeConfig: merged into it as a JSON merge patch (RFC
+   * 7396), as a CONFIGURE merges into a cluster's: objects merge key by key,
+   * a null removes the key, any other value (arrays too) replaces it.
+   */
   config?: unknown;
   description?: string | null | undefined;
   dnsSuffix?: string | null | undefined;
@@ -70,6 +75,8 @@ export type ClusterInput = {
   imagetype?: string | null | undefined;
   /** Milliseconds or a duration such as 2h; absent or -1: the template's initial lease. */
   initialLeaseDuration?: string | null | undefined;
+  /** config is merged into the template's default config instead of replacing it (the CLI's default); needs config. */
+  mergeConfig?: boolean | null | undefined;
   /**
    * 1–255 printable characters; need not be unique. Node host names are
    * <name>-<id>-<nodenum>.<dnsSuffix>, the name lowercased, accents dropped,

@@ -258,6 +258,8 @@ export function Component() {
       numMachines: Number(v.numMachines),
       ...(v.provider ? { provider: v.provider } : {}),
       ...(v.services.length > 0 ? { services: v.services } : {}),
+      // The field holds the whole config, filled in from the template's:
+      // sent whole, so a key deleted there is not merged back in.
       ...(config ? { config } : {}),
       ...(v.initialLeaseDuration.trim() ? { initialLeaseDuration: v.initialLeaseDuration.trim() } : {}),
       ...(pf ? { providerFields: pf } : {}),
@@ -417,7 +419,7 @@ export function Component() {
             {t && (
               <JsonInput
                 label="Config"
-                description="JSON given to the services; it replaces the template's config"
+                description="The cluster's whole config, filled in from the template's: it is used as it stands here (the API would otherwise merge it into the template's), so a key deleted here is gone"
                 autosize
                 minRows={4}
                 maxRows={18}
