@@ -383,7 +383,7 @@ func TestQuietCommitsWakeTheRelay(t *testing.T) {
 // flush, and queuing a job's next tasks waited behind it.
 func TestEngineCommitsWithoutNotify(t *testing.T) {
 	var wakes atomic.Int64
-	cfg := fast
+	cfg := leased // claims held by hand, no lease may lapse under load
 	cfg.EventsCommitted = func() { wakes.Add(1) }
 	h := newHarness(t, cfg)
 	var schema string
