@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,18 +121,33 @@ collect:
 	if len(at) < 7 || len(at) > 12 {
 		t.Fatalf("%d pings in 1s, want about 11", len(at))
 	}
+	// The pace is judged by the median gap, not each gap: on a loaded
+	// machine (load 20+ on one core) the scheduler delays a receive by
+	// 100-150 ms, and the ticker's catch-up tick then comes 40 ms after
+	// it, though the watchdog asks for one every 100 ms throughout. A
+	// wrong interval (all of WatchdogSec, or a quarter of it) moves the
+	// median out of the band.
+	gaps := make([]time.Duration, 0, len(at)-1)
 	for i := 1; i < len(at); i++ {
-		if gap := at[i].Sub(at[i-1]); gap < 60*time.Millisecond || gap > 190*time.Millisecond {
-			// 190ms is still inside WatchdogSec=200ms; later would let
-			// systemd kill the unit.
-			t.Errorf("gap %d is %s, want ~100ms", i, gap)
-		}
+		gaps = append(gaps, at[i].Sub(at[i-1]))
 	}
-	// Stopped means stopped: once the pings sent before the stop are read,
-	// nothing more arrives.
-	time.Sleep(50 * time.Millisecond)
-	for len(ch) > 0 {
-		<-ch
+	slices.Sort(gaps)
+	if median := gaps[len(gaps)/2]; median < 80*time.Millisecond || median > 130*time.Millisecond {
+		t.Errorf("median gap %s, want ~100ms (gaps %v)", median, gaps)
+	}
+	// Stopped means stopped. Watchdog has returned, so its last ping is
+	// in the socket already; a marker sent now arrives after it (the
+	// reader goroutine may be slow to pass pings on, so draining what it
+	// has passed so far is not enough). After the marker, nothing more.
+	mark, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: os.Getenv("NOTIFY_SOCKET"), Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mark.Close()
+	if _, err := mark.Write([]byte("MARK")); err != nil {
+		t.Fatal(err)
+	}
+	for next(t, ch, 10*time.Second) != "MARK" {
 	}
 	select {
 	case m := <-ch:

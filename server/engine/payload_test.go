@@ -184,7 +184,7 @@ func TestPayloadFactsOnlyForOwnNode(t *testing.T) {
 // would) reaches the next payload, and a node's facts are always its own
 // and current.
 func TestPayloadSeesChangesBetweenClaims(t *testing.T) {
-	h := newHarness(t, fast)
+	h := newHarness(t, leased)
 	nodes := independent(h.nodes(3))
 	h.submit(planner.StartServices, nodes, startOnly())
 	first := h.claim()
@@ -229,6 +229,8 @@ func TestPayloadSeesChangesBetweenClaims(t *testing.T) {
 // changed since the view, not of the whole cluster: a change made before
 // the view was read but committed after, and a node that went, too.
 func TestPayloadViewRefresh(t *testing.T) {
+	// fast's short leases: its six claims of four tasks take the last two
+	// again after their leases lapse.
 	h := newHarness(t, fast)
 	nodes := independent(h.nodes(4))
 	h.submit(planner.StartServices, nodes, startOnly())
@@ -365,7 +367,7 @@ func TestBringUpReadsTheViewOnce(t *testing.T) {
 // the view was read, without counting the cluster's nodes; a change made
 // anywhere still reaches the next payload.
 func TestClaimFindsTheViewCurrent(t *testing.T) {
-	h := newHarness(t, fast)
+	h := newHarness(t, leased)
 	nodes := independent(h.nodes(6))
 	h.submit(planner.StartServices, nodes, startOnly())
 	vs := h.engine().views

@@ -96,8 +96,10 @@ func TestCheckRetriesABlip(t *testing.T) {
 		r := drv.Run(ctx, task, rec)
 		return r, rec, time.Since(start)
 	}
-	if r, _, took := check(); r.Status != 0 || took > 2*time.Second {
-		t.Fatalf("CHECK of a healthy node: status %d %q in %s", r.Status, r.Message, took)
+	// No wait is no retry: the status says each one. (Not a bound on the
+	// time taken, which a loaded machine stretches past any small one.)
+	if r, rec, took := check(); r.Status != 0 || rec.Contains("status", "not answering") {
+		t.Fatalf("CHECK of a healthy node: status %d %q in %s, said %q", r.Status, r.Message, took, rec.Lines("status"))
 	}
 
 	c.Hosts[0].Stop()
@@ -119,7 +121,9 @@ func TestCheckRetriesABlip(t *testing.T) {
 
 	c.Hosts[0].Stop()
 	r, _, took = check()
-	if r.Status == 0 || !r.Unreachable || took > 10*time.Second || took < 5*time.Second {
+	// Up to 20 s: the retry's 6 s, then the last attempt, which a loaded
+	// machine can slow; far below the task's minute either way.
+	if r.Status == 0 || !r.Unreachable || took > 20*time.Second || took < 5*time.Second {
 		t.Errorf("CHECK of a node whose sshd stays down: status %d unreachable %v in %s, want unreachable after about 6 s", r.Status, r.Unreachable, took)
 	}
 }
