@@ -34,9 +34,10 @@ import (
 // download); and the floor, every node's steps as one script over one raw
 // SSH session, all nodes at once. Every leg but the first runs on fresh
 // nodes made the same way, outside the tool: a fleet of local nspawn
-// machines (benchFleet), deleted after the leg. It prints one table: each
-// tool's machines, services and total time, its ratio to coopr, and its
-// services' overhead over the floor.
+// machines (benchFleet), deleted after the leg. It prints one table (per
+// round, see COOPR_BENCH_ROUNDS): each tool's machines, services and
+// total time, its ratio to coopr, and its services' overhead over the
+// floor.
 //
 // The first coopr leg makes its machines inside its job and starts a
 // node's services as soon as that node is up: its services column (from
@@ -53,6 +54,13 @@ import (
 // COOPR_BENCH_NODES is N (default 50); COOPR_BENCH_LEGS names the legs to
 // run (default "coopr,coopr-pool,ansible,terraform,floor"). A leg whose
 // tool is missing is skipped with a line saying how to get it.
+// COOPR_BENCH_ROUNDS=R (default 1) runs the legs round-robin R times in
+// one world (every leg once, in order, then every leg again, each on
+// fresh nodes), prints each round's table, then per leg the median and
+// range of its services and overhead over the floor, and per round the
+// coopr legs' overhead over the floor divided by Terraform's in that
+// round, with their median; the metrics are the medians. On a shared,
+// loaded machine one round's ratio spreads too far to judge by.
 // COOPR_BENCH_TIMELINE=1 prints, for each coopr leg, one node's tasks
 // (queued, claimed, finished) and where every node's time went;
 // COOPR_BENCH_CPUPROFILE=file writes a CPU profile of the server and agent
@@ -85,84 +93,195 @@ func BenchmarkBuildVsAnsible(b *testing.B) {
 		notes = append(notes, "terraform: skipped, not found; Debian has no package: "+
 			"go install github.com/hashicorp/terraform@v1.5.7 (or a release from releases.hashicorp.com) and put it on PATH")
 	}
+	rounds := 1
+	if v := os.Getenv("COOPR_BENCH_ROUNDS"); v != "" {
+		if _, err := fmt.Sscan(v, &rounds); err != nil || rounds < 1 {
+			b.Fatalf("COOPR_BENCH_ROUNDS: %q is not a number of rounds (1 or more)", v)
+		}
+	}
 	for range b.N {
 		w := newWorld(b, n)
 		w.fitLocalClusters(b, n)
-		type leg struct {
-			name string
-			p    phases
-		}
-		var got []leg
 		if legs["coopr"] || legs["coopr-pool"] {
 			// One agent serves both coopr legs (one at a time).
 			w.startAgent(b, "bench", n)
 		}
 		profiled := false
-		if legs["coopr"] {
-			got = append(got, leg{"coopr", cooprBuild(b, w, n, &profiled)})
-		}
-		if legs["coopr-pool"] {
-			got = append(got, leg{"coopr-pool", cooprPoolBuild(b, w, n, &profiled)})
-		}
-		if legs["ansible"] {
-			got = append(got, leg{"ansible", onFleet(b, w, n, ansibleBuild)})
-		}
-		if legs["terraform"] {
-			got = append(got, leg{"terraform", onFleet(b, w, n, terraformBuild)})
-		}
-		var floor time.Duration
-		if legs["floor"] {
-			p := onFleet(b, w, n, floorBuild)
-			floor = p.services
-			got = append(got, leg{"raw SSH floor", p})
-		}
-		fmt.Printf("\n%d nodes of base + web (local nspawn nodes; services: bootstrap, hosts, config, base, web; coopr-pool's also lease and confirm)\n", n)
-		fmt.Printf("%-14s %10s %10s %12s %10s %12s %14s\n", "tool", "machines", "services", "after last", "total", "services/coopr", "over floor")
-		var coopr time.Duration
-		if len(got) > 0 && got[0].name == "coopr" {
-			coopr = got[0].p.services
-		}
-		for _, l := range got {
-			ratio, over := "", ""
-			if coopr > 0 {
-				ratio = fmt.Sprintf("%.2f", l.p.services.Seconds()/coopr.Seconds())
+		// Round-robin: every leg once per round, so that the machine's
+		// load, which swings over minutes, falls on every leg alike and
+		// each round's ratios compare legs run minutes apart at most.
+		var all []benchRound
+		for r := range rounds {
+			var got benchRound
+			if legs["coopr"] {
+				got.legs = append(got.legs, benchLeg{"coopr", cooprBuild(b, w, n, &profiled)})
 			}
-			if floor > 0 {
-				over = fmt.Sprintf("%+.1fs (%.2fx)", (l.p.services - floor).Seconds(), l.p.services.Seconds()/floor.Seconds())
+			if legs["coopr-pool"] {
+				got.legs = append(got.legs, benchLeg{"coopr-pool", cooprPoolBuild(b, w, n, &profiled)})
 			}
-			fmt.Printf("%-14s %9.1fs %9.1fs %11.1fs %9.1fs %12s %14s\n", l.name, l.p.machines.Seconds(), l.p.services.Seconds(),
-				l.p.after.Seconds(), l.p.total.Seconds(), ratio, over)
-			metric := strings.ReplaceAll(strings.Fields(l.name)[0], " ", "-")
-			b.ReportMetric(l.p.services.Seconds(), metric+"-services-s")
-			b.ReportMetric(l.p.total.Seconds(), metric+"-total-s")
-			b.ReportMetric(l.p.after.Seconds(), metric+"-after-machines-s")
+			if legs["ansible"] {
+				got.legs = append(got.legs, benchLeg{"ansible", onFleet(b, w, n, ansibleBuild)})
+			}
+			if legs["terraform"] {
+				got.legs = append(got.legs, benchLeg{"terraform", onFleet(b, w, n, terraformBuild)})
+			}
+			if legs["floor"] {
+				p := onFleet(b, w, n, floorBuild)
+				got.floor = p.services
+				got.legs = append(got.legs, benchLeg{"raw SSH floor", p})
+			}
+			if rounds > 1 {
+				fmt.Printf("\nround %d of %d", r+1, rounds)
+			}
+			got.print(n)
+			all = append(all, got)
 		}
-		var tf *phases
-		for i := range got {
-			if got[i].name == "terraform" && floor > 0 && got[i].p.services > floor {
-				tf = &got[i].p
-			}
-		}
-		for _, l := range got {
-			if tf == nil {
-				break
-			}
-			over := (tf.services - floor).Seconds()
-			switch l.name {
-			case "coopr":
-				fmt.Printf("coopr's overhead over the floor is %.2fx terraform's (coopr's services from its first BOOTSTRAP)\n",
-					(l.p.services-floor).Seconds()/over)
-				fmt.Printf("coopr's overhead over the floor is %.2fx terraform's (from the last machine up, where the others start)\n",
-					(l.p.after-floor).Seconds()/over)
-			case "coopr-pool":
-				fmt.Printf("coopr-pool's overhead over the floor is %.2fx terraform's (on the same pre-made fleet; from its first lease)\n",
-					(l.p.services-floor).Seconds()/over)
-			}
-		}
+		reportRounds(b, all)
 		for _, s := range notes {
 			fmt.Println(s)
 		}
 	}
+}
+
+// benchLeg is one leg's phases in one round.
+type benchLeg struct {
+	name string
+	p    phases
+}
+
+// metric is the leg's name in its metrics' units ("raw SSH floor" is "raw").
+func (l benchLeg) metric() string { return strings.Fields(l.name)[0] }
+
+// benchRound is one round of BenchmarkBuildVsAnsible: its legs in the
+// order run, and the floor's services time (0 when the floor did not run).
+type benchRound struct {
+	legs  []benchLeg
+	floor time.Duration
+}
+
+// overFloor is a services time's overhead over the round's floor.
+func (r benchRound) overFloor(d time.Duration) (time.Duration, bool) {
+	return d - r.floor, r.floor > 0
+}
+
+// ratio is the named leg's overhead over the floor divided by
+// Terraform's in this round, by its services time (after: its time from
+// the last machine up). ok is false without the leg, Terraform or the
+// floor, or when Terraform did not take longer than the floor.
+func (r benchRound) ratio(name string, after bool) (ratio float64, ok bool) {
+	var leg, tf *phases
+	for i := range r.legs {
+		switch r.legs[i].name {
+		case name:
+			leg = &r.legs[i].p
+		case "terraform":
+			tf = &r.legs[i].p
+		}
+	}
+	if leg == nil || tf == nil || r.floor == 0 || tf.services <= r.floor {
+		return 0, false
+	}
+	d := leg.services
+	if after {
+		d = leg.after
+	}
+	return (d - r.floor).Seconds() / (tf.services - r.floor).Seconds(), true
+}
+
+// print prints the round's table and its overhead ratios.
+func (r benchRound) print(n int) {
+	fmt.Printf("\n%d nodes of base + web (local nspawn nodes; services: bootstrap, hosts, config, base, web; coopr-pool's also lease and confirm)\n", n)
+	fmt.Printf("%-14s %10s %10s %12s %10s %12s %14s\n", "tool", "machines", "services", "after last", "total", "services/coopr", "over floor")
+	var coopr time.Duration
+	if len(r.legs) > 0 && r.legs[0].name == "coopr" {
+		coopr = r.legs[0].p.services
+	}
+	for _, l := range r.legs {
+		ratio, over := "", ""
+		if coopr > 0 {
+			ratio = fmt.Sprintf("%.2f", l.p.services.Seconds()/coopr.Seconds())
+		}
+		if d, ok := r.overFloor(l.p.services); ok {
+			over = fmt.Sprintf("%+.1fs (%.2fx)", d.Seconds(), l.p.services.Seconds()/r.floor.Seconds())
+		}
+		fmt.Printf("%-14s %9.1fs %9.1fs %11.1fs %9.1fs %12s %14s\n", l.name, l.p.machines.Seconds(), l.p.services.Seconds(),
+			l.p.after.Seconds(), l.p.total.Seconds(), ratio, over)
+	}
+	if x, ok := r.ratio("coopr", false); ok {
+		y, _ := r.ratio("coopr", true)
+		fmt.Printf("coopr's overhead over the floor is %.2fx terraform's (coopr's services from its first BOOTSTRAP)\n", x)
+		fmt.Printf("coopr's overhead over the floor is %.2fx terraform's (from the last machine up, where the others start)\n", y)
+	}
+	if x, ok := r.ratio("coopr-pool", false); ok {
+		fmt.Printf("coopr-pool's overhead over the floor is %.2fx terraform's (on the same pre-made fleet; from its first lease)\n", x)
+	}
+}
+
+// reportRounds reports each leg's medians over the rounds as metrics
+// (one round: its values, as before rounds were added), and, for more
+// than one round, prints per leg the median and range of its services
+// and overhead over the floor, and per round the coopr legs' overhead
+// ratios to Terraform's, with their medians, reported too.
+func reportRounds(b *testing.B, rounds []benchRound) {
+	for i, l := range rounds[0].legs {
+		var services, total, after, over []float64
+		for _, r := range rounds {
+			p := r.legs[i].p
+			services, total, after = append(services, p.services.Seconds()), append(total, p.total.Seconds()), append(after, p.after.Seconds())
+			if d, ok := r.overFloor(p.services); ok {
+				over = append(over, d.Seconds())
+			}
+		}
+		b.ReportMetric(median(services), l.metric()+"-services-s")
+		b.ReportMetric(median(total), l.metric()+"-total-s")
+		b.ReportMetric(median(after), l.metric()+"-after-machines-s")
+		if len(rounds) == 1 {
+			continue
+		}
+		if i == 0 {
+			fmt.Printf("\nover %d rounds, median (min-max)\n%-14s %22s %24s\n", len(rounds), "tool", "services", "over floor")
+		}
+		col := ""
+		if len(over) > 0 {
+			col = fmt.Sprintf("%+.1fs (%+.1f to %+.1f)", median(over), slices.Min(over), slices.Max(over))
+			if l.name != "raw SSH floor" {
+				b.ReportMetric(median(over), l.metric()+"-over-floor-s")
+			}
+		}
+		fmt.Printf("%-14s %22s %24s\n", l.name,
+			fmt.Sprintf("%.1fs (%.1f-%.1f)", median(services), slices.Min(services), slices.Max(services)), col)
+	}
+	if len(rounds) == 1 {
+		return
+	}
+	for _, name := range []string{"coopr", "coopr-pool"} {
+		var ratios []float64
+		line := fmt.Sprintf("%s's overhead over the floor / terraform's, by round:", name)
+		for _, r := range rounds {
+			x, ok := r.ratio(name, false)
+			if !ok {
+				line += "    -"
+				continue
+			}
+			ratios = append(ratios, x)
+			line += fmt.Sprintf(" %.2f", x)
+		}
+		if len(ratios) == 0 {
+			continue
+		}
+		fmt.Printf("%s; median %.2f (%.2f-%.2f)\n", line, median(ratios), slices.Min(ratios), slices.Max(ratios))
+		b.ReportMetric(median(ratios), name+"-over-tf-ratio")
+	}
+}
+
+// median is the middle of v (the mean of the two middle values for an
+// even count); v is not changed.
+func median(v []float64) float64 {
+	v = slices.Sorted(slices.Values(v))
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // fitLocalClusters gives the local provider's clusters subnets large
