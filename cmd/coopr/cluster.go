@@ -413,6 +413,11 @@ type shownCluster struct {
 		Healthy bool
 		Nodes   []struct{ Findings []struct{ Kind string } }
 	}
+	// Jobs are the cluster's, newest first, for a repair since the check.
+	Jobs []struct {
+		ID, Action, State string
+		CreatedAt         time.Time
+	}
 	LatestJob *struct {
 		ID, Action, State string
 		Tasks             []struct {
@@ -427,7 +432,7 @@ func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) 
 	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name status message template expireTime
 		serviceSummary { service nodes states { state count } }
 		nodes { nodenum hostname ipaddresses serviceStates { service state } state stateReason stateSince }
-		lastCheck { at healthy nodes { findings { kind } } }
+		lastCheck { at healthy nodes { findings { kind } } } jobs { id action state createdAt }
 		latestJob { id action state tasks { nodeId hostname action service state message } } } }`, map[string]any{"id": id}, &out); err != nil {
 		return err
 	}
@@ -499,11 +504,24 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 			}
 		}
 		when := lc.At.Local().Format(time.DateTime)
-		if lc.Healthy {
+		// A repair that completed after the check acted on its findings:
+		// they are history until a new check says otherwise.
+		repaired := ""
+		for _, j := range cl.Jobs {
+			if j.Action == "REPAIR" && j.State == "COMPLETE" && !j.CreatedAt.Before(lc.At) {
+				repaired = j.ID
+				break
+			}
+		}
+		switch {
+		case lc.Healthy:
 			fmt.Fprintf(w, "last check %s: healthy\n", when)
-		} else {
-			fmt.Fprintf(w, "last check %s: %d finding(s) on %d of %d nodes (coopr cluster check %s --last)\n",
-				when, findings, bad, len(lc.Nodes), cl.ID)
+		case repaired != "":
+			fmt.Fprintf(w, "last check %s: %s on %d of %d nodes, repaired since by job %s (coopr cluster check %s checks again)\n",
+				when, count(findings, "finding"), bad, len(lc.Nodes), repaired, cl.ID)
+		default:
+			fmt.Fprintf(w, "last check %s: %s on %d of %d nodes (coopr cluster check %s --last)\n",
+				when, count(findings, "finding"), bad, len(lc.Nodes), cl.ID)
 		}
 	}
 	if j := cl.LatestJob; j != nil {
@@ -841,8 +859,8 @@ func printCapacity(w io.Writer, c *capacityOut) {
 	if c == nil {
 		return
 	}
-	fmt.Fprintf(w, "room on provider %s: %s more of %d free (%s: %s, %d held by clusters not TERMINATED)\n",
-		c.Provider, count(c.Requested, "node"), c.Free, c.Pool, count(c.Nodes, "node"), c.Used)
+	fmt.Fprintf(w, "room on provider %s: %d more %s of %d free (%s: %s, %d held by clusters not TERMINATED)\n",
+		c.Provider, c.Requested, plural(c.Requested, "node"), c.Free, c.Pool, count(c.Nodes, "node"), c.Used)
 }
 
 // printConfigChanges lists a configure's changes, one path a line:
@@ -880,8 +898,13 @@ func jsonText(v any) string {
 // count is n things, the noun in the plural unless n is 1: "1 node",
 // "3 nodes".
 func count(n int, noun string) string {
+	return strconv.Itoa(n) + " " + plural(n, noun)
+}
+
+// plural is noun for one, nouns for any other number.
+func plural(n int, noun string) string {
 	if n == 1 {
-		return "1 " + noun
+		return noun
 	}
-	return strconv.Itoa(n) + " " + noun + "s"
+	return noun + "s"
 }
