@@ -530,9 +530,14 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 			if t.State != "SKIPPED" {
 				continue
 			}
-			where := t.NodeID
-			if t.Hostname != nil && *t.Hostname != "" {
+			// A task's node without a host name is one the job removed
+			// (a repair's dead node): its id is all that is left of it.
+			where := "the cluster"
+			switch {
+			case t.Hostname != nil && *t.Hostname != "":
 				where = *t.Hostname
+			case t.NodeID != "":
+				where = "a node since removed (" + t.NodeID + ")"
 			}
 			what := t.Action
 			if t.Service != "" {
