@@ -117,12 +117,13 @@ refused either way, before anything is made.`,
 				return err
 			}
 			if !cmd.Flags().Changed("size") {
-				// The template's least, said out loud: 1 would be refused
-				// by every template that needs more.
+				// The template's least: 1 would be refused by every
+				// template that needs more. Said when it is more than 1,
+				// the size a user would not guess.
 				size = 1
 				if least, ok, err := templateMinSize(cmd.Context(), c, args[0]); err != nil {
 					return err
-				} else if ok {
+				} else if ok && least > 1 {
 					size = least
 					fmt.Fprintln(cmd.ErrOrStderr(), sizeNote(args[0], size))
 				}

@@ -58,7 +58,7 @@ func TestCLIRefusals(t *testing.T) {
 		t.Errorf("create web-cluster without --size: exit %d:\n%s%s", code, out, errOut)
 	}
 	out, errOut, code = w.cli(t, "cluster", "create", "single", "--dry-run")
-	if code != 0 || !strings.Contains(out, ": 1 node (nothing made") || !strings.Contains(out, ": 1 more node of") {
+	if code != 0 || !strings.Contains(out, ": 1 node (nothing made") || !strings.Contains(out, ": 1 more node of") || errOut != "" {
 		t.Errorf("create single without --size: exit %d:\n%s%s", code, out, errOut)
 	}
 	if _, errOut, code := w.cli(t, "cluster", "create", "web-cluster", "--size", "0"); code != 1 || !strings.Contains(errOut, "--size must be at least 1") {
