@@ -1,6 +1,10 @@
 package solver
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Replacement is the node that takes the place of old in a cluster whose
 // nodes are nodes: the same services and types, the number num (never one
@@ -32,4 +36,21 @@ func chosenNodes(r ScaleRequest, nodes []ExistingNode, grow bool) (map[string]bo
 		return nil, errorf(KindInvalidInput, "%d nodes to remove, but going from %d to %d nodes removes %d", len(chosen), len(nodes), r.Size, shrink)
 	}
 	return chosen, nil
+}
+
+// nodeNames names nodes given by id as their users know them: "node 1001
+// (shop-412-1001.local)", the id only for a node not among nodes.
+func nodeNames(nodes []ExistingNode, ids []string) string {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = id
+		if j := slices.IndexFunc(nodes, func(n ExistingNode) bool { return n.ID == id }); j >= 0 {
+			n := nodes[j]
+			names[i] = fmt.Sprintf("node %d", n.NodeNum)
+			if n.Hostname != "" {
+				names[i] += " (" + n.Hostname + ")"
+			}
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +48,10 @@ func TestScaleInChosenNodes(t *testing.T) {
 				var se *Error
 				if !errors.As(err, &se) || se.Kind != c.kind {
 					t.Fatalf("got %v, want a %s error", err, c.kind)
+				}
+				// The user names nodes by number: so does the refusal.
+				if want := fmt.Sprintf("removing node %d (%s) leaves", dbs[0].NodeNum, dbs[0].Hostname); c.kind == KindNoLayout && !strings.HasPrefix(se.Message, want) {
+					t.Errorf("message %q, want it to start %q", se.Message, want)
 				}
 				return
 			}

@@ -537,8 +537,8 @@ func Scale(r ScaleRequest) (*Update, error) {
 		return nil, budgetError(r.MaxSteps)
 	case none:
 		if len(chosen) > 0 {
-			return nil, errorf(KindNoLayout, "removing %s leaves no valid layout of %d nodes: remove other nodes, or let the solver pick",
-				strings.Join(r.Remove, ", "), r.Size)
+			return nil, errorf(KindNoLayout, "removing %s leaves no valid layout at size %d: remove other nodes, or let the solver pick",
+				nodeNames(nodes, r.Remove), r.Size)
 		}
 		k = newCounter(p, ls, lo, hi, &budget{left: r.MaxSteps})
 		return nil, p.explain(k, r.Size, p.atomCandidates, hws, imgs)

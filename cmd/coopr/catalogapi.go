@@ -137,7 +137,7 @@ entity with its kind, name, version and versions around the document.
 			}
 			e := out.Catalog.Entity
 			if e == nil {
-				return fmt.Errorf("%s %s: not found (coopr catalog list %s lists them)", strings.ToLower(kind), args[1], strings.ToLower(kind))
+				return notFound("%s %s: not found (coopr catalog list %s lists them)", strings.ToLower(kind), args[1], strings.ToLower(kind))
 			}
 			if output == "json" {
 				return writeJSON(cmd.OutOrStdout(), e)
@@ -234,7 +234,7 @@ func newCatalogDeleteCmd() *cobra.Command {
 				return err
 			}
 			if !out.DeleteCatalogEntity {
-				return fmt.Errorf("%s %s: not found (coopr catalog list %s lists them)", strings.ToLower(kind), args[1], strings.ToLower(kind))
+				return notFound("%s %s: not found (coopr catalog list %s lists them)", strings.ToLower(kind), args[1], strings.ToLower(kind))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "deleted %s of %s %s\n", what, strings.ToLower(kind), args[1])
 			return nil

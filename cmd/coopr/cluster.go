@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -96,7 +98,7 @@ func newClusterCreateCmd() *cobra.Command {
 	var services []string
 	var noWait, dryRun, replaceConfig bool
 	cmd := &cobra.Command{
-		Use:   "create TEMPLATE --size N",
+		Use:   "create TEMPLATE [--size N]",
 		Short: "Create a cluster from a template and follow it until it is ACTIVE",
 		Long: `create makes a cluster from a template and follows it until it is ACTIVE.
 
@@ -114,12 +116,24 @@ A create that does not fit the tenant's quotas or the provider's room is
 refused either way, before anything is made.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if size < 1 {
+			if cmd.Flags().Changed("size") && size < 1 {
 				return fmt.Errorf("--size must be at least 1 (got %d): give the number of nodes", size)
 			}
 			c, err := api.client()
 			if err != nil {
 				return err
+			}
+			if !cmd.Flags().Changed("size") {
+				// The template's least: 1 would be refused by every
+				// template that needs more. Said when it is more than 1,
+				// the size a user would not guess.
+				size = 1
+				if least, ok, err := templateMinSize(cmd.Context(), c, args[0]); err != nil {
+					return err
+				} else if ok && least > 1 {
+					size = least
+					fmt.Fprintln(cmd.ErrOrStderr(), sizeNote(args[0], size))
+				}
 			}
 			in := map[string]any{"name": name, "clusterTemplate": args[0], "numMachines": size}
 			if in["name"] == "" {
@@ -186,7 +200,7 @@ refused either way, before anything is made.`,
 		},
 	}
 	api.register(cmd)
-	cmd.Flags().IntVar(&size, "size", 1, "number of nodes")
+	cmd.Flags().IntVar(&size, "size", 0, "number of nodes (default: the fewest the template takes)")
 	cmd.Flags().StringVar(&name, "name", "", "cluster name (default: the template's name)")
 	cmd.Flags().StringVar(&configFile, "config", "", "JSON file merged into the template's config (a null removes a key)")
 	cmd.Flags().BoolVar(&replaceConfig, "replace-config", false, "the --config file replaces the template's whole config instead of merging into it")
@@ -223,7 +237,7 @@ func withServicesAndConfig(in map[string]any, services []string, configFile stri
 	}
 	cfg, err := readJSONObject(configFile)
 	if err != nil {
-		return err
+		return fmt.Errorf("--config: %w", err)
 	}
 	in["config"] = cfg
 	return nil
@@ -234,11 +248,32 @@ func readJSONObject(path string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var v map[string]any
+	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("%s: must hold a JSON object: %w", path, err)
+		return nil, fmt.Errorf("%s must hold a JSON object: %w", path, err)
 	}
-	return v, nil
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must hold a JSON object, not %s", path, jsonKind(v))
+	}
+	return obj, nil
+}
+
+// jsonKind names a decoded JSON value's type as a user knows it.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // listedCluster is a cluster as cluster list prints it; its JSON keys
@@ -372,7 +407,7 @@ func showClusterJSON(ctx context.Context, c *client.Client, id string, w io.Writ
 		return err
 	}
 	if string(out.Cluster) == "null" {
-		return fmt.Errorf("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
+		return notFound("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
 	}
 	return writeJSON(w, out.Cluster)
 }
@@ -380,6 +415,7 @@ func showClusterJSON(ctx context.Context, c *client.Client, id string, w io.Writ
 // shownCluster is what cluster show prints.
 type shownCluster struct {
 	ID, Name, Status, Message, Template string
+	ExpireTime                          *time.Time
 	ServiceSummary                      []struct {
 		Service string
 		Nodes   int
@@ -402,6 +438,11 @@ type shownCluster struct {
 		Healthy bool
 		Nodes   []struct{ Findings []struct{ Kind string } }
 	}
+	// Jobs are the cluster's, newest first, for a repair since the check.
+	Jobs []struct {
+		ID, Action, State string
+		CreatedAt         time.Time
+	}
 	LatestJob *struct {
 		ID, Action, State string
 		Tasks             []struct {
@@ -413,15 +454,15 @@ type shownCluster struct {
 
 func showCluster(ctx context.Context, c *client.Client, id string, w io.Writer) error {
 	var out struct{ Cluster *shownCluster }
-	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name status message template
+	if err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { id name status message template expireTime
 		serviceSummary { service nodes states { state count } }
 		nodes { nodenum hostname ipaddresses serviceStates { service state } state stateReason stateSince }
-		lastCheck { at healthy nodes { findings { kind } } }
+		lastCheck { at healthy nodes { findings { kind } } } jobs { id action state createdAt }
 		latestJob { id action state tasks { nodeId hostname action service state message } } } }`, map[string]any{"id": id}, &out); err != nil {
 		return err
 	}
 	if out.Cluster == nil {
-		return fmt.Errorf("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
+		return notFound("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
 	}
 	return writeCluster(w, out.Cluster)
 }
@@ -434,6 +475,9 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 		fmt.Fprintf(w, " (%s)", cl.Message)
 	}
 	fmt.Fprintln(w)
+	if cl.ExpireTime != nil && cl.Status != "TERMINATED" {
+		fmt.Fprintf(w, "lease ends %s (coopr cluster lease extend moves it)\n", cl.ExpireTime.Local().Format(time.DateTime))
+	}
 	// Services by their state over the nodes; on the nodes, a service is
 	// marked only where its state is not the one most nodes have.
 	usual := map[string]string{}
@@ -485,11 +529,24 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 			}
 		}
 		when := lc.At.Local().Format(time.DateTime)
-		if lc.Healthy {
+		// A repair that completed after the check acted on its findings:
+		// they are history until a new check says otherwise.
+		repaired := ""
+		for _, j := range cl.Jobs {
+			if j.Action == "REPAIR" && j.State == "COMPLETE" && !j.CreatedAt.Before(lc.At) {
+				repaired = j.ID
+				break
+			}
+		}
+		switch {
+		case lc.Healthy:
 			fmt.Fprintf(w, "last check %s: healthy\n", when)
-		} else {
-			fmt.Fprintf(w, "last check %s: %d finding(s) on %d of %d nodes (coopr cluster check %s --last)\n",
-				when, findings, bad, len(lc.Nodes), cl.ID)
+		case repaired != "":
+			fmt.Fprintf(w, "last check %s: %s on %d of %d nodes, repaired since by job %s (coopr cluster check %s checks again)\n",
+				when, count(findings, "finding"), bad, len(lc.Nodes), repaired, cl.ID)
+		default:
+			fmt.Fprintf(w, "last check %s: %s on %d of %d nodes (coopr cluster check %s --last)\n",
+				when, count(findings, "finding"), bad, len(lc.Nodes), cl.ID)
 		}
 	}
 	if j := cl.LatestJob; j != nil {
@@ -498,9 +555,14 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 			if t.State != "SKIPPED" {
 				continue
 			}
-			where := t.NodeID
-			if t.Hostname != nil && *t.Hostname != "" {
+			// A task's node without a host name is one the job removed
+			// (a repair's dead node): its id is all that is left of it.
+			where := "the cluster"
+			switch {
+			case t.Hostname != nil && *t.Hostname != "":
 				where = *t.Hostname
+			case t.NodeID != "":
+				where = "a node since removed (" + t.NodeID + ")"
 			}
 			what := t.Action
 			if t.Service != "" {
@@ -609,6 +671,9 @@ room the new nodes take on the provider.
 			if !ok {
 				return fmt.Errorf("unknown operation %q: use configure, configure-with-restart, start, stop, restart, add-services or scale", args[1])
 			}
+			if err := opFlagsApply(cmd, strings.ToLower(args[1])); err != nil {
+				return err
+			}
 			if op == "SCALE" && !cmd.Flags().Changed("size") {
 				return errors.New("scale needs --size N: the node count the cluster should have")
 			}
@@ -628,9 +693,6 @@ room the new nodes take on the provider.
 				in["numMachines"] = size
 			}
 			if len(remove) > 0 {
-				if op != "SCALE" {
-					return fmt.Errorf("--remove is for scale, not %s", args[1])
-				}
 				in["nodes"] = remove
 			}
 			if err := withProviderFields(in, providerFields); err != nil {
@@ -638,9 +700,6 @@ room the new nodes take on the provider.
 			}
 			configure := op == "CONFIGURE" || op == "CONFIGURE_WITH_RESTART"
 			if replace {
-				if !configure {
-					return fmt.Errorf("--replace is for configure and configure-with-restart, not %s", args[1])
-				}
 				in["replace"] = true
 			}
 			if configure && configFile == "" {
@@ -704,6 +763,34 @@ room the new nodes take on the provider.
 	return cmd
 }
 
+// opFlags lists the ops each of cluster op's flags is for; the flags not
+// listed (--dry-run, --no-wait, -o, --provider-fields) are for every op.
+var opFlags = []struct {
+	flag string
+	ops  []string
+}{
+	{"services", []string{"start", "stop", "restart", "add-services"}},
+	{"config", []string{"configure", "configure-with-restart"}},
+	{"replace", []string{"configure", "configure-with-restart"}},
+	{"size", []string{"scale"}},
+	{"remove", []string{"scale"}},
+}
+
+// opFlagsApply refuses a flag given to an op it is not for: silently
+// dropping it would run something else than what was asked.
+func opFlagsApply(cmd *cobra.Command, op string) error {
+	for _, f := range opFlags {
+		if cmd.Flags().Changed(f.flag) && !slices.Contains(f.ops, op) {
+			ops := strings.Join(f.ops, ", ")
+			if i := strings.LastIndex(ops, ", "); i >= 0 {
+				ops = ops[:i] + " and " + ops[i+2:]
+			}
+			return fmt.Errorf("--%s is for %s, not %s", f.flag, ops, op)
+		}
+	}
+	return nil
+}
+
 // previewJSON runs a preview and prints its field as the API gives it.
 func previewJSON(cmd *cobra.Command, c *client.Client, query string, vars map[string]any, field string) error {
 	out := map[string]json.RawMessage{}
@@ -761,8 +848,8 @@ type opPreview struct {
 // printPreview shows what a create would do; configFrom says where its
 // config comes from.
 func printPreview(w io.Writer, name, configFrom string, p clusterPreview) {
-	fmt.Fprintf(w, "would create %q from %s on provider %s: %d nodes (nothing made: --dry-run)\n",
-		name, p.Template, p.Provider, len(p.Nodes))
+	fmt.Fprintf(w, "would create %q from %s on provider %s: %s (nothing made: --dry-run)\n",
+		name, p.Template, p.Provider, count(len(p.Nodes), "node"))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tHOSTNAME\tSERVICES")
 	for _, n := range p.Nodes {
@@ -806,8 +893,8 @@ func printCapacity(w io.Writer, c *capacityOut) {
 	if c == nil {
 		return
 	}
-	fmt.Fprintf(w, "room on provider %s: %d more nodes of %d free (%s: %d nodes, %d held by clusters not TERMINATED)\n",
-		c.Provider, c.Requested, c.Free, c.Pool, c.Nodes, c.Used)
+	fmt.Fprintf(w, "room on provider %s: %d more %s of %d free (%s: %s, %d held by clusters not TERMINATED)\n",
+		c.Provider, c.Requested, plural(c.Requested, "node"), c.Free, c.Pool, count(c.Nodes, "node"), c.Used)
 }
 
 // printConfigChanges lists a configure's changes, one path a line:
@@ -866,4 +953,18 @@ func jsonText(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// count is n things, the noun in the plural unless n is 1: "1 node",
+// "3 nodes".
+func count(n int, noun string) string {
+	return strconv.Itoa(n) + " " + plural(n, noun)
+}
+
+// plural is noun for one, nouns for any other number.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }

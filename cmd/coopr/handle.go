@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -48,6 +49,10 @@ type clusterMatch struct {
 //     often reused), and note says so; several live ones, or only
 //     TERMINATED ones, are ambiguous: the error lists them to pick an id.
 func resolveCluster(ctx context.Context, c *client.Client, handle string, note io.Writer) (string, error) {
+	if strings.TrimSpace(handle) == "" {
+		// A name query for "" would match every cluster called anything.
+		return "", errors.New("a cluster id, number or name is needed")
+	}
 	h := clusterHandle(handle)
 	if id := h.id(); id != "" {
 		var out struct{ Cluster *struct{ ID string } }
@@ -86,9 +91,9 @@ func resolveCluster(ctx context.Context, c *client.Client, handle string, note i
 		return "", fmt.Errorf("%s", strings.TrimRight(b.String(), "\n"))
 	}
 	if id := h.id(); id != "" && id != handle {
-		return "", fmt.Errorf("cluster %s: not found: no cluster you can see has id %s or name %q (coopr cluster list shows the clusters you can see)", handle, id, handle)
+		return "", notFound("cluster %s: not found: no cluster you can see has id %s or name %q (coopr cluster list shows the clusters you can see)", handle, id, handle)
 	}
-	return "", fmt.Errorf("cluster %s: not found (coopr cluster list shows the clusters you can see)", handle)
+	return "", notFound("cluster %s: not found (coopr cluster list shows the clusters you can see)", handle)
 }
 
 // clustersNamed lists the visible clusters called name, newest first.
@@ -119,3 +124,10 @@ func clustersNamed(ctx context.Context, c *client.Client, name string) ([]cluste
 const clusterArgHelp = `CLUSTER is the cluster's id (00000001), its number (1) or its name. Of
 several clusters with that name the one not TERMINATED is meant; when more
 than one is live, the command refuses and lists their ids.`
+
+// notFound is the CLI's own "not found", carrying NOT_FOUND as the API's
+// errors do (docs/cli.md#output), so that the two read and test alike.
+func notFound(format string, a ...any) error {
+	return &client.ResponseError{Errors: []client.Error{{Message: fmt.Sprintf(format, a...),
+		Extensions: map[string]any{"code": "NOT_FOUND"}}}}
+}

@@ -217,8 +217,8 @@ func TestClusterHandles(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ handle, want string }{
-		{"7", `cluster 7: not found: no cluster you can see has id 00000007 or name "7" (coopr cluster list shows the clusters you can see)`},
-		{"nosuch", `cluster nosuch: not found (coopr cluster list shows the clusters you can see)`},
+		{"7", `NOT_FOUND: cluster 7: not found: no cluster you can see has id 00000007 or name "7" (coopr cluster list shows the clusters you can see)`},
+		{"nosuch", `NOT_FOUND: cluster nosuch: not found (coopr cluster list shows the clusters you can see)`},
 	} {
 		_, errOut, code := w.cli(t, "cluster", "show", tc.handle)
 		if code != 1 || strings.TrimSpace(errOut) != "coopr: "+tc.want {

@@ -97,7 +97,7 @@ func readJobTasks(ctx context.Context, c *client.Client, job string) ([]shownTas
 			return nil, err
 		}
 		if out.Job == nil {
-			return nil, fmt.Errorf("job %s: not found", job)
+			return nil, notFound("job %s: not found", job)
 		}
 		all = append(all, out.Job.Tasks...)
 		if len(out.Job.Tasks) < taskPage {
@@ -127,7 +127,7 @@ func newJobShowCmd() *cobra.Command {
 				return err
 			}
 			if out.Job == nil {
-				return fmt.Errorf("job %s: not found (cluster show names a cluster's latest job)", args[0])
+				return notFound("job %s: not found (cluster show names a cluster's latest job)", args[0])
 			}
 			if out.Job.Tasks, err = readJobTasks(cmd.Context(), c, out.Job.ID); err != nil {
 				return err
@@ -224,7 +224,8 @@ func newJobActionCmd(verb, mutation, short string) *cobra.Command {
 
 // newClusterLeaseCmd moves a cluster's lease end.
 func newClusterLeaseCmd() *cobra.Command {
-	lease := &cobra.Command{Use: "lease", Short: "Show or move the end of a cluster's lease"}
+	lease := &cobra.Command{Use: "lease", Short: "Move the end of a cluster's lease (cluster show shows it)",
+		Long: "lease extend moves the end of a cluster's lease; cluster show prints when it ends."}
 	var api apiFlags
 	var until string
 	var by time.Duration
@@ -339,7 +340,7 @@ func readTask(ctx context.Context, c *client.Client, job, task string) (*logTask
 	if out.Job != nil && out.Job.Task != nil {
 		return out.Job.Task, out.Job.State, nil
 	}
-	return nil, "", fmt.Errorf("task %s: not found (job show JOB lists a job's tasks)", task)
+	return nil, "", notFound("task %s: not found (job show JOB lists a job's tasks)", task)
 }
 
 func newLogsCmd() *cobra.Command {

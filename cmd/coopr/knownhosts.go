@@ -56,7 +56,7 @@ func knownHosts(ctx context.Context, c *client.Client, id string, w, note io.Wri
 		return err
 	}
 	if out.Cluster == nil {
-		return fmt.Errorf("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
+		return notFound("cluster %s: not found (coopr cluster list shows the clusters you can see)", id)
 	}
 	for _, n := range out.Cluster.Nodes {
 		if len(n.HostKeys) == 0 {

@@ -125,7 +125,7 @@ func (t *progressTracker) load(ctx context.Context, c *client.Client, job string
 		return err
 	}
 	if out.Job == nil {
-		return fmt.Errorf("job %s: not found", job)
+		return notFound("job %s: not found", job)
 	}
 	if t.job != job {
 		t.started = time.Now()
@@ -148,9 +148,12 @@ func (t *progressTracker) load(ctx context.Context, c *client.Client, job string
 }
 
 // set records a task's new state; false when the task is not the job's.
+// A done task stays done: load reads the tasks as they stand, and the
+// events of their earlier states may still be on their way (a task read
+// COMPLETE, then its QUEUED event), which must not count it back down.
 func (t *progressTracker) set(task, state string) bool {
 	k, ok := t.tasks[task]
-	if ok {
+	if ok && k.state != "COMPLETE" && k.state != "SKIPPED" {
 		k.state = state
 	}
 	return ok

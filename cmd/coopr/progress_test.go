@@ -61,6 +61,22 @@ func fakeJob() *progressTracker {
 	return tr
 }
 
+// The done count never goes back: a tracker loaded after a task completed
+// still gets the events of its earlier states.
+func TestProgressNeverGoesBack(t *testing.T) {
+	tr := fakeJob()
+	tr.tasks["00000007-002-001"].state = "COMPLETE"
+	tr.tasks["00000007-002-002"].state = "SKIPPED"
+	for _, st := range []string{"QUEUED", "IN_PROGRESS", "COMPLETE"} {
+		for _, task := range []string{"00000007-002-001", "00000007-002-002"} {
+			tr.set(task, st)
+			if p := tr.progress(time.Now()); p.Done != 2 {
+				t.Fatalf("after %s %s: %d done, want 2", task, st, p.Done)
+			}
+		}
+	}
+}
+
 // The changes a job's events make to the output, on a terminal and not.
 func TestWatcherProgressGolden(t *testing.T) {
 	job := "00000007-002"

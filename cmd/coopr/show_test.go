@@ -37,3 +37,23 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// A skipped step on a node the job removed says so instead of giving a
+// bare node id.
+func TestWriteClusterSkippedOnRemovedNode(t *testing.T) {
+	var cl shownCluster
+	doc := `{"id": "00000007", "name": "demo", "status": "ACTIVE", "template": "web-cluster", "nodes": [],
+		"latestJob": {"id": "00000007-003", "action": "REPAIR", "state": "COMPLETE", "tasks": [
+			{"nodeId": "b7ad702b-0000-5000-8000-000000000000", "hostname": null, "action": "NETWORK_UNCONFIGURE", "service": "", "state": "SKIPPED",
+				"message": "skipped, node unreachable: no route to host"}]}}`
+	if err := json.Unmarshal([]byte(doc), &cl); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := writeCluster(&b, &cl); err != nil {
+		t.Fatal(err)
+	}
+	if want := "  NETWORK_UNCONFIGURE on a node since removed (b7ad702b-0000-5000-8000-000000000000): skipped"; !strings.Contains(b.String(), want) {
+		t.Errorf("got:\n%s\nwant a line %q", b.String(), want)
+	}
+}

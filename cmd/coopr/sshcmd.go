@@ -190,7 +190,7 @@ func loginOf(ctx context.Context, c *client.Client, clusterID, node string, note
 		return nil, err
 	}
 	if out.Cluster == nil {
-		return nil, fmt.Errorf("cluster %s: not found (coopr cluster list shows the clusters you can see)", clusterID)
+		return nil, notFound("cluster %s: not found (coopr cluster list shows the clusters you can see)", clusterID)
 	}
 	ns := out.Cluster.Nodes
 	if len(ns) == 0 {

@@ -199,7 +199,7 @@ func newWebhookDeliveriesCmd() *cobra.Command {
 				return err
 			}
 			if out.Webhook == nil {
-				return fmt.Errorf("webhook %s: not found (coopr webhook list shows the tenant's)", args[0])
+				return notFound("webhook %s: not found (coopr webhook list shows the tenant's)", args[0])
 			}
 			w := cmd.OutOrStdout()
 			if output == "json" {

@@ -199,7 +199,9 @@ func (s ServiceSummary) String() string {
 
 // ServiceSummaries sums up the state of each service of the cluster over
 // its nodes, in the order of the cluster's services (then any other a
-// node has).
+// node has). A service on a node found unreachable counts as UNKNOWN:
+// whatever its last task left it in, nothing says it still is (its
+// node's serviceStates keep that record).
 func (s *Service) ServiceSummaries(ctx context.Context, c *Cluster) ([]ServiceSummary, error) {
 	nodes, err := s.Nodes(ctx, c.ID)
 	if err != nil {
@@ -213,6 +215,9 @@ func (s *Service) ServiceSummaries(ctx context.Context, c *Cluster) ([]ServiceSu
 			return nil, err
 		}
 		for _, st := range states {
+			if nodes[i].UnreachableSince != nil {
+				st.State = ServiceUnknown
+			}
 			if counts[st.Service] == nil {
 				counts[st.Service] = map[string]int{}
 				if !slices.Contains(order, st.Service) {
