@@ -4324,7 +4324,7 @@ type ServiceSummary {
   service: String!
   "How many nodes have the service."
   nodes: Int!
-  "How many of them are in each state, most first."
+  "How many of them are in each state, most first. A service on an UNREACHABLE node counts as UNKNOWN: its last task's state may no longer hold."
   states: [ServiceStateCount!]!
   "One line for people: \"web: running on 3/3\", \"web: running on 2/3, stopped on 1/3\"."
   summary: String!

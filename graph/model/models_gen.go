@@ -542,7 +542,7 @@ type ServiceSummary struct {
 	Service string `json:"service"`
 	// How many nodes have the service.
 	Nodes int `json:"nodes"`
-	// How many of them are in each state, most first.
+	// How many of them are in each state, most first. A service on an UNREACHABLE node counts as UNKNOWN: its last task's state may no longer hold.
 	States []*ServiceStateCount `json:"states"`
 	// One line for people: "web: running on 3/3", "web: running on 2/3, stopped on 1/3".
 	Summary string `json:"summary"`
