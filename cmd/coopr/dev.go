@@ -26,6 +26,7 @@ import (
 	"github.com/cooprhq/coopr/client"
 	"github.com/cooprhq/coopr/devenv"
 	"github.com/cooprhq/coopr/drivers/vm/local"
+	"github.com/cooprhq/coopr/internal/filelock"
 	"github.com/cooprhq/coopr/server"
 	"github.com/cooprhq/coopr/store"
 )
@@ -76,7 +77,8 @@ the templates added or edited, and say so; ` + "`coopr catalog import DIR`" + `
 puts the examples back. The shared driver descriptors the catalog brings
 are added when missing and never overwritten. The tokens dev makes are
 kept in --dir's tokens.json (mode 0600) and reused while valid: the
-printed token works across restarts.
+printed token works across restarts. One coopr dev runs on a --dir at a
+time; a second one stops at once, naming the first's pid.
 
 It must run as root (the local driver makes containers and a bridge).`,
 		Args: cobra.NoArgs,
@@ -126,6 +128,11 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return err
 	}
+	unlock, err := devLock(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if need := devPackages(); len(need) > 0 {
 		if !o.install {
 			return fmt.Errorf("missing packages: run `apt-get install -y %s`", strings.Join(need, " "))
@@ -213,8 +220,7 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 	localCfg := local.Config{StateDir: filepath.Join(dir, "local")}
 	// Nodes an earlier run left whose clusters are still live stay: a job
 	// that was running when that run died goes on with them. The rest are
-	// orphans. No other run uses this state dir (its Postgres would have
-	// kept this one from starting).
+	// orphans. No other run uses this state dir (devLock).
 	owned, err := devOwnedNodes(ctx, url, tokens.admin)
 	if err != nil {
 		return err
@@ -264,6 +270,36 @@ Ctrl-C here deletes the clusters and stops everything.
 	fmt.Fprintln(out, "\nstopping: deleting clusters first (Ctrl-C again to skip)")
 	devDeleteAll(url, tokens.admin, o.deleteWait, out, log)
 	return nil
+}
+
+// devLockFile, in the dev directory, is locked by the coopr dev that runs
+// on it, and holds its pid.
+const devLockFile = "dev.lock"
+
+// devLock makes sure no other coopr dev runs on dir, and keeps others off
+// it until unlock (or this process's end: the kernel drops a dead
+// process's flock, so a killed run leaves nothing that blocks).
+func devLock(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, devLockFile)
+	// A context already ended: one try, no waiting.
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	unlock, err = filelock.Lock(now, path)
+	if errors.Is(err, context.Canceled) {
+		pid := "unknown"
+		if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			pid = strings.TrimSpace(string(b))
+		}
+		return nil, fmt.Errorf("coopr dev is already running (pid %s, directory %s)", pid, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
 }
 
 // devQuotas says what the tenant may have.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,4 +220,29 @@ func TestDevReusesTokens(t *testing.T) {
 	if me.Me.Tenant.Name != "dev" {
 		t.Errorf("the new admin token is of tenant %q", me.Me.Tenant.Name)
 	}
+}
+
+// A second make dev on the same directory stops at once, naming the one
+// that runs; a lock file left by a killed run does not stop it.
+func TestDevLock(t *testing.T) {
+	dir := t.TempDir()
+	// What a run killed with SIGKILL leaves: the file, no lock.
+	if err := os.WriteFile(filepath.Join(dir, devLockFile), []byte("999999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := devLock(dir)
+	if err != nil {
+		t.Fatalf("with a stale lock file: %v", err)
+	}
+	_, err = devLock(dir)
+	want := fmt.Sprintf("coopr dev is already running (pid %d, directory %s)", os.Getpid(), dir)
+	if err == nil || err.Error() != want {
+		t.Errorf("second lock: %v, want %q", err, want)
+	}
+	unlock()
+	unlock, err = devLock(dir)
+	if err != nil {
+		t.Fatalf("after the first let go: %v", err)
+	}
+	unlock()
 }
