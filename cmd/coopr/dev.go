@@ -630,11 +630,21 @@ func devDeleteAll(url, token string, wait time.Duration, out io.Writer, log *slo
 		go func(id string) {
 			defer wg.Done()
 			for ctx.Err() == nil {
+				// A delete while a job runs is refused (and audited as
+				// such): wait for the job to end, then ask once.
+				if !devJobEnded(ctx, c, id) {
+					break
+				}
 				r, err := c.Do(ctx, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`, map[string]any{"id": id})
 				if err == nil && r.Code() == "" {
 					break
 				}
-				// CONFLICT: a job is still running; deletes wait their turn.
+				if err == nil && r.Code() != "CONFLICT" {
+					log.Warn("deleting a cluster", "cluster", id, "err", r.Err())
+					return
+				}
+				// Another job started in between, or the server is away
+				// for a moment: wait for it again.
 				time.Sleep(time.Second)
 			}
 			for ctx.Err() == nil {
@@ -650,4 +660,27 @@ func devDeleteAll(url, token string, wait time.Duration, out io.Writer, log *slo
 		}(id)
 	}
 	wg.Wait()
+}
+
+// devJobEnded waits until no job holds the cluster: one that runs (or is
+// paused) keeps it PENDING, and a delete then is refused. False when ctx
+// ended first.
+func devJobEnded(ctx context.Context, c *client.Client, id string) bool {
+	for {
+		var g struct {
+			Cluster struct {
+				Status    string
+				LatestJob *struct{ ID string }
+			}
+		}
+		err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { status latestJob { id } } }`, map[string]any{"id": id}, &g)
+		if err == nil && (g.Cluster.Status != "PENDING" || g.Cluster.LatestJob == nil) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

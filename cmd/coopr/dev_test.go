@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cooprhq/coopr/server/servertest"
 )
@@ -245,4 +248,38 @@ func TestDevLock(t *testing.T) {
 		t.Fatalf("after the first let go: %v", err)
 	}
 	unlock()
+}
+
+// Ctrl-C while a job runs waits for it to end and then deletes the cluster
+// with one request: no refused deletes fill the audit log.
+func TestDevDeleteWaitsForJob(t *testing.T) {
+	s := servertest.Start(t)
+	ctx := context.Background()
+	boot, err := devBootstrap(ctx, s.Srv, s.URL, devOpts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No agent: the create's job runs until aborted.
+	var created struct{ CreateCluster struct{ ID string } }
+	s.Must(boot.admin, `mutation { createCluster(input: {name: "c", clusterTemplate: "single", numMachines: 1}) { id } }`, nil, &created)
+	id := created.CreateCluster.ID
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		devDeleteAll(s.URL, boot.admin, 8*time.Second, io.Discard, slog.Default())
+	}()
+	time.Sleep(3 * time.Second)
+	var job struct {
+		Cluster struct{ LatestJob struct{ ID string } }
+	}
+	s.Must(boot.admin, `query($id: ID!) { cluster(id: $id) { latestJob { id } } }`, map[string]any{"id": id}, &job)
+	s.Must(boot.admin, `mutation($id: ID!) { abortJob(id: $id) { id } }`, map[string]any{"id": job.Cluster.LatestJob.ID}, &struct{}{})
+	<-done
+	var audit struct {
+		AuditLog []struct{ Outcome, Message string }
+	}
+	s.Must(boot.admin, `{ auditLog(operation: "deleteCluster") { outcome message } }`, nil, &audit)
+	if len(audit.AuditLog) != 1 || audit.AuditLog[0].Outcome != "ok" {
+		t.Errorf("deleteCluster audit entries %+v, want one, ok", audit.AuditLog)
+	}
 }
