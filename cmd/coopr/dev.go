@@ -26,7 +26,9 @@ import (
 	"github.com/cooprhq/coopr/client"
 	"github.com/cooprhq/coopr/devenv"
 	"github.com/cooprhq/coopr/drivers/vm/local"
+	"github.com/cooprhq/coopr/internal/filelock"
 	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/store"
 )
 
 // devOptions are `coopr dev`'s settings.
@@ -69,6 +71,15 @@ When an earlier run died without Ctrl-C, this one keeps the nodes of the
 clusters still live (a job that was running goes on with them) and removes
 the others.
 
+The example catalog goes into the tenant on the first start only (or when
+its catalog is empty): later starts keep the catalog as it was left, with
+the templates added or edited, and say so; ` + "`coopr catalog import DIR`" + `
+puts the examples back. The shared driver descriptors the catalog brings
+are added when missing and never overwritten. The tokens dev makes are
+kept in --dir's tokens.json (mode 0600) and reused while valid: the
+printed token works across restarts. One coopr dev runs on a --dir at a
+time; a second one stops at once, naming the first's pid.
+
 It must run as root (the local driver makes containers and a bridge).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -105,6 +116,23 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 	if os.Geteuid() != 0 {
 		return errors.New("coopr dev must run as root: the local driver makes containers, mounts and a bridge (try `sudo make dev`)")
 	}
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	o.dir = dir
+	// Postgres runs as its own user, which must reach its directory.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	unlock, err := devLock(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if need := devPackages(); len(need) > 0 {
 		if !o.install {
 			return fmt.Errorf("missing packages: run `apt-get install -y %s`", strings.Join(need, " "))
@@ -112,17 +140,6 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 		if err := devenv.Install(ctx, log, need...); err != nil {
 			return err
 		}
-	}
-	dir, err := filepath.Abs(o.dir)
-	if err != nil {
-		return err
-	}
-	// Postgres runs as its own user, which must reach its directory.
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return err
 	}
 	var stops []func() error
 	defer func() {
@@ -190,16 +207,20 @@ func runDev(ctx context.Context, o devOptions, out io.Writer) (err error) {
 	})
 	url := "http://" + ln.Addr().String()
 
-	tokens, err := devBootstrap(ctx, srv, url, o)
+	boot, err := devBootstrap(ctx, srv, url, o)
 	if err != nil {
 		return err
+	}
+	tokens := boot.devTokens
+	catalogNote := "example catalog from " + o.catalog
+	if !boot.imported {
+		catalogNote = "catalog kept from the last run; `bin/coopr catalog import " + o.catalog + "` puts the examples back"
 	}
 
 	localCfg := local.Config{StateDir: filepath.Join(dir, "local")}
 	// Nodes an earlier run left whose clusters are still live stay: a job
 	// that was running when that run died goes on with them. The rest are
-	// orphans. No other run uses this state dir (its Postgres would have
-	// kept this one from starting).
+	// orphans. No other run uses this state dir (devLock).
 	owned, err := devOwnedNodes(ctx, url, tokens.admin)
 	if err != nil {
 		return err
@@ -234,7 +255,7 @@ coopr is up.
   web UI       %[1]s/   (sign in with the COOPR_TOKEN below)
   playground   %[1]s/playground
   API          %[1]s/graphql
-  tenant       %[2]s (example catalog from %[3]s), at most %[5]s
+  tenant       %[2]s (%[3]s), at most %[5]s
 
 Build a 3-node web cluster and follow it live (paste into another shell):
 
@@ -243,12 +264,42 @@ Build a 3-node web cluster and follow it live (paste into another shell):
 
 Then: bin/coopr cluster list, bin/coopr cluster show ID, curl http://<lb address>/
 Ctrl-C here deletes the clusters and stops everything.
-`, url, o.tenant, o.catalog, tokens.admin, devQuotas(o))
+`, url, o.tenant, catalogNote, tokens.admin, devQuotas(o))
 
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping: deleting clusters first (Ctrl-C again to skip)")
 	devDeleteAll(url, tokens.admin, o.deleteWait, out, log)
 	return nil
+}
+
+// devLockFile, in the dev directory, is locked by the coopr dev that runs
+// on it, and holds its pid.
+const devLockFile = "dev.lock"
+
+// devLock makes sure no other coopr dev runs on dir, and keeps others off
+// it until unlock (or this process's end: the kernel drops a dead
+// process's flock, so a killed run leaves nothing that blocks).
+func devLock(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, devLockFile)
+	// A context already ended: one try, no waiting.
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	unlock, err = filelock.Lock(now, path)
+	if errors.Is(err, context.Canceled) {
+		pid := "unknown"
+		if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			pid = strings.TrimSpace(string(b))
+		}
+		return nil, fmt.Errorf("coopr dev is already running (pid %s, directory %s)", pid, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
 }
 
 // devQuotas says what the tenant may have.
@@ -307,74 +358,190 @@ func devKey(path string) (string, error) {
 
 type devTokens struct{ admin, agent string }
 
-// devBootstrap makes (or finds) the dev tenant, imports the catalog and
-// makes the tokens: a superadmin one for the setup, the tenant admin's
-// for the user, an agent's for the agent.
-func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOptions) (devTokens, error) {
+// devTokenFile holds the secrets of the tokens dev makes, reused at every
+// start while they are valid: a CLI following a job across a restart goes
+// on with the token it was given, and restarts leave no pile of tokens.
+const devTokenFile = "tokens.json"
+
+// devSecrets are the tokens of devTokenFile.
+type devSecrets struct {
+	// Setup is a superadmin token: dev makes the tenant and the agent's
+	// token with it.
+	Setup string `json:"setup"`
+	// Admin is the dev tenant's admin's, printed for the user.
+	Admin string `json:"admin"`
+	// Agent is the dev agent's.
+	Agent string `json:"agent"`
+}
+
+// devBootstrapped is what devBootstrap did.
+type devBootstrapped struct {
+	devTokens
+	// imported is whether it imported the example catalog: the tenant had
+	// none. Otherwise the catalog an earlier run left is kept.
+	imported bool
+}
+
+// devBootstrap makes (or finds) the dev tenant, the tokens (a superadmin
+// one for the setup, the tenant admin's for the user, an agent's for the
+// agent) and the catalog: the example catalog goes into a tenant that has
+// none, and the shared driver descriptors it lacks are added. A tenant
+// with a catalog keeps it: the user's edits survive restarts.
+func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOptions) (devBootstrapped, error) {
 	st := srv.Store()
 	sup, err := st.Tenant(ctx, "superadmin")
 	if err != nil {
-		return devTokens{}, err
+		return devBootstrapped{}, err
 	}
-	superTok, _, err := st.CreateToken(ctx, sup.ID, "admin", "user", "coopr dev")
-	if err != nil {
-		return devTokens{}, err
+	secretsPath := filepath.Join(o.dir, devTokenFile)
+	var sec devSecrets
+	if b, err := os.ReadFile(secretsPath); err == nil {
+		if err := json.Unmarshal(b, &sec); err != nil {
+			slog.Warn("unreadable token file: making new tokens", "file", secretsPath, "err", err)
+			sec = devSecrets{}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return devBootstrapped{}, err
 	}
-	c := &client.Client{URL: url, Token: superTok}
+	// valid says whether a kept secret still authenticates as what it was
+	// made for (it may have been revoked, or the database be a new one).
+	valid := func(secret string, ok func(store.Principal) bool) bool {
+		if secret == "" {
+			return false
+		}
+		p, err := st.Authenticate(ctx, secret)
+		return err == nil && ok(p)
+	}
+	if !valid(sec.Setup, func(p store.Principal) bool { return p.Superadmin() }) {
+		if sec.Setup, _, err = st.CreateToken(ctx, sup.ID, "admin", "user", "coopr dev"); err != nil {
+			return devBootstrapped{}, err
+		}
+	}
+	c := &client.Client{URL: url, Token: sec.Setup}
 	var tok struct{ CreateAPIToken struct{ Secret string } }
 	if r, err := c.Do(ctx, `mutation($n: String!, $w: Int!) { createTenant(input: {name: $n, workers: $w}) { id } }`,
 		map[string]any{"n": o.tenant, "w": o.capacity}); err != nil {
-		return devTokens{}, err
+		return devBootstrapped{}, err
 	} else if r.Code() != "" && r.Code() != "CONFLICT" {
-		return devTokens{}, r.Err()
+		return devBootstrapped{}, r.Err()
 	}
 	if err := gql(ctx, c, `mutation($n: String!, $w: Int!, $c: Int!, $m: Int!) {
 			updateTenant(name: $n, input: {name: $n, workers: $w, maxClusters: $c, maxNodes: $m}) { id } }`,
 		map[string]any{"n": o.tenant, "w": o.capacity, "c": o.maxClusters, "m": o.maxNodes}, &struct{}{}); err != nil {
-		return devTokens{}, err
+		return devBootstrapped{}, err
 	}
-	if err := gql(ctx, c, `mutation($n: String!) { createAPIToken(input: {name: "coopr dev", tenant: $n}) { secret } }`,
-		map[string]any{"n": o.tenant}, &tok); err != nil {
-		return devTokens{}, err
+	if !valid(sec.Admin, func(p store.Principal) bool { return p.Admin() && p.TenantName == o.tenant }) {
+		if err := gql(ctx, c, `mutation($n: String!) { createAPIToken(input: {name: "coopr dev", tenant: $n}) { secret } }`,
+			map[string]any{"n": o.tenant}, &tok); err != nil {
+			return devBootstrapped{}, err
+		}
+		sec.Admin = tok.CreateAPIToken.Secret
 	}
-	admin := tok.CreateAPIToken.Secret
-	if err := gql(ctx, c, `mutation { createAPIToken(input: {name: "dev-agent", kind: AGENT, agents: "dev-agent"}) { secret } }`, nil, &tok); err != nil {
-		return devTokens{}, err
+	if !valid(sec.Agent, func(p store.Principal) bool { return p.Kind == store.TokenAgent && p.MayActAs("dev-agent") }) {
+		if err := gql(ctx, c, `mutation { createAPIToken(input: {name: "dev-agent", kind: AGENT, agents: "dev-agent"}) { secret } }`, nil, &tok); err != nil {
+			return devBootstrapped{}, err
+		}
+		sec.Agent = tok.CreateAPIToken.Secret
 	}
-	agentTok := tok.CreateAPIToken.Secret
+	b, err := json.MarshalIndent(sec, "", "  ")
+	if err != nil {
+		return devBootstrapped{}, err
+	}
+	// Secrets: readable by their owner only, as credential.key.
+	if err := os.WriteFile(secretsPath, append(b, '\n'), 0o600); err != nil {
+		return devBootstrapped{}, fmt.Errorf("keep the dev tokens: %w", err)
+	}
+	if err := os.Chmod(secretsPath, 0o600); err != nil {
+		return devBootstrapped{}, err
+	}
+	out := devBootstrapped{devTokens: devTokens{admin: sec.Admin, agent: sec.Agent}}
 
 	// Driver descriptors are shared by every tenant and only the
 	// superadmin writes them; the rest is the tenant's own catalog.
 	cat, is, err := catalog.LoadPath(o.catalog)
 	if err != nil {
-		return devTokens{}, err
+		return devBootstrapped{}, err
 	}
 	if is.HasErrors() {
-		return devTokens{}, fmt.Errorf("catalog %s: %v", o.catalog, is.Errors())
+		return devBootstrapped{}, fmt.Errorf("catalog %s: %v", o.catalog, is.Errors())
 	}
-	b, err := cat.Bundle()
-	if err != nil {
-		return devTokens{}, err
+	if b, err = cat.Bundle(); err != nil {
+		return devBootstrapped{}, err
 	}
-	var doc map[string]any
+	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return devTokens{}, err
+		return devBootstrapped{}, err
 	}
-	shared := map[string]any{}
-	for _, k := range []string{"providertypes", "automatortypes"} {
-		if v, ok := doc[k]; ok {
-			shared[k] = v
-			delete(doc, k)
+	// The shared descriptors dev adds are the ones missing: a descriptor
+	// the superadmin changed, or another tenant relies on, stays as it is.
+	for _, k := range []struct{ key, kind string }{{"providertypes", "PROVIDERTYPES"}, {"automatortypes", "AUTOMATORTYPES"}} {
+		raw, ok := doc[k.key]
+		delete(doc, k.key)
+		if !ok {
+			continue
+		}
+		var want []json.RawMessage
+		if err := json.Unmarshal(raw, &want); err != nil {
+			return devBootstrapped{}, fmt.Errorf("catalog %s: %s: %w", o.catalog, k.key, err)
+		}
+		have, err := devEntityNames(ctx, c, k.kind)
+		if err != nil {
+			return devBootstrapped{}, err
+		}
+		for _, e := range want {
+			var named struct{ Name string }
+			if err := json.Unmarshal(e, &named); err != nil {
+				return devBootstrapped{}, fmt.Errorf("catalog %s: %s: %w", o.catalog, k.key, err)
+			}
+			if have[named.Name] {
+				continue
+			}
+			if err := gql(ctx, c, `mutation($k: CatalogKind!, $e: JSON!) { putCatalogEntity(kind: $k, entity: $e) { entity { name } } }`,
+				map[string]any{"k": k.kind, "e": e}, &struct{}{}); err != nil {
+				return devBootstrapped{}, fmt.Errorf("add driver descriptor %s %s: %w", k.key, named.Name, err)
+			}
 		}
 	}
-	if err := gql(ctx, c, `mutation($d: JSON!) { importCatalog(document: $d) { created } }`, map[string]any{"d": shared}, &struct{}{}); err != nil {
-		return devTokens{}, fmt.Errorf("import driver descriptors: %w", err)
+	ac := &client.Client{URL: url, Token: sec.Admin}
+	empty := true
+	for _, kind := range devTenantKinds {
+		names, err := devEntityNames(ctx, ac, kind)
+		if err != nil {
+			return devBootstrapped{}, err
+		}
+		if len(names) > 0 {
+			empty = false
+			break
+		}
 	}
-	ac := &client.Client{URL: url, Token: admin}
+	if !empty {
+		return out, nil
+	}
 	if err := gql(ctx, ac, `mutation($d: JSON!) { importCatalog(document: $d) { created } }`, map[string]any{"d": doc}, &struct{}{}); err != nil {
-		return devTokens{}, fmt.Errorf("import catalog: %w", err)
+		return devBootstrapped{}, fmt.Errorf("import catalog: %w", err)
 	}
-	return devTokens{admin: admin, agent: agentTok}, nil
+	out.imported = true
+	return out, nil
+}
+
+// devTenantKinds are the catalog kinds a tenant owns: any entity of them
+// is a catalog dev keeps.
+var devTenantKinds = []string{"PROVIDERS", "HARDWARETYPES", "IMAGETYPES", "SERVICES", "CLUSTERTEMPLATES", "PARTIALTEMPLATES"}
+
+// devEntityNames are the names of the catalog's entities of kind the
+// caller sees.
+func devEntityNames(ctx context.Context, c *client.Client, kind string) (map[string]bool, error) {
+	var out struct {
+		Catalog struct{ Entities []struct{ Name string } }
+	}
+	if err := gql(ctx, c, `query($k: CatalogKind!) { catalog { entities(kind: $k) { name } } }`, map[string]any{"k": kind}, &out); err != nil {
+		return nil, fmt.Errorf("listing the catalog's %s: %w", strings.ToLower(kind), err)
+	}
+	names := map[string]bool{}
+	for _, e := range out.Catalog.Entities {
+		names[e.Name] = true
+	}
+	return names, nil
 }
 
 // devClusters lists the tenant's clusters not TERMINATED, with their
@@ -463,11 +630,21 @@ func devDeleteAll(url, token string, wait time.Duration, out io.Writer, log *slo
 		go func(id string) {
 			defer wg.Done()
 			for ctx.Err() == nil {
+				// A delete while a job runs is refused (and audited as
+				// such): wait for the job to end, then ask once.
+				if !devJobEnded(ctx, c, id) {
+					break
+				}
 				r, err := c.Do(ctx, `mutation($id: ID!) { deleteCluster(id: $id) { id } }`, map[string]any{"id": id})
 				if err == nil && r.Code() == "" {
 					break
 				}
-				// CONFLICT: a job is still running; deletes wait their turn.
+				if err == nil && r.Code() != "CONFLICT" {
+					log.Warn("deleting a cluster", "cluster", id, "err", r.Err())
+					return
+				}
+				// Another job started in between, or the server is away
+				// for a moment: wait for it again.
 				time.Sleep(time.Second)
 			}
 			for ctx.Err() == nil {
@@ -483,4 +660,27 @@ func devDeleteAll(url, token string, wait time.Duration, out io.Writer, log *slo
 		}(id)
 	}
 	wg.Wait()
+}
+
+// devJobEnded waits until no job holds the cluster: one that runs (or is
+// paused) keeps it PENDING, and a delete then is refused. False when ctx
+// ended first.
+func devJobEnded(ctx context.Context, c *client.Client, id string) bool {
+	for {
+		var g struct {
+			Cluster struct {
+				Status    string
+				LatestJob *struct{ ID string }
+			}
+		}
+		err := gql(ctx, c, `query($id: ID!) { cluster(id: $id) { status latestJob { id } } }`, map[string]any{"id": id}, &g)
+		if err == nil && (g.Cluster.Status != "PENDING" || g.Cluster.LatestJob == nil) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

@@ -139,7 +139,9 @@ func waitTasks(t *testing.T, c *client.Client, id, what string, within time.Dura
 // of a create, it is started again and the create completes with the dev
 // process up throughout. Then `coopr dev` itself is killed after the node
 // was confirmed: the next run keeps the node (its cluster is live) and the
-// job completes on it. Ctrl-C deletes the cluster and leaves no node.
+// job completes on it. A second coopr dev on the directory stops at once
+// while one runs; the killed one blocks nothing. Ctrl-C deletes the
+// cluster and leaves no node.
 func TestDevSurvivesKills(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("coopr dev makes containers and a bridge: run this test as root (.ci/run does)")
@@ -171,6 +173,18 @@ func TestDevSurvivesKills(t *testing.T) {
 
 	d := startDev(t, bin, dir, listen)
 	c := &client.Client{URL: url, Token: d.token(t)}
+	firstToken := c.Token
+
+	// A second coopr dev on the same directory stops at once, saying why.
+	second := startDev(t, bin, dir, listen)
+	select {
+	case <-second.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second coopr dev on the same directory still runs after 10 s")
+	}
+	if want := fmt.Sprintf("coopr dev is already running (pid %d, directory %s)", d.cmd.Process.Pid, dir); !strings.Contains(second.stderr.String(), want) {
+		t.Errorf("a second coopr dev wrote %q, want %q", second.stderr, want)
+	}
 	var created struct{ CreateCluster struct{ ID string } }
 	if err := gql(context.Background(), c, `mutation { createCluster(input: {name: "dev", clusterTemplate: "single", numMachines: 1}) { id } }`,
 		nil, &created); err != nil {
@@ -217,8 +231,12 @@ func TestDevSurvivesKills(t *testing.T) {
 		t.Fatalf("after killing coopr dev: nodes %v, want the cluster's one", nodes)
 	}
 
+	// The lock file the killed run left does not stop the next, and the
+	// token it printed goes on working.
 	d = startDev(t, bin, dir, listen)
-	c.Token = d.token(t)
+	if c.Token = d.token(t); c.Token != firstToken {
+		t.Errorf("the restart printed another token")
+	}
 	d.stderr.await(t, "keeping the nodes of clusters an earlier run left live", time.Second)
 	waitTasks(t, c, id, "ACTIVE", 5*time.Minute, func(st string, ts []devTask) bool {
 		if st == "INCOMPLETE" || st == "INCONSISTENT" {
