@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -966,5 +967,53 @@ func TestHubOvertakenByTrimmingLagsSubscribers(t *testing.T) {
 	}
 	if !sub.Lagged() {
 		t.Error("the subscriber was not told it lagged")
+	}
+}
+
+// denyXInfo makes Redis refuse XINFO, as an ACL without it would.
+type denyXInfo struct{}
+
+func (denyXInfo) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (denyXInfo) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "xinfo" {
+			err := errors.New("NOPERM this user has no permissions to run the 'xinfo|stream' command")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+func (denyXInfo) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A hub whose check for lost events cannot be made (Redis refuses XINFO)
+// reads on, and tells its subscribers to re-read state rather than trust
+// what it cannot check.
+func TestHubReadsOnWithoutStreamInfo(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := queuetest.New(t)
+	ctx := t.Context()
+	stream := Channel(prefix)
+	if err := addEvents(ctx, rdb, stream, "old"); err != nil { // checked from at start
+		t.Fatal(err)
+	}
+	rdb.AddHook(denyXInfo{})
+	hub := NewHub(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sub := hub.SubscribeAll(100)
+	done := make(chan struct{})
+	hctx, cancel := context.WithCancel(ctx)
+	go func() { defer close(done); _ = hub.Run(hctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-hub.Ready()
+	if err := addEvents(ctx, rdb, stream, "new"); err != nil {
+		t.Fatal(err)
+	}
+	if got := takeEvents(t, sub, 1); got[0] != "new" {
+		t.Fatalf("got %v, want new", got)
+	}
+	if !sub.Lagged() {
+		t.Error("the subscriber was not told to re-read state when the check could not be made")
 	}
 }

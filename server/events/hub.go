@@ -177,10 +177,7 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 	check := true
 	for ctx.Err() == nil {
 		if check {
-			if err := h.checkMissed(ctx, h.position()); err != nil {
-				h.pause(ctx, "events: stream info", err)
-				continue
-			}
+			h.checkMissed(ctx, h.position())
 			check = false
 		}
 		before := h.position()
@@ -229,10 +226,7 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 		if behind {
 			// Trimming removes the oldest entries first: had it taken
 			// any after before, it took before too.
-			if err := h.checkMissed(ctx, before); err != nil {
-				h.pause(ctx, "events: stream info", err)
-				check = true
-			}
+			h.checkMissed(ctx, before)
 		}
 	}
 }
@@ -264,24 +258,30 @@ func (h *Hub) pause(ctx context.Context, msg string, err error) {
 // stream is capped) or lost with Redis's data (a restart of a Redis that
 // keeps nothing on disk makes a new stream). Redis answers a read from
 // such a position with whatever it still has, without a word.
-func (h *Hub) checkMissed(ctx context.Context, last streamID) error {
+//
+// A check that cannot be made (Redis refusing XINFO to this user, a
+// timeout) counts as a loss: the read goes on, and subscribers re-read
+// state rather than trust what may have gone.
+func (h *Hub) checkMissed(ctx context.Context, last streamID) {
 	if last == (streamID{}) {
-		return nil // nothing read yet: nothing to have missed
+		return // nothing read yet: nothing to have missed
 	}
 	info, err := h.rdb.XInfoStream(ctx, h.channel).Result()
-	if err != nil && strings.Contains(err.Error(), "no such key") {
+	switch {
+	case ctx.Err() != nil:
+		return
+	case err != nil && strings.Contains(err.Error(), "no such key"):
 		h.log.Warn("events: the event stream is gone (Redis restarted or flushed?): subscribers re-read state", "last", last.String())
 		h.lagAll()
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if why := missedSince(last, info); why != "" {
-		h.log.Warn("events: events were lost before this server read them: subscribers re-read state", "why", why, "last", last.String())
+	case err != nil:
+		h.log.Warn("events: cannot tell whether events were lost (stream info): subscribers re-read state", "last", last.String(), "err", err)
 		h.lagAll()
+	default:
+		if why := missedSince(last, info); why != "" {
+			h.log.Warn("events: events were lost before this server read them: subscribers re-read state", "why", why, "last", last.String())
+			h.lagAll()
+		}
 	}
-	return nil
 }
 
 // missedSince says why entries after last may be gone from the stream
