@@ -447,12 +447,11 @@ func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOpti
 	if err != nil {
 		return devBootstrapped{}, err
 	}
-	// Secrets: readable by their owner only, as credential.key.
-	if err := os.WriteFile(secretsPath, append(b, '\n'), 0o600); err != nil {
+	// Secrets: readable by their owner only, as credential.key. A new
+	// file renamed over the old one, so that no moment has them under an
+	// older file's mode, and a crash leaves the old file or the new one.
+	if err := writePrivate(secretsPath, append(b, '\n')); err != nil {
 		return devBootstrapped{}, fmt.Errorf("keep the dev tokens: %w", err)
-	}
-	if err := os.Chmod(secretsPath, 0o600); err != nil {
-		return devBootstrapped{}, err
 	}
 	out := devBootstrapped{devTokens: devTokens{admin: sec.Admin, agent: sec.Agent}}
 
@@ -683,4 +682,26 @@ func devJobEnded(ctx context.Context, c *client.Client, id string) bool {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// writePrivate replaces the file at path with b, mode 0600 from the start.
+func writePrivate(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // gone once renamed; left only on failure
+	// CreateTemp makes the file 0600.
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -419,7 +419,7 @@ export function Component() {
             {t && (
               <JsonInput
                 label="Config"
-                description="The cluster's whole config, filled in from the template's: it is used as it stands here (the API would otherwise merge it into the template's), so a key deleted here is gone"
+                description="The cluster's whole config, filled in from the template's: it replaces the template's as it stands here, so a key deleted here is gone"
                 autosize
                 minRows={4}
                 maxRows={18}
