@@ -85,18 +85,7 @@ func TestScriptShells(t *testing.T) {
 				{"large symlink", large, true},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					dir := t.TempDir()
-					path := filepath.Join(dir, "hosts")
-					file := path
-					if tc.symlink {
-						file = filepath.Join(dir, "real-hosts")
-						if err := os.Symlink("real-hosts", path); err != nil {
-							t.Fatal(err)
-						}
-					}
-					if err := os.WriteFile(file, []byte(tc.initial), 0o600); err != nil {
-						t.Fatal(err)
-					}
+					dir, path, file := hostsFile(t, tc.initial, 0o600, tc.symlink)
 					before := stat(t, file)
 					changed, err := hosts.Exchange(path, "c1", block, nil, run)
 					if err != nil || !changed {
@@ -167,18 +156,7 @@ func TestScriptCompareAndSwap(t *testing.T) {
 				{"symlink", tricky, tricky + "10.2.2.2 y\n", true},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					dir := t.TempDir()
-					path := filepath.Join(dir, "hosts")
-					file := path
-					if tc.symlink {
-						file = filepath.Join(dir, "real-hosts")
-						if err := os.Symlink("real-hosts", path); err != nil {
-							t.Fatal(err)
-						}
-					}
-					if err := os.WriteFile(file, []byte(tc.initial), 0o644); err != nil {
-						t.Fatal(err)
-					}
+					dir, path, file := hostsFile(t, tc.initial, 0o644, tc.symlink)
 					_, err := hosts.Exchange(path, "c1", block, func() {
 						if err := os.WriteFile(file, []byte(tc.theirs), 0o644); err != nil {
 							t.Error(err)
@@ -195,6 +173,26 @@ func TestScriptCompareAndSwap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hostsFile makes a hosts file holding content in a new directory: path
+// is what the script is given, file where the content is (a symlink's
+// target, or path itself).
+func hostsFile(t *testing.T, content string, mode os.FileMode, symlink bool) (dir, path, file string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "hosts")
+	file = path
+	if symlink {
+		file = filepath.Join(dir, "real-hosts")
+		if err := os.Symlink("real-hosts", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(file, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path, file
 }
 
 func stat(t *testing.T, path string) os.FileInfo {
