@@ -36,6 +36,9 @@ func (s *Server) watchAuth(ctx context.Context) error {
 		}
 		return fmt.Errorf("auth watch: listen: %w", err)
 	}
+	// This server took websockets before it listened: an end notified in
+	// between reached it not, and the tick is seconds away.
+	s.recheckAuth(ctx)
 	tick := time.NewTicker(s.cfg.AuthRecheckInterval)
 	defer tick.Stop()
 	for {
