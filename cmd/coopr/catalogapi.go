@@ -35,8 +35,11 @@ func apiKind(s string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("catalog kind %q: %s", s, catalogKindHelp)
 	}
-	return strings.ToUpper(string(k)), nil
+	return apiKindName(k), nil
 }
+
+// apiKindName is the API's name of a kind: SERVICES for services.
+func apiKindName(k catalog.Kind) string { return strings.ToUpper(string(k)) }
 
 // shownEntity is a catalog entity as the API gives it.
 type shownEntity struct {

@@ -473,37 +473,44 @@ func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOpti
 	}
 	// The shared descriptors dev adds are the ones missing: a descriptor
 	// the superadmin changed, or another tenant relies on, stays as it is.
-	for _, k := range []struct{ key, kind string }{{"providertypes", "PROVIDERTYPES"}, {"automatortypes", "AUTOMATORTYPES"}} {
-		raw, ok := doc[k.key]
-		delete(doc, k.key)
+	for _, kind := range catalog.Kinds {
+		if !kind.Shared() {
+			continue
+		}
+		key := string(kind)
+		raw, ok := doc[key]
+		delete(doc, key)
 		if !ok {
 			continue
 		}
 		var want []json.RawMessage
 		if err := json.Unmarshal(raw, &want); err != nil {
-			return devBootstrapped{}, fmt.Errorf("catalog %s: %s: %w", o.catalog, k.key, err)
+			return devBootstrapped{}, fmt.Errorf("catalog %s: %s: %w", o.catalog, key, err)
 		}
-		have, err := devEntityNames(ctx, c, k.kind)
+		have, err := devEntityNames(ctx, c, kind)
 		if err != nil {
 			return devBootstrapped{}, err
 		}
 		for _, e := range want {
 			var named struct{ Name string }
 			if err := json.Unmarshal(e, &named); err != nil {
-				return devBootstrapped{}, fmt.Errorf("catalog %s: %s: %w", o.catalog, k.key, err)
+				return devBootstrapped{}, fmt.Errorf("catalog %s: %s: %w", o.catalog, key, err)
 			}
 			if have[named.Name] {
 				continue
 			}
 			if err := gql(ctx, c, `mutation($k: CatalogKind!, $e: JSON!) { putCatalogEntity(kind: $k, entity: $e) { entity { name } } }`,
-				map[string]any{"k": k.kind, "e": e}, &struct{}{}); err != nil {
-				return devBootstrapped{}, fmt.Errorf("add driver descriptor %s %s: %w", k.key, named.Name, err)
+				map[string]any{"k": apiKindName(kind), "e": e}, &struct{}{}); err != nil {
+				return devBootstrapped{}, fmt.Errorf("add driver descriptor %s %s: %w", key, named.Name, err)
 			}
 		}
 	}
 	ac := &client.Client{URL: url, Token: sec.Admin}
 	empty := true
-	for _, kind := range devTenantKinds {
+	for _, kind := range catalog.Kinds {
+		if kind.Shared() {
+			continue
+		}
 		names, err := devEntityNames(ctx, ac, kind)
 		if err != nil {
 			return devBootstrapped{}, err
@@ -523,18 +530,14 @@ func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOpti
 	return out, nil
 }
 
-// devTenantKinds are the catalog kinds a tenant owns: any entity of them
-// is a catalog dev keeps.
-var devTenantKinds = []string{"PROVIDERS", "HARDWARETYPES", "IMAGETYPES", "SERVICES", "CLUSTERTEMPLATES", "PARTIALTEMPLATES"}
-
 // devEntityNames are the names of the catalog's entities of kind the
 // caller sees.
-func devEntityNames(ctx context.Context, c *client.Client, kind string) (map[string]bool, error) {
+func devEntityNames(ctx context.Context, c *client.Client, kind catalog.Kind) (map[string]bool, error) {
 	var out struct {
 		Catalog struct{ Entities []struct{ Name string } }
 	}
-	if err := gql(ctx, c, `query($k: CatalogKind!) { catalog { entities(kind: $k) { name } } }`, map[string]any{"k": kind}, &out); err != nil {
-		return nil, fmt.Errorf("listing the catalog's %s: %w", strings.ToLower(kind), err)
+	if err := gql(ctx, c, `query($k: CatalogKind!) { catalog { entities(kind: $k) { name } } }`, map[string]any{"k": apiKindName(kind)}, &out); err != nil {
+		return nil, fmt.Errorf("listing the catalog's %s: %w", kind, err)
 	}
 	names := map[string]bool{}
 	for _, e := range out.Catalog.Entities {

@@ -186,8 +186,14 @@ func (h *Hub) readStream(ctx context.Context, id string) {
 			continue
 		}
 		if err != nil {
-			h.pause(ctx, "events: read", err)
-			check = true
+			if ctx.Err() == nil {
+				h.log.Warn("events: read", "err", err)
+				check = true
+				select {
+				case <-ctx.Done():
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
 			continue
 		}
 		behind := false
@@ -239,18 +245,6 @@ func (h *Hub) position() streamID {
 		return streamID{}
 	}
 	return h.last
-}
-
-// pause logs a failed call to Redis and waits a little before the next.
-func (h *Hub) pause(ctx context.Context, msg string, err error) {
-	if ctx.Err() != nil {
-		return
-	}
-	h.log.Warn(msg, "err", err)
-	select {
-	case <-ctx.Done():
-	case <-time.After(200 * time.Millisecond):
-	}
 }
 
 // checkMissed tells every subscriber to re-read state when events after
