@@ -76,7 +76,7 @@ func (a *checkAgent) run(ctx context.Context, t *testing.T, s *servertest.Server
 func TestClusterCheckAndRepairCLI(t *testing.T) {
 	s := servertest.Start(t)
 	ctx := context.Background()
-	tokens, err := devBootstrap(ctx, s.Srv, s.URL, devOptions{catalog: "../../examples/catalog", tenant: "dev", capacity: 4,
+	tokens, err := devBootstrap(ctx, s.Srv, s.URL, devOptions{dir: t.TempDir(), catalog: "../../examples/catalog", tenant: "dev", capacity: 4,
 		maxClusters: devMaxClusters, maxNodes: -1})
 	if err != nil {
 		t.Fatal(err)

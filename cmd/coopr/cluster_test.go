@@ -20,7 +20,7 @@ func TestClusterPreviewsGolden(t *testing.T) {
 	s := servertest.Start(t)
 	ctx := context.Background()
 	// No node quota: the provider's room is what refuses.
-	tokens, err := devBootstrap(ctx, s.Srv, s.URL, devOptions{catalog: "../../examples/catalog", tenant: "dev", capacity: 4,
+	tokens, err := devBootstrap(ctx, s.Srv, s.URL, devOptions{dir: t.TempDir(), catalog: "../../examples/catalog", tenant: "dev", capacity: 4,
 		maxClusters: devMaxClusters, maxNodes: -1})
 	if err != nil {
 		t.Fatal(err)

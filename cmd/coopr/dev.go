@@ -388,6 +388,10 @@ type devBootstrapped struct {
 // none, and the shared driver descriptors it lacks are added. A tenant
 // with a catalog keeps it: the user's edits survive restarts.
 func devBootstrap(ctx context.Context, srv *server.Server, url string, o devOptions) (devBootstrapped, error) {
+	if o.dir == "" {
+		// The token file would land in the working directory.
+		return devBootstrapped{}, errors.New("dev: no directory for the dev tokens")
+	}
 	st := srv.Store()
 	sup, err := st.Tenant(ctx, "superadmin")
 	if err != nil {

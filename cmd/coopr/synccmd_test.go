@@ -17,7 +17,7 @@ import (
 func TestClusterSyncGolden(t *testing.T) {
 	s := servertest.Start(t)
 	ctx := context.Background()
-	tokens, err := devBootstrap(ctx, s.Srv, s.URL, devOptions{catalog: "../../examples/catalog", tenant: "dev", capacity: 8,
+	tokens, err := devBootstrap(ctx, s.Srv, s.URL, devOptions{dir: t.TempDir(), catalog: "../../examples/catalog", tenant: "dev", capacity: 8,
 		maxClusters: devMaxClusters, maxNodes: -1})
 	if err != nil {
 		t.Fatal(err)
