@@ -207,7 +207,7 @@ healthy.
 				return err
 			}
 			if dryRun {
-				printOpPreview(cmd.OutOrStdout(), pv.PreviewOperation)
+				printOpPreview(cmd.OutOrStdout(), pv.PreviewOperation, nil)
 				return nil
 			}
 			if len(pv.PreviewOperation.Tasks) == 0 {
@@ -321,7 +321,7 @@ func previewAndRun(cmd *cobra.Command, c *client.Client, id string, in map[strin
 		return err
 	}
 	if dryRun {
-		printOpPreview(cmd.OutOrStdout(), pv.PreviewOperation)
+		printOpPreview(cmd.OutOrStdout(), pv.PreviewOperation, nil)
 		return nil
 	}
 	for i, n := range pv.PreviewOperation.Removed {

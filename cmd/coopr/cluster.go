@@ -722,12 +722,12 @@ room the new nodes take on the provider.
 				var pv struct{ PreviewOperation opPreview }
 				if err := gql(cmd.Context(), c, `mutation($id: ID!, $in: OperationInput!) { previewOperation(clusterId: $id, input: $in) {
 					action added { nodenum hostname services } removed changed { nodenum add }
-					configChanges { path kind old new } tasks { ref } stages planHash `+capacityFields+` } }`,
+					configChanges { path kind old new } tasks { ref service } stages planHash `+capacityFields+` } }`,
 					map[string]any{"id": id, "in": in}, &pv); err != nil {
 					return sizeHint(err)
 				}
 				if dryRun {
-					printOpPreview(cmd.OutOrStdout(), pv.PreviewOperation)
+					printOpPreview(cmd.OutOrStdout(), pv.PreviewOperation, services)
 					return nil
 				}
 				printConfigChanges(cmd.OutOrStdout(), pv.PreviewOperation.ConfigChanges)
@@ -840,7 +840,7 @@ type opPreview struct {
 		Add     []string
 	}
 	ConfigChanges []configChange
-	Tasks         []struct{ Ref string }
+	Tasks         []struct{ Ref, Service string }
 	Stages        [][]string
 	Capacity      *capacityOut
 }
@@ -866,8 +866,9 @@ func printPreview(w io.Writer, name, configFrom string, p clusterPreview) {
 }
 
 // printOpPreview shows what an operation would do.
-func printOpPreview(w io.Writer, p opPreview) {
+func printOpPreview(w io.Writer, p opPreview, asked []string) {
 	fmt.Fprintf(w, "would run %s (nothing changed: --dry-run)\n", p.Action)
+	printAlsoActs(w, p, asked)
 	for _, n := range p.Added {
 		fmt.Fprintf(w, "  add node %d %s: %s\n", n.Nodenum, n.Hostname, strings.Join(n.Services, ", "))
 	}
@@ -882,6 +883,37 @@ func printOpPreview(w io.Writer, p opPreview) {
 	}
 	printPlan(w, len(p.Tasks), len(p.Stages), p.PlanHash)
 	printCapacity(w, p.Capacity)
+}
+
+// printAlsoActs names the services a start, stop or restart acts on beyond
+// those asked: stopping web also stops the lb that needs it, which the
+// plan's task count alone did not show.
+func printAlsoActs(w io.Writer, p opPreview, asked []string) {
+	var verb, why string
+	switch p.Action {
+	case "START_SERVICES":
+		verb, why = "starts", "what a started service needs starts first"
+	case "STOP_SERVICES":
+		verb, why = "stops", "what needs a stopped service stops first"
+	case "RESTART_SERVICES":
+		verb, why = "restarts", "what needs a restarted service restarts with it"
+	default:
+		return
+	}
+	if len(asked) == 0 {
+		return
+	}
+	var also []string
+	for _, t := range p.Tasks {
+		if t.Service != "" && !slices.Contains(asked, t.Service) && !slices.Contains(also, t.Service) {
+			also = append(also, t.Service)
+		}
+	}
+	if len(also) == 0 {
+		return
+	}
+	slices.Sort(also)
+	fmt.Fprintf(w, "  %s %s, and %s too: %s\n", verb, strings.Join(asked, ", "), strings.Join(also, ", "), why)
 }
 
 func printPlan(w io.Writer, tasks, stages int, hash string) {

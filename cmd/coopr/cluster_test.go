@@ -66,6 +66,9 @@ func TestClusterPreviewsGolden(t *testing.T) {
 	active(t, s, tokens.admin, id)
 
 	cli("cluster-scale-dry-run.txt", 0, "cluster", "op", id, "scale", "--size", "5", "--dry-run")
+	// Stopping web stops the lb that needs it: the preview says so.
+	cli("cluster-stop-web-dry-run.txt", 0, "cluster", "op", id, "stop", "--services", "web", "--dry-run")
+	cli("cluster-start-lb-dry-run.txt", 0, "cluster", "op", id, "start", "--services", "lb", "--dry-run")
 	patch := file("patch.json", `{"web": {"greeting": "bonjour & bye"}, "lb": {"port": "8080"}, "extra": [1, 2], "gone": null}`)
 	cli("cluster-configure-dry-run.txt", 0, "cluster", "op", id, "configure", "--config", patch, "--dry-run")
 	cli("cluster-configure.txt", 0, "cluster", "op", id, "configure", "--config", patch, "--no-wait")
