@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, formatRelative, nodes, parseCatalogDuration, sizeRange, words } from './format';
+import {
+  formatDuration,
+  formatRelative,
+  nodes,
+  relativeRefresh,
+  parseCatalogDuration,
+  sizeRange,
+  words,
+} from './format';
 
 describe('parseCatalogDuration', () => {
   it.each([
@@ -48,6 +56,19 @@ describe('formatRelative', () => {
     ['2026-11-24T11:59:30Z', '30 seconds ago'],
   ])('%s is %s', (iso, s) => {
     expect(formatRelative(iso, now)).toBe(s);
+  });
+});
+
+describe('relativeRefresh', () => {
+  const now = Date.parse('2026-11-24T12:00:00Z');
+  it.each([
+    ['2026-11-24T11:59:48Z', 1_000],
+    ['2026-11-24T12:00:30Z', 1_000],
+    ['2026-11-24T11:55:00Z', 5_000],
+    ['2026-11-24T15:00:00Z', 60_000],
+    ['not a time', 60_000],
+  ])('%s refreshes every %d ms', (iso, ms) => {
+    expect(relativeRefresh(iso, now)).toBe(ms);
   });
 });
 

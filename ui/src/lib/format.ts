@@ -68,6 +68,20 @@ export function formatRelative(iso: string, now: number = Date.now()): string {
   return abs < 10_000 ? 'just now' : relative.format(Math.trunc(diff / 1000), 'second');
 }
 
+/**
+ * relativeRefresh is how soon formatRelative's text for iso may change:
+ * every second while it counts seconds, every few seconds while it counts
+ * minutes, every minute after. A fixed 30 s left "12 seconds ago" standing
+ * for half a minute.
+ */
+export function relativeRefresh(iso: string, now: number = Date.now()): number {
+  const abs = Math.abs(Date.parse(iso) - now);
+  if (Number.isNaN(abs)) return 60_000;
+  if (abs < 60_000) return 1_000;
+  if (abs < 3_600_000) return 5_000;
+  return 60_000;
+}
+
 const dateTime = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' });
 
 /** formatDateTime is an absolute time in the browser's zone. */

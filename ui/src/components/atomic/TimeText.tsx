@@ -1,6 +1,6 @@
 import { Text, type TextProps, Tooltip } from '@mantine/core';
 import { useEffect, useState } from 'react';
-import { formatDateTime, formatRelative } from '../../lib/format';
+import { formatDateTime, formatRelative, relativeRefresh } from '../../lib/format';
 
 /** useNow is the time, updated every interval ms, for relative times that stay true. */
 export function useNow(interval = 30_000): number {
@@ -12,13 +12,23 @@ export function useNow(interval = 30_000): number {
   return now;
 }
 
+/** useRelativeNow is the time, updated as often as iso's relative text can change. */
+function useRelativeNow(iso: string): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setTimeout(() => setNow(Date.now()), relativeRefresh(iso, now));
+    return () => clearTimeout(t);
+  }, [iso, now]);
+  return now;
+}
+
 export interface TimeTextProps extends TextProps {
   iso: string;
 }
 
 /** TimeText shows a time relative to now ("in 3 hours"), the exact time on hover. */
 export function TimeText({ iso, ...props }: TimeTextProps) {
-  const now = useNow();
+  const now = useRelativeNow(iso);
   return (
     <Tooltip label={formatDateTime(iso)} withArrow openDelay={300}>
       <Text component="time" dateTime={iso} size="sm" {...props}>
