@@ -124,13 +124,18 @@ func (e *Engine) finishTx(ctx context.Context, taskID string, attempt int, token
 			return ErrStaleClaim
 		}
 		job = row.Job
+		change, reload, err = e.closeAttempt(ctx, tx, row, r)
+		if err != nil {
+			return err
+		}
 		if len(r.Secrets) > 0 {
+			// Last: the row a write of them locks is the cluster's, shared
+			// by its nodes' finishes, and it stays locked until the commit.
 			if err := e.cfg.SealSecrets(ctx, tx, row.Cluster, row.namespace(), r.Secrets); err != nil {
 				return fmt.Errorf("seal secrets: %w", err)
 			}
 		}
-		change, reload, err = e.closeAttempt(ctx, tx, row, r)
-		return err
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, ErrStaleClaim) {
@@ -138,14 +143,16 @@ func (e *Engine) finishTx(ctx context.Context, taskID string, attempt int, token
 		}
 		return fmt.Errorf("engine: finish task %s: %w", taskID, err)
 	}
-	e.roomFreed()
-	e.settleDone(ctx, []string{job})
 	if r.Status == 0 {
 		e.stats.completed.Add(1)
 	} else {
 		e.stats.failed.Add(1)
 	}
+	// As on the fast path, the scheduler queues what this finish made
+	// ready while the settle check runs.
 	e.notify(note{job: job, task: change, reload: reload})
+	e.roomFreed()
+	e.settleDone(ctx, []string{job})
 	return nil
 }
 
