@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -246,11 +245,9 @@ func (d *driver) scan(ctx context.Context, s settings, hosts []host, claims []st
 // scanGroup shares scans of one provider's hosts between the tasks of this
 // agent that need one at the same time: a cluster's CREATEs all start
 // together, and each scanning every host on its own made N nodes on H
-// hosts cost N×H probes. One scan gathers tasks at a time; tasks that
-// arrive once it has begun its lease commands share the next one, which
-// starts at once and runs beside it (unless it has a task of the same
-// node: sharesOwner). A scan waits scanGather, and for one of its
-// handshakes to end, before its first probe, so that the CREATEs of a
+// hosts cost N×H probes. One scan runs at a time; tasks that arrive while
+// it runs share the next one. A scan waits scanGather, and for one of
+// its handshakes to end, before its first probe, so that the CREATEs of a
 // cluster, claimed together but arriving a few milliseconds apart (now and
 // then tens), share the first scan rather than most of them waiting for it
 // to end and then for a second one (at 50 nodes the two took 1.4 s of
@@ -258,13 +255,8 @@ func (d *driver) scan(ctx context.Context, s settings, hosts []host, claims []st
 // it as well as its own would: a lease any earlier attempt of the task
 // took is older than the scan.
 type scanGroup struct {
-	// live are the scans started and not yet settled; next is the one
-	// gathering tasks, if any.
-	live []*scanRun
-	next *scanRun
-	// claiming counts the claims of live scans on each host, by id: a
-	// scan that starts while others run claims those hosts for nobody.
-	claiming map[string]int
+	running bool
+	next    *scanRun
 	// taken are the hosts the last scan found leased or leased itself, by
 	// id: the next scan claims them for nobody.
 	taken map[string]bool
@@ -278,7 +270,6 @@ type scanGroup struct {
 // meanwhile tries the free hosts as before.
 type scanRun struct {
 	done    chan struct{}
-	settled chan struct{}     // done, and the claims of wants that left given back
 	started time.Time         // when its first probe could start
 	res     map[string]probed // by host id
 	wants   []*want           // the CREATEs waiting, in arrival order
@@ -310,14 +301,15 @@ func (d *driver) sharedScan(ctx context.Context, s settings, w *want) (map[strin
 		g = &scanGroup{}
 		d.scans[key] = g
 	}
-	r := g.next
-	if r == nil {
-		r = &scanRun{done: make(chan struct{}), settled: make(chan struct{})}
-		g.next = r
-		d.startScan(key, g, s)
+	if g.next == nil {
+		g.next = &scanRun{done: make(chan struct{})}
 	}
+	r := g.next
 	if w != nil {
 		r.wants = append(r.wants, w)
+	}
+	if !g.running {
+		d.startScan(key, g, s)
 	}
 	d.scanMu.Unlock()
 	select {
@@ -377,7 +369,7 @@ func (d *driver) claimsOf(s settings, r *scanRun, taken map[string]bool) []*want
 // has ended, join it.
 func (d *driver) startScan(key string, g *scanGroup, s settings) {
 	r := g.next
-	g.live = append(g.live, r)
+	g.running = true
 	// The handshakes start now, not after the gathering: they are most of
 	// a probe's time (a first contact: key exchange and login, 100-200 ms
 	// on a loaded fleet) and need no task, and the pool shares each
@@ -403,41 +395,17 @@ func (d *driver) startScan(key string, g *scanGroup, s settings) {
 		// 300-800 ms at 50), and CREATEs claimed in between used to wait
 		// for a second scan. Every dial ends within probeTimeout.
 		<-answered
+		// Tasks that arrive from here on wait for the next scan.
 		d.scanMu.Lock()
-		// Scans may run side by side, but not two with a task of the same
-		// node: one's claim for a CREATE that left is given back at its end
-		// and must not be what the other finds leased to the node.
-		for {
-			other := d.sharesOwner(g, r)
-			if other == nil {
-				break
-			}
-			d.scanMu.Unlock()
-			<-other.settled
-			d.scanMu.Lock()
-		}
-		// Tasks that arrive from here on share the next scan, which
-		// starts at once.
 		if g.next == r {
 			g.next = nil
 		}
 		r.started = time.Now()
-		taken := maps.Clone(g.taken)
-		if taken == nil {
-			taken = map[string]bool{}
-		}
-		for id := range g.claiming {
-			taken[id] = true
-		}
-		claims := d.claimsOf(s, r, taken)
+		claims := d.claimsOf(s, r, g.taken)
 		owners := make([]string, len(claims))
-		if g.claiming == nil {
-			g.claiming = map[string]int{}
-		}
 		for i, w := range claims {
 			if w != nil {
 				owners[i] = w.owner
-				g.claiming[s.hosts[i].id()]++
 			}
 		}
 		d.scanMu.Unlock()
@@ -464,39 +432,13 @@ func (d *driver) startScan(key string, g *scanGroup, s settings) {
 		}
 		d.scanMu.Lock()
 		defer d.scanMu.Unlock()
-		for i, w := range claims {
-			if id := s.hosts[i].id(); w != nil {
-				if g.claiming[id]--; g.claiming[id] <= 0 {
-					delete(g.claiming, id)
-				}
-			}
+		if g.next != nil {
+			d.startScan(key, g, s)
+			return
 		}
-		g.live = slices.DeleteFunc(g.live, func(o *scanRun) bool { return o == r })
-		close(r.settled)
-		if len(g.live) == 0 {
-			delete(d.scans, key)
-		}
+		g.running = false
+		delete(d.scans, key)
 	}()
-}
-
-// sharesOwner returns a live scan of g other than r, past its gathering,
-// with a task of the same node as one of r's, if any. d.scanMu is held.
-func (d *driver) sharesOwner(g *scanGroup, r *scanRun) *scanRun {
-	mine := map[string]bool{}
-	for _, w := range r.wants {
-		mine[w.owner] = true
-	}
-	for _, o := range g.live {
-		if o == r || o.started.IsZero() {
-			continue
-		}
-		for _, w := range o.wants {
-			if mine[w.owner] {
-				return o
-			}
-		}
-	}
-	return nil
 }
 
 // orphans returns the indexes of the hosts found leased for wants that
