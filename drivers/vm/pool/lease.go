@@ -246,11 +246,12 @@ func (d *driver) scan(ctx context.Context, s settings, hosts []host, claims []st
 // agent that need one at the same time: a cluster's CREATEs all start
 // together, and each scanning every host on its own made N nodes on H
 // hosts cost N×H probes. One scan runs at a time; tasks that arrive while
-// it runs share the next one. A scan waits scanGather before its first
-// probe, so that the CREATEs of a cluster, claimed together but arriving
-// a few milliseconds apart, share the first scan rather than most of them
-// waiting for it to end and then for a second one (at 50 nodes the two
-// took 1.4 s of every node's CREATE). A scan that started after a task did serves
+// it runs share the next one. A scan waits scanGather, and for one of
+// its handshakes to end, before its first probe, so that the CREATEs of a
+// cluster, claimed together but arriving a few milliseconds apart (now and
+// then tens), share the first scan rather than most of them waiting for it
+// to end and then for a second one (at 50 nodes the two took 1.4 s of
+// every node's CREATE). A scan that started after a task did serves
 // it as well as its own would: a lease any earlier attempt of the task
 // took is older than the scan.
 type scanGroup struct {
@@ -364,7 +365,8 @@ func (d *driver) claimsOf(s settings, r *scanRun, taken map[string]bool) []*want
 }
 
 // startScan runs g's next scan; d.scanMu is held. Tasks that arrive
-// within scanGather join it.
+// within scanGather, or later but before any of the scan's handshakes
+// has ended, join it.
 func (d *driver) startScan(key string, g *scanGroup, s settings) {
 	r := g.next
 	g.running = true
@@ -373,16 +375,26 @@ func (d *driver) startScan(key string, g *scanGroup, s settings) {
 	// on a loaded fleet) and need no task, and the pool shares each
 	// connection with the probe that follows. Only the lease commands wait
 	// for the tasks to gather.
+	answered := make(chan struct{})
+	var first sync.Once
 	for _, h := range s.hosts {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), d.probeTimeout)
 			defer cancel()
 			// A failure shows again in the probe, which dials anew.
 			_, _ = d.pool.Dial(ctx, s.target(h, nil))
+			first.Do(func() { close(answered) })
 		}()
 	}
 	go func() {
 		time.Sleep(d.scanGather)
+		// Until a host's handshake has ended no lease command can run, so
+		// tasks that arrive meanwhile still share this scan: its every
+		// answer comes after they did. A cold scan's handshakes outlast
+		// the gathering (80-120 ms at 10 nodes on the benchmark's fleet,
+		// 300-800 ms at 50), and CREATEs claimed in between used to wait
+		// for a second scan. Every dial ends within probeTimeout.
+		<-answered
 		// Tasks that arrive from here on wait for the next scan.
 		d.scanMu.Lock()
 		if g.next == r {
