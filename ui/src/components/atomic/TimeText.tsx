@@ -14,9 +14,15 @@ export function useNow(interval = 30_000): number {
 
 /** useRelativeNow is the time, updated as often as iso's relative text can change. */
 function useRelativeNow(iso: string): number {
-  const [now, setNow] = useState(() => Date.now());
+  const [tick, setTick] = useState(() => ({ iso, now: Date.now() }));
+  if (tick.iso !== iso) {
+    // A new time reads against the clock now, not the last tick of the
+    // old one, which may be a minute back.
+    setTick({ iso, now: Date.now() });
+  }
+  const now = tick.now;
   useEffect(() => {
-    const t = setTimeout(() => setNow(Date.now()), relativeRefresh(iso, now));
+    const t = setTimeout(() => setTick({ iso, now: Date.now() }), relativeRefresh(iso, now));
     return () => clearTimeout(t);
   }, [iso, now]);
   return now;
