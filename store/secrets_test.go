@@ -1,8 +1,6 @@
 package store_test
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -24,9 +22,7 @@ func keyedProvider(key string) string {
 
 func sealer(t testing.TB) *credentials.Store {
 	t.Helper()
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	c, err := credentials.New(base64.StdEncoding.EncodeToString(k))
+	c, err := credentials.New(credentials.NewKey())
 	if err != nil {
 		t.Fatal(err)
 	}

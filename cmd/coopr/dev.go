@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +26,7 @@ import (
 	"github.com/cooprhq/coopr/drivers/vm/local"
 	"github.com/cooprhq/coopr/internal/filelock"
 	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/server/credentials"
 	"github.com/cooprhq/coopr/store"
 )
 
@@ -348,11 +347,7 @@ func devKey(path string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil {
 		return strings.TrimSpace(string(b)), nil
 	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	k := base64.StdEncoding.EncodeToString(b)
+	k := credentials.NewKey()
 	return k, os.WriteFile(path, []byte(k+"\n"), 0o600)
 }
 

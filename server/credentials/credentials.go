@@ -26,6 +26,13 @@ type Store struct {
 	aead cipher.AEAD // nil without a key
 }
 
+// NewKey makes a random key in the form New takes: 32 bytes, base64.
+func NewKey() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
 // New returns a store for a base64 key of 32 bytes; "" gives a store that
 // refuses to seal (and has nothing to open).
 func New(key string) (*Store, error) {

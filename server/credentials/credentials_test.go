@@ -2,8 +2,6 @@ package credentials_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"reflect"
 	"testing"
 
@@ -14,9 +12,7 @@ import (
 
 func newStore(t *testing.T) *credentials.Store {
 	t.Helper()
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	c, err := credentials.New(base64.StdEncoding.EncodeToString(k))
+	c, err := credentials.New(credentials.NewKey())
 	if err != nil {
 		t.Fatal(err)
 	}

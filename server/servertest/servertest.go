@@ -6,8 +6,6 @@ package servertest
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +16,7 @@ import (
 	"github.com/cooprhq/coopr/client"
 	"github.com/cooprhq/coopr/queue/queuetest"
 	"github.com/cooprhq/coopr/server"
+	"github.com/cooprhq/coopr/server/credentials"
 	"github.com/cooprhq/coopr/store"
 	"github.com/cooprhq/coopr/store/storetest"
 	"github.com/jmoiron/sqlx"
@@ -61,11 +60,7 @@ func Config(t testing.TB) server.Config {
 }
 
 // Key is a fresh credential key.
-func Key() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.StdEncoding.EncodeToString(b)
-}
+func Key() string { return credentials.NewKey() }
 
 // StartWith runs a server with cfg (its listen address is ignored).
 func StartWith(t testing.TB, cfg server.Config) *Server {

@@ -453,17 +453,7 @@ func TestCreateBeforeAnyHandshakeJoinsTheScan(t *testing.T) {
 	d := newDriver(t, f.key.PEM)
 	d.scanGather = time.Millisecond
 	// Frozen hosts take the TCP connection and hold the handshake.
-	for _, h := range f.hosts {
-		h.Freeze()
-	}
-	thawed := false
-	defer func() {
-		if !thawed {
-			for _, h := range f.hosts {
-				h.Thaw()
-			}
-		}
-	}()
+	thaw := freeze(t, f.hosts...)
 	results := make([]drivers.Result, 2)
 	var wg sync.WaitGroup
 	wg.Go(func() { results[0], _ = run(t, d, f.task("CREATE", "node-0")) })
@@ -471,10 +461,7 @@ func TestCreateBeforeAnyHandshakeJoinsTheScan(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	wg.Go(func() { results[1], _ = run(t, d, f.task("CREATE", "node-1")) })
 	time.Sleep(300 * time.Millisecond)
-	for _, h := range f.hosts {
-		h.Thaw()
-	}
-	thawed = true
+	thaw()
 	wg.Wait()
 	for _, r := range results {
 		mustSucceed(t, r)
@@ -827,6 +814,43 @@ func scansSettled(t *testing.T, d *driver) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
+}
+
+// freeze stops hosts (their sshd takes connections and answers nothing)
+// until the returned thaw, which the test's end calls if it has not.
+func freeze(t *testing.T, hosts ...*sshdtest.Host) (thaw func()) {
+	t.Helper()
+	for _, h := range hosts {
+		h.Freeze()
+	}
+	var once sync.Once
+	thaw = func() {
+		once.Do(func() {
+			for _, h := range hosts {
+				h.Thaw()
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	return thaw
+}
+
+// freezeDuringGathering freezes h once d's scan has taken a CREATE in and
+// before it probes, then waits for the probe to start on the frozen host.
+func freezeDuringGathering(t *testing.T, d *driver, h *sshdtest.Host) (thaw func()) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for d.pool.Len() < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	thaw = freeze(t, h)
+	if d.probes.Load() != 0 {
+		t.Fatal("the scan stopped gathering before the host was frozen")
+	}
+	for d.probes.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return thaw
 }
 
 // noLeases fails t for every host of f still leased.
@@ -1201,30 +1225,13 @@ func TestRetryGetsTheHostClaimedForTheCreateThatLeft(t *testing.T) {
 	}()
 	// Hold the scan's claim on the host: the claim is for the first
 	// CREATE (it came first), the retry gets none.
-	deadline := time.Now().Add(5 * time.Second)
-	for d.pool.Len() < 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	h.Freeze()
-	thawed := false
-	defer func() {
-		if !thawed {
-			h.Thaw()
-		}
-	}()
-	if d.probes.Load() != 0 {
-		t.Fatal("the scan stopped gathering before the host was frozen")
-	}
-	for d.probes.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	thaw := freezeDuringGathering(t, d, h)
 	time.Sleep(50 * time.Millisecond)
 	cancel()
 	if r := <-first; r.Status != statusNothingCreated {
 		t.Fatalf("CREATE cut short: status %d: %s", r.Status, r.Message)
 	}
-	h.Thaw()
-	thawed = true
+	thaw()
 	created := <-retry
 	mustSucceed(t, created)
 	if created.Facts["providerId"] != h.Addr() {
@@ -1253,23 +1260,7 @@ func TestRetryAfterTheClaimWaitsForTheScanToSettle(t *testing.T) {
 	defer cancel()
 	first := make(chan drivers.Result)
 	go func() { first <- d.Run(ctx, f.task("CREATE", "n1"), &drivertest.Recorder{}) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for d.pool.Len() < 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	h.Freeze()
-	thawed := false
-	defer func() {
-		if !thawed {
-			h.Thaw()
-		}
-	}()
-	if d.probes.Load() != 0 {
-		t.Fatal("the scan stopped gathering before the host was frozen")
-	}
-	for d.probes.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	thaw := freezeDuringGathering(t, d, h)
 	cancel()
 	if r := <-first; r.Status != statusNothingCreated {
 		t.Fatalf("CREATE cut short: status %d: %s", r.Status, r.Message)
@@ -1281,8 +1272,7 @@ func TestRetryAfterTheClaimWaitsForTheScanToSettle(t *testing.T) {
 	}()
 	// Past the retry's gathering, with the claim still held by the host.
 	time.Sleep(500 * time.Millisecond)
-	h.Thaw()
-	thawed = true
+	thaw()
 	created := <-retry
 	mustSucceed(t, created)
 	scansSettled(t, d)
