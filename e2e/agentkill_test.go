@@ -182,5 +182,5 @@ func TestAgentKilledMidCreate(t *testing.T) {
 
 	w.delete(t, id)
 	w.follow(t, id, "TERMINATED", 3*time.Minute)
-	noTraces(t, w.localCfg.StateDir, id)
+	w.noTraces(t, id)
 }

@@ -600,7 +600,7 @@ func BenchmarkAgentKillRestart(b *testing.B) {
 		}
 		w.delete(b, id)
 		w.follow(b, id, "TERMINATED", 3*time.Minute)
-		noTraces(b, w.localCfg.StateDir, id)
+		w.noTraces(b, id)
 		took = append(took, time.Since(start))
 	}
 	b.StopTimer()

@@ -340,9 +340,26 @@ func hostnames(ns []node) []string {
 
 // noTraces checks that nothing of the cluster is left on this host: no
 // nspawn process, no mount, no network namespace, no node directory, and
-// its network released: no bridge, no record.
-func noTraces(t testing.TB, stateDir, clusterID string) {
+// its network released: no bridge, no record. It looks for this run's
+// nodes only (every node the cluster's tasks named): a coopr dev beside the
+// tests has a cluster 00000001 too, whose containers are not a leak.
+// nodeIDs adds nodes made without tasks (a driver run by hand).
+func (w *world) noTraces(t testing.TB, clusterID string, nodeIDs ...string) {
 	t.Helper()
+	stateDir := w.localCfg.StateDir
+	var ids []string
+	if err := w.s.Srv.Store().DB().SelectContext(context.Background(), &ids,
+		`SELECT DISTINCT t.node_id FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE j.cluster_id = $1 AND t.node_id <> ''`, clusterID); err != nil {
+		t.Fatalf("nodes of cluster %s: %v", clusterID, err)
+	}
+	ids = append(ids, nodeIDs...)
+	if len(ids) == 0 {
+		t.Fatalf("cluster %s: no nodes to look for", clusterID)
+	}
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = local.NodeName(stateDir, clusterID, id)
+	}
 	bridge := local.ClusterBridge(stateDir, clusterID)
 	if _, err := os.Stat(filepath.Join("/sys/class/net", bridge)); err == nil {
 		t.Errorf("the cluster's bridge %s remains", bridge)
@@ -359,8 +376,10 @@ func noTraces(t testing.TB, stateDir, clusterID string) {
 			t.Errorf("links on %s remain:\n%s", bridge, out)
 		}
 	}
-	if ns, _ := filepath.Glob("/run/netns/coopr-" + clusterID + "-*"); len(ns) > 0 {
-		t.Errorf("network namespaces remain: %v", ns)
+	for _, name := range names {
+		if _, err := os.Stat(filepath.Join("/run/netns", name)); err == nil {
+			t.Errorf("network namespace %s remains", name)
+		}
 	}
 	if nodes, _ := filepath.Glob(filepath.Join(stateDir, "nodes", "*")); len(nodes) > 0 {
 		t.Errorf("node directories remain: %v", nodes)
@@ -368,8 +387,10 @@ func noTraces(t testing.TB, stateDir, clusterID string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), "coopr-"+clusterID) {
-			t.Errorf("process %s remains: %s", filepath.Dir(p), strings.ReplaceAll(string(b), "\x00", " "))
+		for _, name := range names {
+			if strings.Contains(string(b), name) {
+				t.Errorf("process %s remains: %s", filepath.Dir(p), strings.ReplaceAll(string(b), "\x00", " "))
+			}
 		}
 	}
 }

@@ -152,7 +152,7 @@ func TestClusterIsolationOnLocal(t *testing.T) {
 	}
 	// Once all are gone: noTraces looks at every node of the state dir.
 	for _, c := range cls {
-		noTraces(t, w.localCfg.StateDir, c.id)
+		w.noTraces(t, c.id)
 	}
 }
 

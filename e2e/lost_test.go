@@ -102,10 +102,10 @@ func TestDeleteLostNodes(t *testing.T) {
 		t.Logf("a new 1-node cluster was ACTIVE %s after the agent restarted", time.Since(start).Round(100*time.Millisecond))
 		w.delete(t, fresh)
 		w.follow(t, fresh, "TERMINATED", 3*time.Minute)
-		noTraces(t, w.localCfg.StateDir, fresh)
+		w.noTraces(t, fresh)
 	})
 	for _, id := range []string{one, all, left} {
-		noTraces(t, w.localCfg.StateDir, id)
+		w.noTraces(t, id)
 	}
 }
 

@@ -212,7 +212,7 @@ func TestCheckAndRepairOnLocal(t *testing.T) {
 
 	w.delete(t, id)
 	w.follow(t, id, "TERMINATED", 3*time.Minute)
-	noTraces(t, w.localCfg.StateDir, id)
+	w.noTraces(t, id)
 }
 
 // A service checked through its systemd unit alone (the example's metrics
@@ -282,5 +282,5 @@ func TestCheckUnitOnlyServiceOnLocal(t *testing.T) {
 
 	w.delete(t, id)
 	w.follow(t, id, "TERMINATED", 3*time.Minute)
-	noTraces(t, w.localCfg.StateDir, id)
+	w.noTraces(t, id)
 }

@@ -423,7 +423,7 @@ func sdBootNode(t *testing.T, w *world) *sdNode {
 		if r := drv.Run(ctx, task("DELETE", facts), nil); r.Status != 0 {
 			t.Errorf("DELETE the node: %s", r.Message)
 		}
-		noTraces(t, w.localCfg.StateDir, clusterID)
+		w.noTraces(t, clusterID, "agent-node")
 	})
 	if res.Status != 0 {
 		t.Fatalf("CREATE the node: %s", res.Message)

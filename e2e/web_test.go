@@ -36,7 +36,7 @@ func TestWebClusterOnLocal(t *testing.T) {
 
 	w.delete(t, id)
 	w.follow(t, id, "TERMINATED", 3*time.Minute)
-	noTraces(t, w.localCfg.StateDir, id)
+	w.noTraces(t, id)
 }
 
 // webFlow creates a 3-node web-cluster on provider ("" for the template's)

@@ -44,7 +44,7 @@ const bridgePrefix = "cpn"
 const nftTable = "coopr_local"
 
 // clusterBridge names a cluster's bridge: the state dir is in the hash for
-// the reason it is in nodeName's (two installations, one cluster id).
+// the reason it is in NodeName's (two installations, one cluster id).
 func clusterBridge(stateDir, clusterID string) string {
 	sum := sha256.Sum256([]byte(filepath.Clean(stateDir) + "\x00net\x00" + clusterID))
 	return bridgePrefix + hex.EncodeToString(sum[:])[:10]

@@ -242,7 +242,7 @@ func CleanupOrphans(ctx context.Context, stateDir string, log *slog.Logger, owne
 	keep := make(map[string]bool, len(owned))
 	keepNets := map[string]bool{}
 	for _, k := range owned {
-		keep[nodeName(abs, k.Cluster, k.Node)] = true
+		keep[NodeName(abs, k.Cluster, k.Node)] = true
 		keepNets[clusterBridge(abs, k.Cluster)] = true
 	}
 	return cleanup(ctx, abs, log, true, keep, keepNets)

@@ -187,7 +187,7 @@ func TestNodeLifecycle(t *testing.T) {
 			t.Fatalf("CREATE %d: status %d: %s", i, r.Status, r.Message)
 		}
 		names[i], _ = r.Facts["providerId"].(string)
-		if names[i] != nodeName(cfg.StateDir, cluster, ids[i]) || r.Facts["sshUser"] != "root" {
+		if names[i] != NodeName(cfg.StateDir, cluster, ids[i]) || r.Facts["sshUser"] != "root" {
 			t.Errorf("CREATE %d: facts %v", i, r.Facts)
 		}
 		a := r.IPAddresses["access_v4"]
@@ -377,7 +377,7 @@ func TestConformance(t *testing.T) {
 		task.Provider.Provisioner = map[string]any{"stateDir": cfg.StateDir, "imageDir": cfg.ImageDir, "subnet": cfg.Subnet, "clusterPrefix": float64(cfg.ClusterPrefix)}
 		return task
 	})
-	assertGone(t, cfg, nodeName(cfg.StateDir, "00000077", "9a1d3c55-7777-4e2f-8a3b-000000000077"), nil)
+	assertGone(t, cfg, NodeName(cfg.StateDir, "00000077", "9a1d3c55-7777-4e2f-8a3b-000000000077"), nil)
 }
 
 // TestCleanup leaves what crashes leave (a container whose nspawn was
@@ -558,7 +558,7 @@ func TestNoFreeAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, a := range sn.nodeAddrs() {
-		if err := os.WriteFile(filepath.Join(dir, a.String()), []byte(nodeName(cfg.StateDir, "other", strconv.Itoa(i))), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, a.String()), []byte(NodeName(cfg.StateDir, "other", strconv.Itoa(i))), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -566,7 +566,7 @@ func TestNoFreeAddress(t *testing.T) {
 	if r.Status < 200 || r.Status > 299 || !strings.Contains(r.Message, "no free address") {
 		t.Fatalf("CREATE on a full subnet: %+v", r)
 	}
-	if name := nodeName(cfg.StateDir, "00000098", "n1"); nodeTraces(cfg.StateDir, name) {
+	if name := NodeName(cfg.StateDir, "00000098", "n1"); nodeTraces(cfg.StateDir, name) {
 		t.Errorf("a CREATE that got no address left traces of %s", name)
 	}
 }

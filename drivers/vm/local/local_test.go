@@ -60,13 +60,13 @@ func TestNodeName(t *testing.T) {
 		{"", "n1", "coopr-x-"},
 		{"0123456789abcdefXYZ", "n1", "coopr-0123456789abcdef-"},
 	} {
-		name := nodeName("/s", c.cluster, c.node)
+		name := NodeName("/s", c.cluster, c.node)
 		if !strings.HasPrefix(name, c.prefix) || !nameRE.MatchString(name) || len(vethOf(name)) > 15 {
-			t.Errorf("nodeName(%q, %q) = %q (veth %q)", c.cluster, c.node, name, vethOf(name))
+			t.Errorf("NodeName(%q, %q) = %q (veth %q)", c.cluster, c.node, name, vethOf(name))
 		}
-		if nodeName("/s", c.cluster, c.node) != name || nodeName("/s", c.cluster, c.node+"x") == name ||
-			nodeName("/s", c.cluster+"x", c.node) == name || nodeName("/other", c.cluster, c.node) == name {
-			t.Errorf("nodeName(%q, %q) is not a function of the state dir and both ids", c.cluster, c.node)
+		if NodeName("/s", c.cluster, c.node) != name || NodeName("/s", c.cluster, c.node+"x") == name ||
+			NodeName("/s", c.cluster+"x", c.node) == name || NodeName("/other", c.cluster, c.node) == name {
+			t.Errorf("NodeName(%q, %q) is not a function of the state dir and both ids", c.cluster, c.node)
 		}
 	}
 }
@@ -79,8 +79,8 @@ func TestTargetName(t *testing.T) {
 		err   bool
 	}{
 		{"provider id", map[string]any{"vm": map[string]any{"providerId": "coopr-00000001-0123456789"}}, "coopr-00000001-0123456789", false},
-		{"no provider id: the name CREATE uses", map[string]any{}, nodeName("/s", "00000001", "n1"), false},
-		{"empty provider id", map[string]any{"vm": map[string]any{"providerId": ""}}, nodeName("/s", "00000001", "n1"), false},
+		{"no provider id: the name CREATE uses", map[string]any{}, NodeName("/s", "00000001", "n1"), false},
+		{"empty provider id", map[string]any{"vm": map[string]any{"providerId": ""}}, NodeName("/s", "00000001", "n1"), false},
 		{"a path is not a name", map[string]any{"vm": map[string]any{"providerId": "coopr-x-0123456789/../../../etc"}}, "", true},
 		{"another driver's id", map[string]any{"vm": map[string]any{"providerId": "10.0.0.5"}}, "", true},
 	} {

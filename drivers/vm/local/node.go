@@ -54,13 +54,13 @@ func (n *nodeState) merged() string   { return filepath.Join(n.dir, "merged") }
 func (n *nodeState) pidFile() string  { return filepath.Join(n.dir, "nspawn.pid") }
 func (n *nodeState) logFile() string  { return filepath.Join(n.dir, "console.log") }
 
-// nodeName is the container's name, from the ids CREATE tags it with: a
+// NodeName is the container's name, from the ids CREATE tags it with: a
 // retried CREATE finds the same name and adopts what is there. The cluster
 // id is kept readable; the hash tells nodes apart and names the veth. The
 // state dir is in the hash too: container names, namespaces and veths are
 // global on the host, and two installations (coopr dev and a test run, say)
 // both have a cluster 00000001 with the same node ids.
-func nodeName(stateDir, clusterID, nodeID string) string {
+func NodeName(stateDir, clusterID, nodeID string) string {
 	sum := sha256.Sum256([]byte(filepath.Clean(stateDir) + "\x00" + clusterID + "\x00" + nodeID))
 	var b strings.Builder
 	for _, r := range strings.ToLower(clusterID) {
@@ -123,7 +123,7 @@ func targetName(stateDir string, t *drivers.Task) (string, error) {
 			return id, nil
 		}
 	}
-	return nodeName(stateDir, clusterID(t), t.Node.ID), nil
+	return NodeName(stateDir, clusterID(t), t.Node.ID), nil
 }
 
 func clusterID(t *drivers.Task) string {
@@ -164,7 +164,7 @@ func (d *driver) create(ctx context.Context, s settings, t *drivers.Task, out dr
 	if _, _, _, _, err := ssh.ParseAuthorizedKey([]byte(pub)); err != nil {
 		return drivers.Result{Status: statusNothingCreated, Retryable: &no, Message: "local: secrets.ssh.publicKey: " + err.Error()}
 	}
-	name := nodeName(s.StateDir, clusterID(t), t.Node.ID)
+	name := NodeName(s.StateDir, clusterID(t), t.Node.ID)
 	hostname := t.Node.Hostname
 	if hostname == "" {
 		hostname = name
