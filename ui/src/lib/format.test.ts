@@ -54,6 +54,7 @@ describe('formatRelative', () => {
     ['2026-11-25T12:00:00Z', 'tomorrow'],
     ['2026-12-24T12:00:00Z', 'next month'],
     ['2026-11-24T11:59:30Z', '30 seconds ago'],
+    ['2026-11-24T13:59:00Z', 'in 2 hours'],
   ])('%s is %s', (iso, s) => {
     expect(formatRelative(iso, now)).toBe(s);
   });

@@ -63,7 +63,9 @@ export function formatRelative(iso: string, now: number = Date.now()): string {
     [60_000, 'minute'],
   ];
   for (const [size, unit] of steps) {
-    if (abs >= size) return relative.format(Math.trunc(diff / size), unit);
+    // Rounded, not truncated: a lease of 2 hours set a minute ago ends
+    // "in 2 hours", not "in 1 hour".
+    if (abs >= size) return relative.format(Math.round(diff / size), unit);
   }
   return abs < 10_000 ? 'just now' : relative.format(Math.trunc(diff / 1000), 'second');
 }

@@ -108,7 +108,8 @@ export function PlanStages({
       <Group justify="space-between" align="center" wrap="wrap">
         <Text size="sm">
           {tasks.length} {tasks.length === 1 ? 'task' : 'tasks'} in {stages.length}{' '}
-          {stages.length === 1 ? 'stage' : 'stages'}; each stage starts when the one before it is done.
+          {stages.length === 1 ? 'stage' : 'stages'}; a task starts once the tasks it depends on are done, so stages
+          overlap.
         </Text>
         <SegmentedControl
           size="xs"
