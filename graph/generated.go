@@ -4286,6 +4286,11 @@ enum NodeState {
   OK again.
   """
   UNREACHABLE
+  """
+  The cluster is TERMINATED: its delete removed the machine. The record
+  stays as history, without services or a way to log in.
+  """
+  DELETED
 }
 
 """

@@ -31,6 +31,9 @@ func hostKeys(n *control.Node) ([]*model.HostKey, error) {
 // sshCommand is how a user logs in to a node: its SSH user at its access
 // address (bind address when it has no other), or "" without an address.
 func sshCommand(n *control.Node) (string, error) {
+	if n.Deleted {
+		return "", nil
+	}
 	ips, err := n.IPAddresses()
 	if err != nil {
 		return "", err

@@ -731,6 +731,9 @@ func (r *nodeResolver) Ipaddresses(ctx context.Context, obj *control.Node) (any,
 
 // State is the resolver for the state field.
 func (r *nodeResolver) State(ctx context.Context, obj *control.Node) (model.NodeState, error) {
+	if obj.Deleted {
+		return model.NodeStateDeleted, nil
+	}
 	if obj.UnreachableSince != nil {
 		return model.NodeStateUnreachable, nil
 	}

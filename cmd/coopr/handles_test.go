@@ -302,6 +302,35 @@ func TestServiceStates(t *testing.T) {
 			}
 		}
 	}
+
+	// Deleted, nothing runs and nothing can be logged in to: the nodes
+	// once read OK with their services running and an ssh command.
+	agent.failing("")
+	w.deleteCluster(t, id)
+	out, _, _ = w.cli(t, "cluster", "show", id)
+	golden(t, "cluster-deleted.txt", out)
+	var gone struct {
+		Cluster struct {
+			ServiceSummary []struct{ Summary string }
+			Nodes          []struct {
+				Nodenum       int
+				State         string
+				SSHCommand    string
+				ServiceStates []nodeService
+			}
+		}
+	}
+	w.s.Must(w.token, `query($id: ID!) { cluster(id: $id) { serviceSummary { summary }
+		nodes { nodenum state sshCommand serviceStates { service state action message at jobId } } } }`,
+		map[string]any{"id": id}, &gone)
+	if len(gone.Cluster.ServiceSummary) != 0 || len(gone.Cluster.Nodes) == 0 {
+		t.Errorf("deleted cluster: summary %+v, %d nodes", gone.Cluster.ServiceSummary, len(gone.Cluster.Nodes))
+	}
+	for _, n := range gone.Cluster.Nodes {
+		if n.State != "DELETED" || n.SSHCommand != "" || len(n.ServiceStates) != 0 {
+			t.Errorf("deleted cluster's node %d: %+v, want DELETED without ssh or services", n.Nodenum, n)
+		}
+	}
 }
 
 func goldenText(t *testing.T, name string) string {

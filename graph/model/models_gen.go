@@ -1320,16 +1320,20 @@ const (
 	// its address shows another machine. A later task that reaches it makes it
 	// OK again.
 	NodeStateUnreachable NodeState = "UNREACHABLE"
+	// The cluster is TERMINATED: its delete removed the machine. The record
+	// stays as history, without services or a way to log in.
+	NodeStateDeleted NodeState = "DELETED"
 )
 
 var AllNodeState = []NodeState{
 	NodeStateOk,
 	NodeStateUnreachable,
+	NodeStateDeleted,
 }
 
 func (e NodeState) IsValid() bool {
 	switch e {
-	case NodeStateOk, NodeStateUnreachable:
+	case NodeStateOk, NodeStateUnreachable, NodeStateDeleted:
 		return true
 	}
 	return false

@@ -156,6 +156,9 @@ type Node struct {
 	// authorized_keys format: BOOTSTRAP's pin (facts node.hostKeys), else
 	// CREATE's (vm.hostKeys), else none yet.
 	HostKeysJSON []byte `db:"hostkeys"`
+	// Deleted is set on the nodes of a TERMINATED cluster: their machines
+	// are gone, whatever the last tasks on them left recorded.
+	Deleted bool `db:"deleted"`
 
 	states *stateLoader // shared by the nodes of one Nodes call
 }
@@ -184,7 +187,8 @@ func (s *Service) Nodes(ctx context.Context, clusterID string) ([]Node, error) {
 	var ns []Node
 	err := s.db.SelectContext(ctx, &ns, `SELECT id, nodenum, hostname, services, ipaddresses, hardwaretype, imagetype,
 		flavor, image, sshuser, leaving, unreachable_since, unreachable_reason,
-		coalesce(facts #> '{node,hostKeys}', facts #> '{vm,hostKeys}', '[]') AS hostkeys
+		coalesce(facts #> '{node,hostKeys}', facts #> '{vm,hostKeys}', '[]') AS hostkeys,
+		coalesce((SELECT status = 'TERMINATED' FROM clusters WHERE id = $1), false) AS deleted
 		FROM nodes WHERE cluster_id = $1 ORDER BY nodenum`, clusterID)
 	l := &stateLoader{s: s, cluster: clusterID}
 	for i := range ns {

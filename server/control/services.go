@@ -157,6 +157,9 @@ func (l *stateLoader) load(ctx context.Context) (map[string]map[string]ServiceSt
 // ServiceStates is the last known state of each of the node's services,
 // in the order of Services.
 func (n *Node) ServiceStates(ctx context.Context) ([]ServiceState, error) {
+	if n.Deleted {
+		return nil, nil // the machine is gone, and its services with it
+	}
 	if n.states == nil {
 		return nil, fmt.Errorf("node %s was not read through Nodes", n.ID)
 	}
@@ -203,6 +206,9 @@ func (s ServiceSummary) String() string {
 // whatever its last task left it in, nothing says it still is (its
 // node's serviceStates keep that record).
 func (s *Service) ServiceSummaries(ctx context.Context, c *Cluster) ([]ServiceSummary, error) {
+	if c.Status == engine.ClusterTerminated {
+		return nil, nil // its machines are gone: nothing runs
+	}
 	nodes, err := s.Nodes(ctx, c.ID)
 	if err != nil {
 		return nil, err

@@ -150,6 +150,11 @@ export type LogStream =
 
 /** What the tasks on a node found of it. */
 export type NodeState =
+  /**
+   * The cluster is TERMINATED: its delete removed the machine. The record
+   * stays as history, without services or a way to log in.
+   */
+  | 'DELETED'
   /** Nothing wrong found. */
   | 'OK'
   /**

@@ -84,14 +84,16 @@ function addresses(v: unknown): string {
 function NodeSSH({
   command,
   hostKeys,
+  deleted,
 }: {
   command: string;
   hostKeys: readonly { type: string; fingerprint: string }[];
+  deleted: boolean;
 }) {
   if (!command)
     return (
       <Text size="xs" c="dimmed">
-        No address yet
+        {deleted ? 'Machine deleted' : 'No address yet'}
       </Text>
     );
   return (
@@ -333,7 +335,7 @@ export function ClusterDetails({
                     </Group>
                   </Table.Td>
                   <Table.Td>
-                    <Badge variant="light" color={n.state === 'OK' ? 'teal' : 'red'}>
+                    <Badge variant="light" color={n.state === 'OK' ? 'teal' : n.state === 'DELETED' ? 'gray' : 'red'}>
                       {n.state}
                     </Badge>
                     {n.stateReason && (
@@ -343,7 +345,7 @@ export function ClusterDetails({
                     )}
                   </Table.Td>
                   <Table.Td data-testid="node-ssh">
-                    <NodeSSH command={n.sshCommand} hostKeys={n.hostKeys} />
+                    <NodeSSH command={n.sshCommand} hostKeys={n.hostKeys} deleted={n.state === 'DELETED'} />
                   </Table.Td>
                 </Table.Tr>
               ))}

@@ -171,11 +171,25 @@ export function Component() {
           fields={[
             { label: 'Template', value: c.template },
             { label: 'Provider', value: c.provider },
-            { label: 'Size', value: `${nodes(c.size)} (${c.nodes.length} built)` },
+            {
+              label: 'Size',
+              value:
+                c.status === 'TERMINATED' ? `${nodes(c.size)} (deleted)` : `${nodes(c.size)} (${c.nodes.length} built)`,
+            },
             { label: 'Owner', value: c.owner },
             {
               label: 'Lease ends',
-              value: <span data-testid="lease-end">{c.expireTime ? <TimeText iso={c.expireTime} /> : 'never'}</span>,
+              value: (
+                <span data-testid="lease-end">
+                  {c.status === 'TERMINATED' ? (
+                    'none: deleted'
+                  ) : c.expireTime ? (
+                    <TimeText iso={c.expireTime} />
+                  ) : (
+                    'never'
+                  )}
+                </span>
+              ),
             },
             { label: 'Created', value: <TimeText iso={c.createdAt} /> },
             {
