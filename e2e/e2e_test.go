@@ -158,6 +158,7 @@ func (w *world) runAgent(t testing.TB, id, token string, capacity int) (stop fun
 }
 
 type node struct {
+	ID          string
 	Nodenum     int
 	Hostname    string
 	Services    []string
@@ -179,7 +180,7 @@ func (w *world) cluster(t testing.TB, id string) cluster {
 	t.Helper()
 	var out struct{ Cluster cluster }
 	w.s.Must(w.admin, `query($id: ID!) { cluster(id: $id) { id status message
-		nodes { nodenum hostname services ipaddresses hostKeys { type key fingerprint } sshCommand }
+		nodes { id nodenum hostname services ipaddresses hostKeys { type key fingerprint } sshCommand }
 		jobs { id state message tasks { id state message } } } }`, map[string]any{"id": id}, &out)
 	sort.Slice(out.Cluster.Nodes, func(i, j int) bool { return out.Cluster.Nodes[i].Nodenum < out.Cluster.Nodes[j].Nodenum })
 	return out.Cluster

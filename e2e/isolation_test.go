@@ -107,9 +107,15 @@ func TestClusterIsolationOnLocal(t *testing.T) {
 		for _, c := range cls {
 			hostOf := subnets[c.id].IP.To4()
 			gw := net.IPv4(hostOf[0], hostOf[1], hostOf[2], hostOf[3]+1).String()
-			nss, _ := filepath.Glob("/run/netns/coopr-" + c.id + "-*")
-			if len(nss) != len(c.c.Nodes) {
-				t.Fatalf("cluster %s: namespaces %v for %d nodes", c.id, nss, len(c.c.Nodes))
+			// This run's nodes only: a coopr dev beside the tests has a
+			// cluster of the same id, in namespaces of other names.
+			var nss []string
+			for _, n := range c.c.Nodes {
+				ns := filepath.Join("/run/netns", local.NodeName(w.localCfg.StateDir, c.id, n.ID))
+				if _, err := os.Stat(ns); err != nil {
+					t.Fatalf("cluster %s node %d: %v", c.id, n.Nodenum, err)
+				}
+				nss = append(nss, ns)
 			}
 			for _, ns := range nss {
 				for id, n := range subnets {
