@@ -225,6 +225,17 @@ try {
     .locator(`tr[data-cluster-id="${newestAliceCluster}"][data-status="TERMINATED"]`)
     .waitFor({ timeout: 60_000 });
   console.log('reconnected after a server restart; the deleted cluster turned TERMINATED live');
+  // A deleted cluster's page says its machines and lease are gone: its
+  // nodes once read OK, with services running and ssh commands.
+  await page.locator(`tr[data-cluster-id="${newestAliceCluster}"] td:first-child a`).click();
+  await page.getByTestId('lease-end').filter({ hasText: 'none: deleted' }).waitFor();
+  await page.getByText('Machine deleted').first().waitFor();
+  const sshCells = await page.getByTestId('node-ssh').allTextContents();
+  check(
+    sshCells.length > 0 && sshCells.every((c) => c.trim() === 'Machine deleted'),
+    `a deleted cluster's nodes offer ssh: ${JSON.stringify(sshCells)}`,
+  );
+  await view(page, '08b-cluster-deleted');
 
   // 7. The gallery and a cluster's page.
   await page.getByRole('link', { name: 'Templates' }).click();

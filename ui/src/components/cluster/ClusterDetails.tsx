@@ -248,7 +248,7 @@ export function ClusterDetails({
       </Title>
       {c.serviceSummary.length === 0 ? (
         <Text size="sm" c="dimmed">
-          No services yet.
+          {c.status === 'TERMINATED' ? 'None: the machines are deleted.' : 'No services yet.'}
         </Text>
       ) : (
         <Paper withBorder radius="md" p="md" data-testid="service-summary">
