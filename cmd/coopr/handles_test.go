@@ -371,3 +371,26 @@ func TestKnownHosts(t *testing.T) {
 		}
 	}
 }
+
+// A cluster being deleted: a second delete is the first one (it used to
+// be refused as a conflict that advised aborting the delete), and an
+// operation's refusal names the job it waits for (it used to say only
+// that the cluster is PENDING).
+func TestBusyCluster(t *testing.T) {
+	w := newCLIWorld(t)
+	agent := w.startAgent(t)
+	id := w.create(t, "web-cluster", "busy", 3)
+	w.await(t, id, "ACTIVE")
+	agent.stop() // no agent: the delete stays running
+	del := `mutation($id: ID!) { deleteCluster(id: $id) { id action } }`
+	var first, second struct{ DeleteCluster struct{ ID, Action string } }
+	w.s.Must(w.token, del, map[string]any{"id": id}, &first)
+	w.s.Must(w.token, del, map[string]any{"id": id}, &second)
+	if second.DeleteCluster != first.DeleteCluster || first.DeleteCluster.Action != "CLUSTER_DELETE" {
+		t.Errorf("second delete gave %+v, want the first's %+v", second.DeleteCluster, first.DeleteCluster)
+	}
+	out, errOut, code := w.cli(t, "cluster", "op", id, "restart")
+	if want := "is busy with job " + first.DeleteCluster.ID + " (CLUSTER_DELETE)"; code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("restart while deleting: exit %d, want 1 and %q:\n%s%s", code, want, out, errOut)
+	}
+}

@@ -109,11 +109,17 @@ func (s *Service) planOp(ctx context.Context, tx *sqlx.Tx, p store.Principal, id
 	var raw, rawConfig []byte
 	var status engine.ClusterState
 	var maxNodeNum int
-	if err := tx.QueryRowxContext(ctx, `SELECT snapshot, status, config, max_nodenum FROM clusters WHERE id = $1 FOR UPDATE`, id).
-		Scan(&raw, &status, &rawConfig, &maxNodeNum); err != nil {
+	var busy string // the running job and its action, while PENDING
+	if err := tx.QueryRowxContext(ctx, `SELECT c.snapshot, c.status, c.config, c.max_nodenum,
+			coalesce((SELECT j.id::text || ' (' || j.action || ')' FROM jobs j WHERE j.id = c.latest_job_id), '')
+		FROM clusters c WHERE c.id = $1 FOR UPDATE`, id).
+		Scan(&raw, &status, &rawConfig, &maxNodeNum, &busy); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(allowed, status) {
+		if status == engine.ClusterPending && busy != "" {
+			return nil, fmt.Errorf("%w: cluster %s is busy with job %s; %s needs it %v: wait for that job to end", ErrConflict, id, busy, req.Op, allowed)
+		}
 		return nil, fmt.Errorf("%w: cluster %s is %s; %s needs it %v", ErrConflict, id, status, req.Op, allowed)
 	}
 	snap := &snapshot{}

@@ -326,6 +326,14 @@ func (s *Service) Delete(ctx context.Context, p store.Principal, id, expectedPla
 	if c.Status == engine.ClusterTerminated {
 		return nil, nil
 	}
+	if c.Status == engine.ClusterPending && c.LatestJobID.Valid {
+		// Being deleted already: a second delete (a retry, another user's
+		// click) is the first one, not a conflict.
+		if j, err := s.Job(ctx, p, c.LatestJobID.String); err == nil && j.Action == string(planner.ClusterDelete) &&
+			(j.State == engine.JobRunning || j.State == engine.JobPaused) {
+			return j, nil
+		}
+	}
 	var jobID string
 	err = s.tx(ctx, func(tx *sqlx.Tx) error {
 		snap, nodes, err := s.loadForPlan(ctx, tx, id)

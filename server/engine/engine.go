@@ -339,9 +339,11 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 		var c struct {
 			Status ClusterState `db:"status"`
 			Fresh  bool         `db:"fresh"`
+			Busy   string       `db:"busy"` // the latest job and its action
 		}
-		if err := tx.GetContext(ctx, &c, `SELECT status, latest_job_id IS NULL AS fresh FROM clusters
-			WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, spec.ClusterID, spec.TenantID); err != nil {
+		if err := tx.GetContext(ctx, &c, `SELECT status, latest_job_id IS NULL AS fresh,
+				coalesce((SELECT j.id::text || ' (' || j.action || ')' FROM jobs j WHERE j.id = latest_job_id), '') AS busy
+			FROM clusters WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, spec.ClusterID, spec.TenantID); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("cluster %s: %w", spec.ClusterID, ErrNotFound)
 			}
@@ -349,7 +351,7 @@ func (e *Engine) SubmitTx(ctx context.Context, tx *sqlx.Tx, spec JobSpec) (strin
 		}
 		status := c.Status
 		if status == ClusterPending && !c.Fresh {
-			return fmt.Errorf("%w: cluster %s has a job running; wait for it, or abort it", ErrConflict, spec.ClusterID)
+			return fmt.Errorf("%w: cluster %s is busy with job %s; wait for it to end, or abort it", ErrConflict, spec.ClusterID, c.Busy)
 		}
 		if spec.Action == planner.ClusterCheck || spec.Action == planner.UpdateSSHKeys {
 			// A check changes nothing, and keys change nothing a
