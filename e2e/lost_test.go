@@ -77,7 +77,7 @@ func TestDeleteLostNodes(t *testing.T) {
 		cmd := exec.Command(coopr(t), "cluster", "show", all)
 		cmd.Env = append(os.Environ(), "COOPR_SERVER="+w.s.URL, "COOPR_TOKEN="+w.admin)
 		out, err := cmd.CombinedOutput()
-		if err != nil || strings.Count(string(out), "UNREACHABLE since") != 3 || !strings.Contains(string(out), "skipped 3 best-effort steps") {
+		if err != nil || strings.Count(string(out), "DELETED (unreachable since") != 3 || !strings.Contains(string(out), "skipped 3 best-effort steps") {
 			t.Errorf("coopr cluster show: %v\n%s", err, out)
 		}
 	})
@@ -122,7 +122,8 @@ func (w *world) lostNodes(t testing.TB, id string) []lostNode {
 		map[string]any{"id": id}, &out)
 	var lost []lostNode
 	for _, n := range out.Cluster.Nodes {
-		if n.State == "UNREACHABLE" {
+		// A deleted node found unreachable before keeps why and since when.
+		if n.State == "UNREACHABLE" || (n.State == "DELETED" && n.StateSince != nil) {
 			lost = append(lost, n)
 		}
 	}

@@ -4254,9 +4254,9 @@ type Node {
   image: String!
   sshuser: String!
   state: NodeState!
-  "Why the node is UNREACHABLE: the failure of the task that found it so. Empty when OK."
+  "Why the node is UNREACHABLE: the failure of the task that found it so. Empty when OK. A DELETED node keeps it if it was found unreachable before."
   stateReason: String!
-  "Since when the node is UNREACHABLE; null when OK."
+  "Since when the node is UNREACHABLE; null when OK. A DELETED node keeps it if it was found unreachable before."
   stateSince: Time
   "Each of its services' last known state, in the order of services."
   serviceStates: [NodeService!]!

@@ -116,11 +116,13 @@ func TestDeleteOfUnreachableNodeThroughAPI(t *testing.T) {
 		t.Fatalf("nodes %+v", out.Cluster.Nodes)
 	}
 	for _, n := range out.Cluster.Nodes {
+		// TERMINATED: every node DELETED; the lost one keeps why and
+		// since when it was found unreachable.
 		if n.ID == lost {
-			if n.State != "UNREACHABLE" || n.StateSince == nil || !strings.Contains(n.StateReason, reason) {
+			if n.State != "DELETED" || n.StateSince == nil || !strings.Contains(n.StateReason, reason) {
 				t.Errorf("lost node: %+v", n)
 			}
-		} else if n.State != "OK" || n.StateSince != nil || n.StateReason != "" {
+		} else if n.State != "DELETED" || n.StateSince != nil || n.StateReason != "" {
 			t.Errorf("node %s: %+v", n.ID, n)
 		}
 	}

@@ -509,7 +509,13 @@ func writeCluster(w io.Writer, cl *shownCluster) error {
 		}
 		state := n.State
 		if n.StateSince != nil {
-			state += " since " + n.StateSince.Local().Format(time.DateTime)
+			since := n.StateSince.Local().Format(time.DateTime)
+			if n.State == "DELETED" {
+				// Found unreachable before the delete removed it: history.
+				state += " (unreachable since " + since + ")"
+			} else {
+				state += " since " + since
+			}
 			lost = append(lost, fmt.Sprintf("node %d (%s) unreachable: %s", n.Nodenum, n.Hostname, n.StateReason))
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", n.Nodenum, n.Hostname, n.Ipaddresses["access_v4"], strings.Join(svcs, ", "), state)
